@@ -1,0 +1,60 @@
+// Figures derived from a series for the loop, the digest and the chart (spec J, M).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kopt/json.hpp"
+#include "kopt/series.hpp"
+
+namespace kopt {
+
+// The loop state as the decision rules read it (M-7..M-9); defaults as in the vectors.
+struct LoopState {
+  bool armed = true;
+  long long budget = 20;
+  long long round = 0;
+  long long lastEvalCount = 0;
+  long long noProgressRounds = 0;
+  bool supervise = false;
+  std::optional<double> challengedFinalizeSeq;  // absent means -1
+  static LoopState from_json(const json& j);    // key by key over the defaults
+  json to_json() const;
+};
+
+struct Decision {
+  std::string action;  // "stop" | "wrap-up" | "continue"
+  long long evalsDone = 0;
+  std::optional<std::string> reason;  // "finalized" | "budget" | "no-progress"
+  json to_json() const;
+};
+
+struct Drift {
+  double min, max, ratio;
+  std::size_t count;
+};
+
+inline constexpr double kReferenceDriftRatio = 1.15;
+
+bool in_wrap_up_phase(const std::vector<Round>& rounds, double seq);
+long long completed_evals(const Series& s);
+// "optimization" | "over-budget" | "wrap-up" per iteration.
+std::vector<std::string> evaluation_phases(const Series& s, long long budget);
+std::size_t latest_run_start(const Series& s);
+bool unfinished_run(const Series& s);
+std::vector<double> implied_references(const Series& s);
+std::optional<double> reference_latency(const Series& s);
+std::optional<Drift> reference_drift(const Series& s);
+long long stagnation_count(const Series& s);
+bool plan_stale(const Series& s, long long evals_per_turn);
+bool reviewable(const Series& s);
+bool unreviewed_evals(const Series& s);
+// Largest seq among finalized points, or nullopt.
+std::optional<double> latest_finalized_seq(const Series& s);
+Decision decide_continuation(const Series& s, const LoopState& state, long long max_no_progress_rounds);
+long long evals_over_budget(const Series& s, long long budget);
+
+// The `derived` object of the vectors. loop_inputs: {state?, maxNoProgressRounds?, evalsPerTurn?}.
+json derived_json(const Series& s, bool has_user_task, const json& loop_inputs);
+
+}  // namespace kopt

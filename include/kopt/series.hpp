@@ -1,0 +1,96 @@
+// The panel state (spec P-2, P-3): iterations, plans, environments, rounds and the seq lists.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kopt/json.hpp"
+
+namespace kopt {
+
+// A seq as logged (copied verbatim) plus its numeric value for comparisons (NaN when not a number).
+struct Seq {
+  json raw;
+  double num = 0;
+};
+
+struct Change {
+  Seq seq;
+  std::string tool;
+  std::string kind;  // "write" | "edit"
+  std::string filePath;
+  std::optional<std::string> content, oldText, newText;
+  bool replaceAll = false;
+  bool truncated = false;
+};
+
+struct Iteration {
+  Seq seq;
+  std::string tool;
+  std::optional<std::string> jobId, evaluationId;
+  std::optional<std::string> channel;  // "shell" | "replay"; absent for evaluator tools
+  std::optional<std::string> command;  // wire form (D-7)
+  std::optional<std::size_t> commandLength;
+  std::string fullCommand;  // internal: the whole command, for judgement and replay
+  std::optional<std::string> artifactPath;
+  std::optional<bool> compiled, correct;
+  std::optional<double> latencyMs, speedup;
+  std::vector<std::pair<std::string, double>> metrics;
+  bool rewardHack = false, pending = false, finalized = false, evaluatorFailed = false;
+  std::optional<std::string> error;
+  std::optional<std::vector<std::string>> blocking, advisory, notMeasured;
+  std::optional<json> workloadSubset;
+  std::vector<Change> changes;
+  bool commandUpgraded = false;  // internal: F-3 applies once per point
+
+  bool is_replay() const { return channel && *channel == "replay"; }
+  // I-1 / H-3: correct, no reward hack, no error, measured.
+  bool honest_measured() const { return correct.value_or(false) && !rewardHack && !error && latencyMs.has_value(); }
+};
+
+struct Plan {
+  Seq seq;
+  std::string phase, approach;
+  std::optional<std::string> hypothesis, next;
+};
+
+struct Env {
+  Seq seq;
+  std::string location, device;
+  std::optional<std::string> constraint, probe, notes;
+  std::optional<json> versions;  // record of strings
+};
+
+struct Round {
+  Seq seq;
+  std::optional<long long> round, evalsUsed, budget;
+  std::optional<std::string> review, reviewNote;
+  bool wrapUp = false, audit = false, challenge = false;
+};
+
+// A snapshot of the series, finalize marks (H-2, H-3) and bestIndex applied.
+struct Series {
+  std::vector<Iteration> iterations;
+  std::vector<Plan> plans;
+  std::vector<Env> envs;
+  std::vector<Seq> profileSeqs, uncollectedSeqs, echoedSeqs;
+  std::vector<Round> rounds;
+  std::optional<std::size_t> bestIndex;
+};
+
+// Wire form of each piece (keys as in spec P-3; absent optionals are absent).
+json to_json(const Iteration& it);
+json to_json(const Plan& p);
+json to_json(const Env& e);
+json to_json(const Round& r);
+void write_json(std::string& out, const Iteration& it);
+void write_json(std::string& out, const Plan& p);
+void write_json(std::string& out, const Env& e);
+void write_json(std::string& out, const Round& r);
+// The whole series object (keys sessionId, updatedAt, iterations, plans, envs, profileSeqs,
+// uncollectedSeqs, echoedSeqs, rounds, bestIndex).
+json to_json(const Series& s, std::string_view session_id, double updated_at);
+
+}  // namespace kopt

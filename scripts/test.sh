@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The whole test suite: sets up what is missing, builds, then runs every suite that exists.
+#   bash scripts/test.sh                 everything
+#   KOPT_TEST_ONLY="core addon" bash scripts/test.sh   a subset (names below)
+# Ends with one line "suites: N passed, N failed"; exits non-zero when any suite failed.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$KOPT_ROOT"
+
+only=" ${KOPT_TEST_ONLY:-} "
+want() { [ "$only" = "  " ] || [[ "$only" == *" $1 "* ]]; }
+
+passed=0; failed=0; failed_names=()
+run_suite() {
+  local name=$1; shift
+  want "$name" || return 0
+  log "suite $name: $*"
+  local t0=$SECONDS
+  if "$@"; then passed=$((passed + 1)); log "suite $name passed ($((SECONDS - t0)) s)"
+  else failed=$((failed + 1)); failed_names+=("$name"); log "suite $name FAILED ($((SECONDS - t0)) s)"; fi
+}
+
+bash scripts/setup-deps.sh || { echo "suites: 0 passed, 1 failed"; exit 1; }
+bash scripts/build.sh || { echo "suites: 0 passed, 1 failed"; exit 1; }
+
+run_suite core ctest --test-dir build --output-on-failure -j"$(nproc)"
+node_tests=(tests/addon)
+[ -d tests/lib ] && node_tests+=(tests/lib)
+run_suite addon node --test --test-reporter=spec "${node_tests[@]}"
+[ -x scripts/check-prebuilt.sh ] && run_suite prebuilt bash scripts/check-prebuilt.sh
+[ -f tests/sanitize/run.sh ] && run_suite sanitize bash tests/sanitize/run.sh
+[ -f tests/fuzz/run-smoke.sh ] && run_suite fuzz bash tests/fuzz/run-smoke.sh
+[ -f evaluator/tests/run-cpu.sh ] && run_suite evaluator bash evaluator/tests/run-cpu.sh
+[ -f tests/e2e/run.sh ] && run_suite e2e bash tests/e2e/run.sh
+[ -f tests/browser/run.sh ] && run_suite browser bash tests/browser/run.sh
+[ -f tests/readme/run.sh ] && run_suite readme bash tests/readme/run.sh
+
+[ ${#failed_names[@]} -gt 0 ] && log "failed suites: ${failed_names[*]}"
+echo "suites: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

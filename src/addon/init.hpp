@@ -1,0 +1,15 @@
+// Each binding file adds its functions to the module's exports; module.cpp calls them all.
+#pragma once
+#include <napi.h>
+
+namespace kopt::addon {
+
+void InitProjection(Napi::Env env, Napi::Object exports);  // projection_bindings.cpp
+void InitHost(Napi::Env env, Napi::Object exports);        // host_bindings.cpp: preset sync, replay
+void InitLoop(Napi::Env env, Napi::Object exports);        // loop_bindings.cpp: loop controller, supervisor
+void InitChart(Napi::Env env, Napi::Object exports);       // chart_bindings.cpp: curve geometry
+
+// Throws a JS Error with a stable `code` property.
+[[noreturn]] void ThrowCoded(Napi::Env env, const char* code, const std::string& message);
+
+}  // namespace kopt::addon
