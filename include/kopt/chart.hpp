@@ -1,0 +1,40 @@
+// Geometry of the evaluation curve (spec O, J): where every point, marker, tick and line goes, so the
+// browser only draws. Higher is faster: ×speedup against the pooled reference when the run reports
+// one, else 1/latency with latency labels; a log axis when measured latencies span more than 20×.
+#pragma once
+#include <string>
+
+#include "kopt/json.hpp"
+#include "kopt/series.hpp"
+
+namespace kopt {
+
+struct ChartOptions {
+  double width = 960;   // viewBox units
+  double height = 300;
+  long long budget = 0;  // the loop's budget for the phase split (M-5); 0 = none
+  static ChartOptions from_json(const json& j);  // {width?, height?}, clamped to sane sizes
+};
+
+// O-1: µs below 1 ms (3 significant digits), ms below 1 000 ms (4), else s (3), as toPrecision.
+std::string format_latency(double ms);
+
+// The chart object (keys camelCase):
+//   width, height, plot {left, top, right, bottom}, empty,
+//   mode "speedup" | "latency", scale "linear" | "log", ticks [{y, label}], xTicks [{x, label}],
+//   points [{index, seq, x, y, kind "ok" | "failed" | "unmeasured", pending?, label?, value?}],
+//   line (SVG path through the ok points in iteration order, "" when none),
+//   markers {best {index, x, y} | null, finalized [{index, x, y}], profiled [{seq, x}]},
+//   bestLine {y, label} | null, reference {latencyMs, label} | null, drift {min, max, ratio, count,
+//   minLabel, maxLabel} | null, baselineY (where unmeasured points sit, below the axis),
+//   phases ["optimization" | "over-budget" | "wrap-up" per iteration], counts {optimization,
+//   overBudget, wrapUp}, final {index, latencyMs, label, remeasured} | null (the finalized number:
+//   the plugin's replay when there is one, else the finalized point as reported).
+json chart_json(const Series& s, const ChartOptions& opt = {});
+
+// The same from a series as it travels on the wire (the /series body or a vectors `series`).
+// Reads the fields the chart needs (budget from control.loop.budget unless the options set one);
+// tolerant of anything else.
+json chart_json_from_wire(const json& series, const ChartOptions& opt = {});
+
+}  // namespace kopt

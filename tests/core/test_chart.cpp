@@ -1,0 +1,192 @@
+// Chart geometry (spec O, J-3/J-4 for the notes): formatLatency vectors and the o0x chart cases.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "kopt/chart.hpp"
+
+namespace {
+
+kopt::json load(const std::string& name) {
+  std::ifstream f(std::string(KOPT_FIXTURES_DIR) + "/vectors/" + name);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  auto j = kopt::parse_json(ss.str());
+  EXPECT_TRUE(j.has_value()) << name;
+  return j.value_or(kopt::json());
+}
+
+kopt::json chart_of(const std::string& vector_case) {
+  return kopt::chart_json_from_wire(load(vector_case + ".expected.json")["series"]);
+}
+
+double num(const kopt::json& j) { return j.get<double>(); }
+
+}  // namespace
+
+TEST(Chart, O1_FormatLatencyUnitVectors) {
+  const auto unit = load("unit.expected.json");
+  ASSERT_TRUE(unit["formatLatency"].is_array());
+  ASSERT_FALSE(unit["formatLatency"].empty());
+  for (const auto& c : unit["formatLatency"])
+    EXPECT_EQ(kopt::format_latency(c["ms"].get<double>()), c["text"].get<std::string>()) << c.dump();
+}
+
+TEST(Chart, O1_FormatLatencyExponentForms) {
+  EXPECT_EQ(kopt::format_latency(2e6), "2.00e+3s");
+  EXPECT_EQ(kopt::format_latency(0.25), "250µs");
+  EXPECT_EQ(kopt::format_latency(10), "10.00ms");
+}
+
+TEST(Chart, O2_LinearLatencyLabelsHigherIsFaster) {
+  const auto c = chart_of("o01-chart-linear-latency-labels");
+  EXPECT_EQ(c["mode"], "latency");
+  EXPECT_EQ(c["scale"], "linear");
+  const auto& p = c["points"];
+  ASSERT_EQ(p.size(), 4u);
+  for (std::size_t i = 1; i < p.size(); ++i) {
+    EXPECT_EQ(p[i]["kind"], "ok");
+    EXPECT_LT(num(p[i]["y"]), num(p[i - 1]["y"])) << "faster points sit higher";
+    EXPECT_GT(num(p[i]["x"]), num(p[i - 1]["x"]));
+  }
+  EXPECT_EQ(c["markers"]["best"]["index"], 3);
+  EXPECT_EQ(c["bestLine"]["y"], p[3]["y"]);
+  ASSERT_GE(c["ticks"].size(), 2u);
+  for (const auto& t : c["ticks"]) {
+    const auto label = t["label"].get<std::string>();
+    EXPECT_EQ(label.substr(label.size() - 2), "ms") << label;
+    EXPECT_GE(num(t["y"]), num(c["plot"]["top"]));
+    EXPECT_LE(num(t["y"]), num(c["plot"]["bottom"]));
+  }
+  EXPECT_TRUE(c["reference"].is_null());
+  EXPECT_TRUE(c["drift"].is_null());
+  EXPECT_EQ(c["line"].get<std::string>().substr(0, 1), "M");
+}
+
+TEST(Chart, O2_SpeedupModeUsesPooledReference) {
+  const auto c = chart_of("o02-chart-outlier-band");
+  EXPECT_EQ(c["mode"], "speedup");
+  EXPECT_EQ(c["scale"], "log") << "2 ms against 0.039 ms spans more than 20x";
+  EXPECT_NEAR(num(c["reference"]["latencyMs"]), 0.2006, 1e-9);
+  EXPECT_EQ(c["reference"]["label"], "201µs");
+  // The point's own reported speedup is its label; the pooled reference places it.
+  EXPECT_EQ(c["points"][1]["speedupLabel"], "×4");
+  for (const auto& t : c["ticks"]) EXPECT_EQ(t["label"].get<std::string>().rfind("×", 0), 0u);
+  EXPECT_EQ(c["markers"]["best"]["index"], 5);
+}
+
+TEST(Chart, O3_LogAxisWhenLatenciesSpanOver20x) {
+  const auto c = chart_of("o03-chart-log-axis");
+  EXPECT_EQ(c["scale"], "log");
+  EXPECT_EQ(c["mode"], "latency");
+  EXPECT_GE(c["ticks"].size(), 3u);
+}
+
+TEST(Chart, O4_UnmeasuredBelowAxisAndProfileAfterLastRow) {
+  const auto c = chart_of("o04-chart-single-and-unmeasured");
+  const auto& p = c["points"];
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[0]["kind"], "unmeasured");
+  EXPECT_EQ(p[0]["failed"], true);
+  EXPECT_GT(num(p[0]["y"]), num(c["plot"]["bottom"]));
+  EXPECT_EQ(p[1]["kind"], "ok");
+  EXPECT_EQ(p[2]["kind"], "unmeasured");
+  EXPECT_EQ(p[2]["pending"], true);
+  ASSERT_EQ(c["markers"]["profiled"].size(), 1u);
+  EXPECT_GT(num(c["markers"]["profiled"][0]["x"]), num(p[2]["x"]));
+  EXPECT_EQ(c["markers"]["best"]["index"], 1);
+}
+
+TEST(Chart, O5_NothingMeasured) {
+  const auto c = chart_of("o05-chart-none");
+  EXPECT_EQ(c["empty"], false);
+  EXPECT_EQ(c["line"], "");
+  EXPECT_TRUE(c["ticks"].empty());
+  EXPECT_TRUE(c["markers"]["best"].is_null());
+  EXPECT_TRUE(c["bestLine"].is_null());
+  EXPECT_EQ(c["points"][0]["kind"], "unmeasured");
+}
+
+TEST(Chart, J4_DriftFlag) {
+  const auto c = chart_of("j01-drift-wide");
+  ASSERT_FALSE(c["drift"].is_null());
+  EXPECT_EQ(c["drift"]["count"], 5);
+  EXPECT_NEAR(num(c["drift"]["ratio"]), 3.11 / 2.03, 1e-9);
+  EXPECT_TRUE(chart_of("j02-drift-quiet-jitter")["drift"].is_null());
+}
+
+TEST(Chart, FailedPointsKeepTheirPlaceOffTheLine) {
+  kopt::Series s;
+  auto add = [&](double seq, double lat, bool correct) {
+    kopt::Iteration it;
+    it.seq = {kopt::json(seq), seq};
+    it.tool = "bash";
+    it.latencyMs = lat;
+    it.correct = correct;
+    s.iterations.push_back(it);
+  };
+  add(1, 4, true);
+  add(2, 2, false);
+  add(3, 3, true);
+  s.bestIndex = 2;
+  const auto c = kopt::chart_json(s, {});
+  EXPECT_EQ(c["points"][1]["kind"], "failed");
+  EXPECT_LT(num(c["points"][1]["y"]), num(c["points"][2]["y"])) << "a fast wrong answer still sits where its latency says";
+  const auto line = c["line"].get<std::string>();
+  EXPECT_EQ(std::count(line.begin(), line.end(), 'L'), 1) << line;
+}
+
+TEST(Chart, EmptySeriesAndOptions) {
+  const auto c = kopt::chart_json_from_wire(kopt::json::object(), kopt::ChartOptions::from_json({{"width", 500}, {"height", 10}}));
+  EXPECT_EQ(c["empty"], true);
+  EXPECT_EQ(c["width"], 500);
+  EXPECT_EQ(c["height"], 160) << "height clamped";
+}
+
+TEST(Chart, ThousandPointsStaySmall) {
+  kopt::Series s;
+  for (int i = 0; i < 1000; ++i) {
+    kopt::Iteration it;
+    it.seq = {kopt::json(i * 2), static_cast<double>(i * 2)};
+    it.tool = "kernel_evaluate";
+    it.latencyMs = 1.0 + (i % 37) * 0.01;
+    it.correct = true;
+    s.iterations.push_back(it);
+  }
+  s.bestIndex = 0;
+  const auto c = kopt::chart_json(s, {});
+  EXPECT_EQ(c["points"].size(), 1000u);
+  EXPECT_LE(c["xTicks"].size(), 12u);
+  EXPECT_LT(kopt::js_stringify(c).size(), 200000u);
+}
+
+TEST(Chart, M5_PhaseCountsAndFinalNumber) {
+  const auto c = chart_of("m03-budget-phases");
+  const auto expected = load("m03-budget-phases.expected.json");
+  // The vector's phases were computed with its loop budget; ours reads no control, so compare
+  // with the budget given explicitly.
+  const auto budget = expected["derived"]["loopInputs"]["state"]["budget"].get<long long>();
+  kopt::ChartOptions opt;
+  opt.budget = budget;
+  const auto c2 = kopt::chart_json_from_wire(expected["series"], opt);
+  // Non-pending rows as the vector says (the pending row's label is the core's business).
+  const auto& its = expected["series"]["iterations"];
+  ASSERT_EQ(c2["phases"].size(), its.size());
+  for (std::size_t i = 0; i < its.size(); ++i)
+    if (!its[i].contains("pending")) EXPECT_EQ(c2["phases"][i], expected["derived"]["evaluationPhases"][i]) << i;
+  const auto& counts = c2["counts"];
+  EXPECT_EQ(counts["optimization"].get<long long>() + counts["overBudget"].get<long long>() +
+                counts["wrapUp"].get<long long>(),
+            static_cast<long long>(c["points"].size()) -
+                static_cast<long long>(std::count_if(expected["series"]["iterations"].begin(),
+                                                     expected["series"]["iterations"].end(),
+                                                     [](const kopt::json& it) { return it.contains("pending"); })));
+  const auto r = chart_of("h03-finalize-replay");
+  ASSERT_FALSE(r["final"].is_null());
+  EXPECT_EQ(r["final"]["remeasured"], true);
+  const auto a = chart_of("h02-finalize-by-artifact");
+  ASSERT_FALSE(a["final"].is_null());
+  EXPECT_EQ(a["final"]["remeasured"], false);
+}
