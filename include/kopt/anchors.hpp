@@ -1,0 +1,25 @@
+// Protocol strings the projection parses back out of the log. They must match byte for byte and
+// are never translated (spec M-4; vectors unit.expected.json constants.anchors).
+#pragma once
+#include <string_view>
+
+namespace kopt::anchors {
+
+inline constexpr std::string_view kEvalTrailerPrefix = "KERNEL_EVAL=";
+inline constexpr std::string_view kReplayLinePrefix = "[replay] ";
+inline constexpr std::string_view kReplayTool = "kernel_finalize";
+inline constexpr std::string_view kLoopPluginId = "kernel-opt";
+inline constexpr std::string_view kLoopLinePrefix = "[kernel-loop round ";
+inline constexpr std::string_view kWrapupLinePrefix = "[kernel-loop wrap-up]";
+inline constexpr std::string_view kAuditLinePrefix = "[kernel-loop final review]";
+inline constexpr std::string_view kWrapupCloseLine = "The kernel loop is ending";
+inline constexpr std::string_view kAuditCloseLine = "Address the findings";
+inline constexpr std::string_view kChallengeLine = "the run is NOT over";
+inline constexpr std::string_view kReviewHeader = "Supervisor review (advisory, from the second model):";
+inline constexpr std::string_view kReviewOkLine = "Supervisor review: OK.";
+inline constexpr std::string_view kContinueTrailer = "Continue the kernel-optimization run";
+// Regular expressions, as text: "started background job (\S+)" and "(\d+)/(\d+) evaluations used".
+inline constexpr std::string_view kBackgroundJobAnnounce = "started background job ";
+inline constexpr std::string_view kCountersSuffix = " evaluations used";
+
+}  // namespace kopt::anchors

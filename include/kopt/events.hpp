@@ -1,0 +1,38 @@
+// The session log as the projection reads it (spec A): event shapes and log files
+// (a JSON array of events, a DSH session.jsonl, or session.jsonl.zstd of concatenated frames).
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kopt/json.hpp"
+
+namespace kopt {
+
+// message.source.callId, then data.callId, then message.content[0].toolCallId.
+std::optional<std::string> result_call_id(const json& data);
+// every string `text` of every record under `message`, depth first, joined with "\n".
+std::string result_text(const json& message);
+
+struct LogReadStats {
+  std::size_t lines = 0;    // non-empty lines (JSONL) or array elements
+  std::size_t events = 0;   // handed to the callback
+  std::size_t skipped = 0;  // unparsable lines, oversized lines, non-records, headers and packed rows
+  bool truncated = false;   // the compressed stream ended inside a frame, or a read failed midway
+  std::string error;        // why reading stopped early or failed
+};
+
+using EventSink = std::function<void(const json& event)>;
+
+// Largest single line accepted from a JSONL log; longer lines are skipped and counted.
+inline constexpr std::size_t kMaxLogLine = 64u << 20;
+
+// Reads a JSON array of events or JSONL text. Returns false (with stats.error) when nothing usable.
+bool read_log_text(std::string_view text, const EventSink& sink, LogReadStats& stats);
+// Reads a file: zstd (by magic number) is decompressed as a stream of frames; JSONL is streamed
+// line by line so memory stays bounded by the longest line. Returns false when the file cannot be read.
+bool read_log_file(const std::string& path, const EventSink& sink, LogReadStats& stats);
+
+}  // namespace kopt

@@ -1,0 +1,219 @@
+// kopt: the core from a terminal.
+//   kopt project LOG [--config CONFIG.json] [--loop LOOP.json] [--session-id ID]
+//   kopt parse [FILE]           contract lines of a benchmark's output (stdin when no file)
+//   kopt bench LOG [--feed N]   timings of cold projection and a warm incremental feed
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kopt/contract.hpp"
+#include "kopt/derived.hpp"
+#include "kopt/events.hpp"
+#include "kopt/projector.hpp"
+
+namespace {
+
+int usage() {
+  std::fputs(
+      "usage:\n"
+      "  kopt project LOG [--config CONFIG.json] [--loop LOOP.json] [--session-id ID]\n"
+      "      LOG: a JSON array of events, session.jsonl or session.jsonl.zstd; prints {series, derived}\n"
+      "  kopt parse [FILE]      print the KERNEL_EVAL payloads found in FILE (or stdin)\n"
+      "  kopt bench LOG [--feed N]   cold projection time, warm feed of N events (default 100), peak RSS\n",
+      stderr);
+  return 2;
+}
+
+bool read_file(const std::string& path, std::string& out, std::string& err) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    err = "cannot open " + path;
+    return false;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+bool read_json_file(const std::string& path, kopt::json& out, std::string& err) {
+  std::string text;
+  if (!read_file(path, text, err)) return false;
+  auto j = kopt::parse_json(text);
+  if (!j) {
+    err = path + ": not valid JSON";
+    return false;
+  }
+  out = std::move(*j);
+  return true;
+}
+
+std::string base_name(const std::string& path) {
+  std::string b = path.substr(path.find_last_of('/') + 1);
+  for (const char* ext : {".events.json", ".session.jsonl.zstd", ".jsonl.zstd", ".jsonl", ".json"}) {
+    std::size_t n = std::strlen(ext);
+    if (b.size() > n && b.compare(b.size() - n, n, ext) == 0) return b.substr(0, b.size() - n);
+  }
+  return b;
+}
+
+double now_ms() {
+  using namespace std::chrono;
+  return static_cast<double>(duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
+}
+
+long peak_rss_kb() {
+  std::ifstream st("/proc/self/status");
+  std::string line;
+  while (std::getline(st, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
+  return -1;
+}
+
+struct Loaded {
+  kopt::Projector projector;
+  kopt::LogReadStats stats;
+};
+
+bool load(const std::string& log, const kopt::ProjectionConfig& cfg, Loaded& out, std::string& err) {
+  out.projector = kopt::Projector(cfg);
+  bool ok = kopt::read_log_file(log, [&](const kopt::json& ev) { out.projector.feed_event(ev); }, out.stats);
+  if (!ok) {
+    err = log + ": " + out.stats.error;
+    return false;
+  }
+  return true;
+}
+
+int cmd_project(const std::vector<std::string>& args) {
+  std::string log, config_path, loop_path, session_id;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--config" && i + 1 < args.size()) config_path = args[++i];
+    else if (args[i] == "--loop" && i + 1 < args.size()) loop_path = args[++i];
+    else if (args[i] == "--session-id" && i + 1 < args.size()) session_id = args[++i];
+    else if (log.empty() && args[i].rfind("--", 0) != 0) log = args[i];
+    else return usage();
+  }
+  if (log.empty()) return usage();
+  std::string err;
+  kopt::ProjectionConfig cfg;
+  if (!config_path.empty()) {
+    kopt::json c;
+    if (!read_json_file(config_path, c, err)) {
+      std::fprintf(stderr, "kopt: %s\n", err.c_str());
+      return 1;
+    }
+    if (std::string e = cfg.apply_json(c); !e.empty()) {
+      std::fprintf(stderr, "kopt: %s: %s\n", config_path.c_str(), e.c_str());
+      return 1;
+    }
+  }
+  kopt::json loop = kopt::json::object();
+  if (!loop_path.empty() && !read_json_file(loop_path, loop, err)) {
+    std::fprintf(stderr, "kopt: %s\n", err.c_str());
+    return 1;
+  }
+  Loaded l;
+  if (!load(log, cfg, l, err)) {
+    std::fprintf(stderr, "kopt: %s\n", err.c_str());
+    return 1;
+  }
+  if (!l.stats.error.empty()) std::fprintf(stderr, "kopt: warning: %s\n", l.stats.error.c_str());
+  if (l.stats.skipped || l.projector.stats().skipped)
+    std::fprintf(stderr, "kopt: skipped %zu unreadable line(s) and %zu malformed event(s)\n", l.stats.skipped,
+                 l.projector.stats().skipped);
+  if (session_id.empty()) session_id = base_name(log);
+  std::string series = l.projector.series_json(session_id, now_ms());
+  kopt::Series s = l.projector.series();
+  std::string derived = kopt::js_stringify(kopt::derived_json(s, l.projector.has_user_task(), loop));
+  std::string out = "{\"series\":" + series + ",\"derived\":" + derived + "}\n";
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+int cmd_parse(const std::vector<std::string>& args) {
+  std::string text, err;
+  if (args.empty()) {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    text = ss.str();
+  } else if (!read_file(args[0], text, err)) {
+    std::fprintf(stderr, "kopt: %s\n", err.c_str());
+    return 1;
+  }
+  auto payloads = kopt::contract_payloads(text);
+  int points = 0;
+  for (const auto& p : payloads) {
+    bool ok = kopt::payload_is_point(p.payload);
+    points += ok;
+    std::printf("line %zu: %s %s\n", p.line + 1, ok ? "point" : "ignored (needs artifact and boolean correct)",
+                kopt::js_stringify(p.payload).c_str());
+  }
+  std::printf("%zu contract line(s), %d point(s)\n", payloads.size(), points);
+  return points > 0 ? 0 : 1;
+}
+
+int cmd_bench(const std::vector<std::string>& args) {
+  if (args.empty()) return usage();
+  std::size_t feed_n = 100;
+  for (std::size_t i = 1; i + 1 < args.size(); ++i)
+    if (args[i] == "--feed") feed_n = std::stoul(args[i + 1]);
+  using clock = std::chrono::steady_clock;
+  auto ms = [](clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+
+  // Cold: read, parse, project, serialise.
+  auto t0 = clock::now();
+  Loaded l;
+  std::string err;
+  if (!load(args[0], {}, l, err)) {
+    std::fprintf(stderr, "kopt: %s\n", err.c_str());
+    return 1;
+  }
+  std::string body = l.projector.series_json("bench", now_ms());
+  double cold = ms(clock::now() - t0);
+
+  // Warm: hold back the last feed_n events, project the rest, then feed them and serialise.
+  std::vector<kopt::json> events;
+  kopt::LogReadStats st;
+  kopt::read_log_file(args[0], [&](const kopt::json& ev) { events.push_back(ev); }, st);
+  std::size_t split = events.size() > feed_n ? events.size() - feed_n : 0;
+  kopt::Projector p;
+  for (std::size_t i = 0; i < split; ++i) p.feed_event(events[i]);
+  p.series_json("bench", 0);
+  kopt::json tail = kopt::json::array();
+  for (std::size_t i = split; i < events.size(); ++i) tail.push_back(events[i]);
+  std::string tail_text = tail.dump();
+  auto t1 = clock::now();
+  auto parsed = kopt::parse_json(tail_text);
+  p.feed(*parsed);
+  std::string warm_body = p.series_json("bench", 0);
+  double warm = ms(clock::now() - t1);
+
+  std::printf("{\"events\":%zu,\"iterations\":%zu,\"seriesBytes\":%zu,\"coldMs\":%.3f,\"warmFeed\":%zu,"
+              "\"warmMs\":%.4f,\"peakRssKb\":%ld}\n",
+              events.size(), p.series().iterations.size(), warm_body.size(), cold, events.size() - split, warm,
+              peak_rss_kb());
+  return body.empty() ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return usage();
+  std::string cmd = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  try {
+    if (cmd == "project") return cmd_project(args);
+    if (cmd == "parse") return cmd_parse(args);
+    if (cmd == "bench") return cmd_bench(args);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kopt: internal error: %s\n", e.what());
+    return 3;
+  }
+  return usage();
+}

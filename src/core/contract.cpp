@@ -1,0 +1,211 @@
+#include "kopt/contract.hpp"
+
+#include <cmath>
+
+#include "kopt/utf16.hpp"
+
+namespace kopt {
+
+namespace {
+
+// Byte length of a JavaScript whitespace character at the start of s, or 0.
+std::size_t js_space_len(std::string_view s) {
+  if (s.empty()) return 0;
+  unsigned char c = static_cast<unsigned char>(s[0]);
+  if (c == ' ' || (c >= '\t' && c <= '\r')) return 1;
+  auto at = [&](std::size_t i) { return i < s.size() ? static_cast<unsigned char>(s[i]) : 0u; };
+  if (c == 0xC2 && at(1) == 0xA0) return 2;
+  if (c == 0xE1 && at(1) == 0x9A && at(2) == 0x80) return 3;
+  if (c == 0xE2 && at(1) == 0x80) {
+    unsigned char d = at(2);
+    if ((d >= 0x80 && d <= 0x8A) || d == 0xA8 || d == 0xA9 || d == 0xAF) return 3;
+  }
+  if (c == 0xE2 && at(1) == 0x81 && at(2) == 0x9F) return 3;
+  if (c == 0xE3 && at(1) == 0x80 && at(2) == 0x80) return 3;
+  if (c == 0xEF && at(1) == 0xBB && at(2) == 0xBF) return 3;
+  return 0;
+}
+
+// Byte length of a JavaScript whitespace character ending at s.back(), or 0.
+std::size_t js_space_len_back(std::string_view s) {
+  for (std::size_t len = 1; len <= 3 && len <= s.size(); ++len) {
+    std::string_view tail = s.substr(s.size() - len);
+    if (js_space_len(tail) == len) return len;
+  }
+  return 0;
+}
+
+// End (exclusive) of the balanced object starting at text[0] == '{', or npos.
+std::size_t balanced_end(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{') {
+      ++depth;
+    } else if (c == '}') {
+      if (--depth == 0) return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+std::optional<std::vector<std::string>> string_list(const json& p, const char* key) {
+  auto it = p.find(key);
+  if (it == p.end() || !it->is_array()) return std::nullopt;
+  std::vector<std::string> out;
+  for (const auto& v : *it) {
+    if (!v.is_string()) continue;
+    out.push_back(utf16_cap(v.get_ref<const std::string&>(), 300));
+    if (out.size() == 8) break;
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+bool ends_with_key(const std::string& key, std::string_view name) {
+  if (key == name) return true;
+  return key.size() > name.size() && key.compare(key.size() - name.size(), name.size(), name) == 0 &&
+         key[key.size() - name.size() - 1] == '.';
+}
+
+std::optional<double> positive_number(const json& p, const char* key) {
+  auto it = p.find(key);
+  if (it == p.end()) return std::nullopt;
+  auto n = as_number(*it);
+  if (n && *n > 0 && std::isfinite(*n)) return n;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view js_trim_start(std::string_view s) {
+  while (std::size_t n = js_space_len(s)) s.remove_prefix(n);
+  return s;
+}
+
+std::string_view js_trim(std::string_view s) {
+  s = js_trim_start(s);
+  while (std::size_t n = js_space_len_back(s)) s.remove_suffix(n);
+  return s;
+}
+
+std::optional<json> contract_line_payload(std::string_view line) {
+  std::string_view t = js_trim_start(line);
+  if (t.substr(0, kEvalPrefix.size()) != kEvalPrefix) return std::nullopt;
+  std::string_view window = utf16_prefix(t.substr(kEvalPrefix.size()), kContractScanUnits);
+  std::size_t brace = window.find('{');
+  if (brace == std::string_view::npos) return std::nullopt;
+  std::string_view from = window.substr(brace);
+  std::size_t end = balanced_end(from);
+  if (end == std::string_view::npos) return std::nullopt;
+  auto parsed = parse_json(from.substr(0, end));
+  if (parsed && parsed->is_object()) return parsed;
+  return std::nullopt;
+}
+
+std::vector<ContractPayload> contract_payloads(std::string_view text) {
+  std::vector<ContractPayload> out;
+  if (text.find(kEvalPrefix) == std::string_view::npos) return out;  // the common case, cheaply
+  std::size_t line_no = 0, start = 0;
+  while (start <= text.size()) {
+    std::size_t nl = text.find('\n', start);
+    std::string_view line = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    if (auto p = contract_line_payload(line)) out.push_back({line_no, std::move(*p)});
+    if (nl == std::string_view::npos) break;
+    start = nl + 1;
+    ++line_no;
+  }
+  return out;
+}
+
+std::optional<json> parse_result_json(std::string_view text) {
+  std::string_view t = js_trim(text);
+  if (auto whole = parse_json(t); whole && whole->is_object()) return whole;
+  std::size_t first = t.find('{'), last = t.rfind('}');
+  if (first == std::string_view::npos || last == std::string_view::npos || last <= first) return std::nullopt;
+  if (auto inner = parse_json(t.substr(first, last - first + 1)); inner && inner->is_object()) return inner;
+  return std::nullopt;
+}
+
+std::string payload_artifact(const json& p) {
+  auto a = p.find("artifact");
+  const json* v = nullptr;
+  if (a != p.end() && !a->is_null()) v = &*a;
+  else if (auto ap = p.find("artifact_path"); ap != p.end()) v = &*ap;
+  if (v && v->is_string()) return v->get<std::string>();
+  return {};
+}
+
+bool payload_is_point(const json& p) {
+  if (!p.is_object()) return false;
+  auto c = p.find("correct");
+  return c != p.end() && c->is_boolean() && !payload_artifact(p).empty();
+}
+
+std::optional<json> workload_subset(const json& v) {
+  if (!v.is_array() || v.empty()) return std::nullopt;
+  for (const auto& x : v)
+    if (!x.is_number()) return std::nullopt;
+  return v;
+}
+
+void apply_payload_fields(Iteration& it, const json& p) {
+  if (auto c = p.find("compiled"); c != p.end() && c->is_boolean()) it.compiled = c->get<bool>();
+  if (auto c = p.find("correct"); c != p.end() && c->is_boolean()) it.correct = c->get<bool>();
+
+  std::optional<std::string> latency_error;
+  if (auto l = p.find("latency_ms"); l != p.end()) {
+    auto n = as_number(*l);
+    if (n && std::isfinite(*n) && *n > 0) it.latencyMs = *n;
+    else latency_error = "invalid latency_ms: " + js_stringify(*l);
+  }
+
+  if (auto m = p.find("native_metrics"); m != p.end() && m->is_object()) {
+    for (auto e = m->begin(); e != m->end() && it.metrics.size() < 12; ++e)
+      if (auto n = as_number(e.value())) it.metrics.emplace_back(e.key(), *n);
+  }
+
+  if (auto r = p.find("reward_hack_detected"); r != p.end() && r->is_boolean() && r->get<bool>()) it.rewardHack = true;
+  if (auto e = p.find("error"); e != p.end() && e->is_string() && !e->get_ref<const std::string&>().empty())
+    it.error = e->get<std::string>();
+  else if (latency_error)
+    it.error = latency_error;
+
+  it.blocking = string_list(p, "blocking");
+  it.advisory = string_list(p, "advisory");
+  it.notMeasured = string_list(p, "not_measured");
+  if (auto f = p.find("evaluator_failed"); f != p.end() && f->is_boolean() && f->get<bool>()) it.evaluatorFailed = true;
+
+  // J-1: reported speedup first, then a reference runtime over the (valid) latency.
+  for (const auto& [k, v] : it.metrics)
+    if (ends_with_key(k, "speedup") && v > 0) {
+      it.speedup = v;
+      return;
+    }
+  if (auto s = positive_number(p, "speedup")) {
+    it.speedup = *s;
+    return;
+  }
+  if (!it.latencyMs || *it.latencyMs <= 0) return;
+  for (const auto& [k, v] : it.metrics)
+    if (ends_with_key(k, "ref_runtime_ms") && v > 0) {
+      it.speedup = v / *it.latencyMs;
+      return;
+    }
+  if (auto r = positive_number(p, "ref_runtime_ms")) it.speedup = *r / *it.latencyMs;
+}
+
+void apply_contract_only_fields(Iteration& it, const json& p) {
+  std::string a = payload_artifact(p);
+  if (!a.empty()) it.artifactPath = a;
+  if (auto w = p.find("workload_indices"); w != p.end())
+    if (auto ws = workload_subset(*w)) it.workloadSubset = *ws;
+}
+
+}  // namespace kopt

@@ -1,0 +1,230 @@
+#include "kopt/derived.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kopt {
+
+namespace {
+
+long long int_or(const json& j, const char* key, long long def) {
+  auto it = j.find(key);
+  if (it == j.end()) return def;
+  auto n = as_number(*it);
+  if (!n || !std::isfinite(*n)) return def;
+  return static_cast<long long>(*n);
+}
+
+bool bool_or(const json& j, const char* key, bool def) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() ? it->get<bool>() : def;
+}
+
+json state_defaults() {
+  return json{{"armed", true},      {"budget", 20},          {"round", 0},
+              {"lastEvalCount", 0}, {"noProgressRounds", 0}, {"supervise", false}};
+}
+
+}  // namespace
+
+LoopState LoopState::from_json(const json& j) {
+  LoopState s;
+  if (!j.is_object()) return s;
+  s.armed = bool_or(j, "armed", s.armed);
+  s.budget = int_or(j, "budget", s.budget);
+  s.round = int_or(j, "round", s.round);
+  s.lastEvalCount = int_or(j, "lastEvalCount", s.lastEvalCount);
+  s.noProgressRounds = int_or(j, "noProgressRounds", s.noProgressRounds);
+  s.supervise = bool_or(j, "supervise", s.supervise);
+  if (auto it = j.find("challengedFinalizeSeq"); it != j.end())
+    if (auto n = as_number(*it)) s.challengedFinalizeSeq = *n;
+  return s;
+}
+
+json LoopState::to_json() const {
+  json j{{"armed", armed},         {"budget", budget},
+         {"round", round},         {"lastEvalCount", lastEvalCount},
+         {"noProgressRounds", noProgressRounds}, {"supervise", supervise}};
+  if (challengedFinalizeSeq) j["challengedFinalizeSeq"] = *challengedFinalizeSeq;
+  return j;
+}
+
+json Decision::to_json() const {
+  json j{{"action", action}, {"evalsDone", evalsDone}};
+  if (reason) j["reason"] = *reason;
+  return j;
+}
+
+bool in_wrap_up_phase(const std::vector<Round>& rounds, double seq) {
+  bool phase = false;
+  for (const auto& r : rounds) {
+    if (!(r.seq.num <= seq)) break;
+    if (r.wrapUp || r.audit) phase = true;
+    else if (r.round) phase = false;
+  }
+  return phase;
+}
+
+long long completed_evals(const Series& s) {
+  long long n = 0;
+  for (const auto& it : s.iterations)
+    if (!it.pending && !it.is_replay() && !in_wrap_up_phase(s.rounds, it.seq.num)) ++n;
+  return n;
+}
+
+std::vector<std::string> evaluation_phases(const Series& s, long long budget) {
+  std::vector<std::string> out;
+  out.reserve(s.iterations.size());
+  long long counted = 0;
+  for (const auto& it : s.iterations) {
+    if (it.is_replay() || in_wrap_up_phase(s.rounds, it.seq.num)) {
+      out.emplace_back("wrap-up");
+      continue;
+    }
+    if (!it.pending) ++counted;  // a pending row takes the label of the count so far but is not counted
+    out.emplace_back(budget > 0 && counted > budget ? "over-budget" : "optimization");
+  }
+  return out;
+}
+
+std::size_t latest_run_start(const Series& s) {
+  std::size_t start = 0;
+  std::optional<long long> prev;
+  for (std::size_t i = 0; i < s.rounds.size(); ++i) {
+    if (!s.rounds[i].round) continue;
+    if (prev && *s.rounds[i].round <= *prev) start = i;
+    prev = s.rounds[i].round;
+  }
+  return start;
+}
+
+std::optional<double> latest_finalized_seq(const Series& s) {
+  std::optional<double> best;
+  for (const auto& it : s.iterations)
+    if (it.finalized && (!best || it.seq.num > *best)) best = it.seq.num;
+  return best;
+}
+
+bool unfinished_run(const Series& s) {
+  if (s.rounds.empty()) return false;
+  const Round& last = s.rounds.back();
+  if (last.wrapUp || last.audit) return false;
+  for (const auto& it : s.iterations)
+    if (it.finalized && it.seq.num > last.seq.num) return false;
+  return true;
+}
+
+std::vector<double> implied_references(const Series& s) {
+  std::vector<double> out;
+  for (const auto& it : s.iterations)
+    if (it.latencyMs && it.speedup && *it.latencyMs > 0 && *it.speedup > 0) out.push_back(*it.latencyMs * *it.speedup);
+  return out;
+}
+
+std::optional<double> reference_latency(const Series& s) {
+  auto v = implied_references(s);
+  if (v.empty()) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::optional<Drift> reference_drift(const Series& s) {
+  auto v = implied_references(s);
+  if (v.size() < 4) return std::nullopt;
+  auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  double ratio = *hi / *lo;
+  if (!(ratio >= kReferenceDriftRatio)) return std::nullopt;
+  return Drift{*lo, *hi, ratio, v.size()};
+}
+
+long long stagnation_count(const Series& s) {
+  long long n = 0;
+  std::size_t from = s.bestIndex ? *s.bestIndex + 1 : 0;
+  for (std::size_t i = from; i < s.iterations.size(); ++i)
+    if (!s.iterations[i].pending) ++n;
+  return n;
+}
+
+bool plan_stale(const Series& s, long long evals_per_turn) {
+  if (s.plans.empty()) return false;
+  double last = s.plans.back().seq.num;
+  long long need = std::max<long long>(2, evals_per_turn > 0 ? evals_per_turn : 3), n = 0;
+  for (const auto& it : s.iterations)
+    if (!it.pending && it.seq.num > last) ++n;
+  return n >= need;
+}
+
+bool reviewable(const Series& s) { return !s.iterations.empty() || !s.plans.empty(); }
+
+bool unreviewed_evals(const Series& s) {
+  double last = -1;
+  for (const auto& r : s.rounds)
+    if (r.review) last = r.seq.num;
+  for (const auto& it : s.iterations)
+    if (it.seq.num > last) return true;
+  return false;
+}
+
+Decision decide_continuation(const Series& s, const LoopState& state, long long max_no_progress_rounds) {
+  Decision d;
+  d.evalsDone = completed_evals(s);
+  double challenged = state.challengedFinalizeSeq.value_or(-1);
+  if (auto fin = latest_finalized_seq(s); fin && *fin > challenged) {
+    d.action = "stop";
+    d.reason = "finalized";
+  } else if (d.evalsDone >= state.budget) {
+    d.action = "wrap-up";
+    d.reason = "budget";
+  } else if (state.round > 0 && d.evalsDone <= state.lastEvalCount &&
+             state.noProgressRounds + 1 >= max_no_progress_rounds) {
+    d.action = "wrap-up";
+    d.reason = "no-progress";
+  } else {
+    d.action = "continue";
+  }
+  return d;
+}
+
+long long evals_over_budget(const Series& s, long long budget) {
+  if (budget <= 0) return 0;
+  return std::max<long long>(0, completed_evals(s) - budget);
+}
+
+json derived_json(const Series& s, bool has_user_task, const json& loop_inputs) {
+  json state = state_defaults();
+  long long max_np = 2, ept = 3;
+  if (loop_inputs.is_object()) {
+    if (auto st = loop_inputs.find("state"); st != loop_inputs.end() && st->is_object())
+      for (auto it = st->begin(); it != st->end(); ++it) state[it.key()] = it.value();
+    max_np = int_or(loop_inputs, "maxNoProgressRounds", max_np);
+    ept = int_or(loop_inputs, "evalsPerTurn", ept);
+  }
+  LoopState ls = LoopState::from_json(state);
+
+  json j = json::object();
+  j["loopInputs"] = json{{"state", state}, {"maxNoProgressRounds", max_np}, {"evalsPerTurn", ept}};
+  j["hasUserTask"] = has_user_task;
+  j["completedEvals"] = completed_evals(s);
+  j["evaluationPhases"] = evaluation_phases(s, ls.budget);
+  json wrap = json::array();
+  for (const auto& it : s.iterations) wrap.push_back(in_wrap_up_phase(s.rounds, it.seq.num));
+  j["inWrapUpPhase"] = wrap;
+  j["latestRunStart"] = latest_run_start(s);
+  j["unfinishedRun"] = unfinished_run(s);
+  j["impliedReferences"] = implied_references(s);
+  auto ref = reference_latency(s);
+  j["referenceLatency"] = ref ? json(*ref) : json(nullptr);
+  auto drift = reference_drift(s);
+  j["referenceDrift"] = drift ? json{{"min", drift->min}, {"max", drift->max}, {"ratio", drift->ratio},
+                                     {"count", drift->count}}
+                              : json(nullptr);
+  j["stagnationCount"] = stagnation_count(s);
+  j["planStale"] = plan_stale(s, ept);
+  j["reviewable"] = reviewable(s);
+  j["unreviewedEvals"] = unreviewed_evals(s);
+  j["decision"] = decide_continuation(s, ls, max_np).to_json();
+  return j;
+}
+
+}  // namespace kopt

@@ -1,0 +1,675 @@
+#include "kopt/projector.hpp"
+
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "kopt/anchors.hpp"
+#include "kopt/contract.hpp"
+#include "kopt/events.hpp"
+#include "kopt/match.hpp"
+#include "kopt/shell.hpp"
+#include "kopt/utf16.hpp"
+
+namespace kopt {
+
+namespace {
+
+constexpr std::size_t kNoPoint = std::numeric_limits<std::size_t>::max();
+// Pending changes: K-3 only ever takes the last 8 matching one path, so 8 per path are kept; the
+// number of distinct paths is bounded so a hostile log cannot grow memory without limit.
+constexpr std::size_t kChangesPerPath = 8;
+constexpr std::size_t kMaxPendingChanges = 4096;
+
+enum class Branch { None, Plan, Env, Profile, Finalize, Change, Bench, Shell, Job };
+
+struct Call {
+  std::string name;
+  Seq seq;
+  Branch branch = Branch::None;
+  bool answered = false;
+  std::size_t point = kNoPoint;  // bench
+  bool has_command = false;      // shell: a non-empty string command
+  std::string command;           // shell: the full command (freed once answered)
+  std::optional<std::string> job_id;
+};
+
+Seq make_seq(const json& ev) {
+  Seq s;
+  auto it = ev.find("seq");
+  if (it != ev.end()) s.raw = *it;
+  auto n = as_number(s.raw);
+  s.num = n ? *n : std::numeric_limits<double>::quiet_NaN();
+  return s;
+}
+
+const std::string* str_field(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string()) return nullptr;
+  return &it->get_ref<const std::string&>();
+}
+
+const std::string* nonempty_str(const json& obj, const char* key) {
+  const std::string* s = str_field(obj, key);
+  return s && !s->empty() ? s : nullptr;
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// "(\d+)" at s[i..]: digits as a number (saturating), advancing i.
+std::optional<long long> read_digits(std::string_view s, std::size_t& i) {
+  std::size_t b = i;
+  long long v = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+    v = v > (std::numeric_limits<long long>::max() - 9) / 10 ? std::numeric_limits<long long>::max()
+                                                               : v * 10 + (s[i] - '0');
+    ++i;
+  }
+  if (i == b) return std::nullopt;
+  return v;
+}
+
+// First match of "(\d+)/(\d+) evaluations used".
+bool find_counters(std::string_view text, long long& used, long long& budget) {
+  std::size_t pos = 0;
+  while ((pos = text.find(anchors::kCountersSuffix, pos)) != std::string_view::npos) {
+    // Walk back over "\d+/\d+" ending at pos; the leftmost start wins as in a regex scan, but
+    // the earliest suffix with a valid prefix is the first match overall.
+    std::size_t e = pos, i = e;
+    while (i > 0 && text[i - 1] >= '0' && text[i - 1] <= '9') --i;
+    if (i < e && i > 0 && text[i - 1] == '/') {
+      std::size_t slash = i - 1, j = slash;
+      while (j > 0 && text[j - 1] >= '0' && text[j - 1] <= '9') --j;
+      if (j < slash) {
+        std::size_t k = j;
+        auto a = read_digits(text, k);
+        k = slash + 1;
+        auto b = read_digits(text, k);
+        if (a && b) {
+          used = *a;
+          budget = *b;
+          return true;
+        }
+      }
+    }
+    pos += 1;
+  }
+  return false;
+}
+
+// JavaScript \S: anything but whitespace (ASCII and the Unicode spaces).
+std::size_t non_space_run(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size() && js_trim_start(s.substr(i)).size() == s.size() - i) ++i;
+  return i;
+}
+
+std::optional<std::string> job_announcement(std::string_view text) {
+  std::size_t pos = 0;
+  while ((pos = text.find(anchors::kBackgroundJobAnnounce, pos)) != std::string_view::npos) {
+    std::string_view rest = text.substr(pos + anchors::kBackgroundJobAnnounce.size());
+    std::size_t n = non_space_run(rest);
+    if (n > 0) return std::string(rest.substr(0, n));
+    pos += 1;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+struct Projector::Impl {
+  ProjectionConfig cfg;
+  FeedStats stats;
+  std::uint64_t version = 0;
+  bool user_task = false;
+
+  std::unordered_map<std::string, Call> calls;
+  std::vector<Iteration> iterations;
+  std::vector<Plan> plans;
+  std::vector<Env> envs;
+  std::vector<Round> rounds;
+  std::vector<Seq> profile_seqs, uncollected, echoed;
+  std::unordered_map<std::string, std::size_t> dedup;  // compact payload -> point
+  std::unordered_map<std::string, std::string> jobs;   // job id -> launching command
+  std::vector<Change> pending_changes;
+  std::unordered_set<std::string> finalized_ids;
+  std::vector<std::string> finalized_artifacts;  // unique, in call order
+  std::unordered_set<std::string> finalized_artifact_set;
+
+  // Serialisation cache: one fragment per iteration, re-rendered when it changes.
+  std::vector<std::string> frag;
+  std::vector<char> frag_ok, frag_final;
+  std::string plans_text, envs_text, rounds_text, profile_text, uncollected_text, echoed_text;
+  std::size_t plans_done = 0, envs_done = 0, rounds_done = 0, profile_done = 0, uncollected_done = 0, echoed_done = 0;
+
+  void touch(std::size_t point) {
+    if (point < frag_ok.size()) frag_ok[point] = 0;
+  }
+
+  std::size_t add_point(Iteration it) {
+    iterations.push_back(std::move(it));
+    frag.emplace_back();
+    frag_ok.push_back(0);
+    frag_final.push_back(0);
+    return iterations.size() - 1;
+  }
+
+  // ---- changes (K) ----
+  void add_change(Change c) {
+    std::size_t same = 0;
+    for (const auto& p : pending_changes)
+      if (p.filePath == c.filePath) ++same;
+    if (same >= kChangesPerPath)
+      for (auto it = pending_changes.begin(); it != pending_changes.end(); ++it)
+        if (it->filePath == c.filePath) {
+          pending_changes.erase(it);
+          break;
+        }
+    if (pending_changes.size() >= kMaxPendingChanges) pending_changes.erase(pending_changes.begin());
+    pending_changes.push_back(std::move(c));
+  }
+
+  std::vector<Change> matching_changes(const std::optional<std::string>& path) const {
+    std::vector<Change> out;
+    if (!path) return out;
+    for (auto it = pending_changes.rbegin(); it != pending_changes.rend() && out.size() < 8; ++it)
+      if (same_path(it->filePath, *path)) out.push_back(*it);
+    return {out.rbegin(), out.rend()};
+  }
+
+  // ---- events ----
+  void feed_event(const json& ev) {
+    ++stats.events;
+    if (!ev.is_object()) {
+      ++stats.skipped;
+      return;
+    }
+    const std::string* type = str_field(ev, "type");
+    if (!type) return;
+    if (*type == "tool/call") on_call(ev);
+    else if (*type == "tool/result") on_result(ev);
+    else if (*type == "user/message") on_user_message(ev);
+  }
+
+  void on_call(const json& ev) {
+    auto d = ev.find("data");
+    if (d == ev.end() || !d->is_object()) {
+      ++stats.skipped;
+      return;
+    }
+    const std::string* id = str_field(*d, "callId");
+    const std::string* name = str_field(*d, "name");
+    if (!id || !name) {
+      ++stats.skipped;
+      return;
+    }
+    ++version;
+    Call call;
+    call.name = *name;
+    call.seq = make_seq(ev);
+    const std::string* args_text = str_field(*d, "arguments");
+    json args = json::object();
+    if (args_text)
+      if (auto parsed = parse_result_json(*args_text)) args = std::move(*parsed);
+
+    if (*name == kPlanTool) {
+      call.branch = Branch::Plan;
+      on_plan(call, args);
+    } else if (*name == kEnvTool) {
+      call.branch = Branch::Env;
+      on_env(call, args);
+    } else if (matches_any_tool(*name, cfg.profileTools)) {
+      call.branch = Branch::Profile;
+      profile_seqs.push_back(call.seq);
+    } else if (matches_any_tool(*name, cfg.finalizeTools)) {
+      call.branch = Branch::Finalize;
+      if (const std::string* eid = str_field(args, "evaluation_id")) finalized_ids.insert(*eid);
+      auto ap = args.find("artifact_path");
+      const json* art = nullptr;
+      if (ap != args.end() && !ap->is_null()) art = &*ap;
+      else if (auto a = args.find("artifact"); a != args.end()) art = &*a;
+      if (art && art->is_string() && !art->get_ref<const std::string&>().empty()) {
+        const std::string& s = art->get_ref<const std::string&>();
+        if (finalized_artifact_set.insert(s).second) finalized_artifacts.push_back(s);
+      }
+    } else if (matches_any_tool(*name, cfg.changeTools)) {
+      call.branch = Branch::Change;
+      on_change(call, args);
+    } else if (matches_any_tool(*name, cfg.benchTools)) {
+      call.branch = Branch::Bench;
+      Iteration it;
+      it.seq = call.seq;
+      it.tool = *name;
+      it.pending = true;
+      if (const std::string* ap = nonempty_str(args, "artifact_path")) it.artifactPath = *ap;
+      if (auto w = args.find("workload_indices"); w != args.end())
+        if (auto ws = workload_subset(*w)) it.workloadSubset = *ws;
+      it.changes = matching_changes(it.artifactPath);
+      pending_changes.clear();
+      call.point = add_point(std::move(it));
+    } else if (matches_any_tool(*name, cfg.shellTools)) {
+      call.branch = Branch::Shell;
+      if (const std::string* cmd = nonempty_str(args, "command")) {
+        call.has_command = true;
+        call.command = *cmd;
+        if (matches_profile_command(*cmd, cfg.profileCommands)) profile_seqs.push_back(call.seq);
+      }
+    } else if (matches_any_tool(*name, cfg.jobTools)) {
+      call.branch = Branch::Job;
+      if (const std::string* j = str_field(args, "job_id")) call.job_id = *j;
+    }
+    calls[*id] = std::move(call);
+  }
+
+  void on_plan(const Call& call, const json& args) {
+    const std::string* phase = str_field(args, "phase");
+    const std::string* approach = str_field(args, "approach");
+    if (!phase || !approach) return;
+    Plan p{call.seq, *phase, *approach, {}, {}};
+    if (const std::string* h = nonempty_str(args, "hypothesis")) p.hypothesis = *h;
+    if (const std::string* n = nonempty_str(args, "next")) p.next = *n;
+    plans.push_back(std::move(p));
+  }
+
+  void on_env(const Call& call, const json& args) {
+    const std::string* location = str_field(args, "location");
+    const std::string* device = str_field(args, "device");
+    if (!location || !device) return;
+    Env e{call.seq, *location, *device, {}, {}, {}, {}};
+    if (const std::string* s = nonempty_str(args, "constraint")) e.constraint = *s;
+    if (const std::string* s = nonempty_str(args, "probe")) e.probe = *s;
+    if (const std::string* s = nonempty_str(args, "notes")) e.notes = *s;
+    if (auto v = args.find("versions"); v != args.end() && v->is_object()) {
+      json kept = json::object();
+      for (auto it = v->begin(); it != v->end(); ++it) {
+        if (it.value().is_string() && !it.value().get_ref<const std::string&>().empty()) kept[it.key()] = it.value();
+        else if (auto n = as_number(it.value())) kept[it.key()] = js_number(*n);
+      }
+      if (!kept.empty()) e.versions = std::move(kept);
+    }
+    envs.push_back(std::move(e));
+  }
+
+  void on_change(const Call& call, const json& args) {
+    const std::string* path = nonempty_str(args, "file_path");
+    if (!path) return;
+    Change c;
+    c.seq = call.seq;
+    c.tool = call.name;
+    c.filePath = *path;
+    bool cut = false;
+    if (const std::string* content = str_field(args, "content")) {
+      c.kind = "write";
+      c.content = utf16_cap(*content, 12000, &cut);
+      c.truncated = cut;
+    } else {
+      const std::string* o = str_field(args, "old_string");
+      const std::string* n = str_field(args, "new_string");
+      if (!o || !n) return;
+      c.kind = "edit";
+      bool cut_o = false, cut_n = false;
+      c.oldText = utf16_cap(*o, 3000, &cut_o);
+      c.newText = utf16_cap(*n, 3000, &cut_n);
+      c.truncated = cut_o || cut_n;
+      if (auto r = args.find("replace_all"); r != args.end() && r->is_boolean() && r->get<bool>()) c.replaceAll = true;
+    }
+    add_change(std::move(c));
+  }
+
+  void uncollect(const Seq& result_seq, const Call& call, std::size_t payloads) {
+    if (call.name == "read" || call.name == "glob" || call.name == "grep" || call.name == "notebook_read" ||
+        call.name == "skill")
+      return;
+    for (std::size_t i = 0; i < payloads; ++i) uncollected.push_back(result_seq);
+  }
+
+  void on_result(const json& ev) {
+    auto d = ev.find("data");
+    if (d == ev.end() || !d->is_object()) {
+      ++stats.skipped;
+      return;
+    }
+    auto id = result_call_id(*d);
+    if (!id) return;
+    auto found = calls.find(*id);
+    if (found == calls.end()) return;
+    Call& call = found->second;
+    ++version;
+    Seq rseq = make_seq(ev);
+    static const json kNull;
+    auto m = d->find("message");
+    std::string text = result_text(m != d->end() ? *m : kNull);
+
+    bool claims = !call.answered && (call.branch == Branch::Bench || call.branch == Branch::Shell ||
+                                     call.branch == Branch::Job || call.branch == Branch::Finalize);
+    if (!claims) {
+      uncollect(rseq, call, contract_payloads(text).size());
+      return;
+    }
+    call.answered = true;
+    switch (call.branch) {
+      case Branch::Bench: on_bench_result(call, text); break;
+      case Branch::Shell: on_shell_result(call, text); break;
+      case Branch::Job: on_job_result(call, text); break;
+      case Branch::Finalize: on_finalize_result(call, rseq, text); break;
+      default: break;
+    }
+    std::string().swap(call.command);
+  }
+
+  void on_bench_result(const Call& call, std::string_view text) {
+    Iteration& it = iterations[call.point];
+    it.pending = false;
+    if (auto p = parse_result_json(text)) {
+      apply_payload_fields(it, *p);
+      if (const std::string* eid = str_field(*p, "evaluation_id")) it.evaluationId = *eid;
+    }
+    touch(call.point);
+  }
+
+  Iteration contract_point(const Call& call, const json& payload) {
+    Iteration it;
+    it.seq = call.seq;
+    it.tool = call.name;
+    it.channel = "shell";
+    apply_contract_only_fields(it, payload);
+    apply_payload_fields(it, payload);
+    return it;
+  }
+
+  static void set_command(Iteration& it, const std::string& full) {
+    WireCommand w = wire_command(full);
+    it.command = std::move(w.command);
+    it.commandLength = w.length;
+    it.fullCommand = full;
+  }
+
+  void on_shell_result(const Call& call, std::string_view text) {
+    if (call.has_command)
+      if (auto job = job_announcement(text)) jobs[*job] = call.command;
+    CommandKind kind = call.has_command ? command_kind(call.command) : CommandKind::Run;
+    if (kind == CommandKind::ReadBack) return;
+    auto payloads = contract_payloads(text);
+    if (kind == CommandKind::Echo) {
+      for (std::size_t i = 0; i < payloads.size(); ++i) echoed.push_back(call.seq);
+      return;
+    }
+    std::size_t produced = 0;
+    std::vector<Change> pending = pending_changes;
+    for (auto& cp : payloads) {
+      if (!payload_is_point(cp.payload)) continue;
+      std::string key = js_stringify(cp.payload);
+      if (dedup.count(key)) continue;
+      Iteration it = contract_point(call, cp.payload);
+      if (call.has_command) set_command(it, call.command);
+      it.changes = matching_changes(it.artifactPath);
+      dedup.emplace(std::move(key), add_point(std::move(it)));
+      ++produced;
+    }
+    if (produced > 0) pending_changes.clear();
+  }
+
+  void on_job_result(const Call& call, std::string_view text) {
+    const std::string* launch = nullptr;
+    if (call.job_id)
+      if (auto j = jobs.find(*call.job_id); j != jobs.end()) launch = &j->second;
+    std::size_t produced = 0;
+    for (auto& cp : contract_payloads(text)) {
+      if (!payload_is_point(cp.payload)) continue;
+      std::string key = js_stringify(cp.payload);
+      if (auto existing = dedup.find(key); existing != dedup.end()) {
+        Iteration& old = iterations[existing->second];
+        if (launch && !old.commandUpgraded) {
+          set_command(old, *launch);
+          old.commandUpgraded = true;
+          touch(existing->second);
+        }
+        continue;
+      }
+      Iteration it = contract_point(call, cp.payload);
+      if (call.job_id && !call.job_id->empty()) it.jobId = *call.job_id;
+      if (launch) set_command(it, *launch);
+      it.changes = matching_changes(it.artifactPath);
+      dedup.emplace(std::move(key), add_point(std::move(it)));
+      ++produced;
+    }
+    if (produced > 0) pending_changes.clear();
+  }
+
+  void on_finalize_result(const Call& call, const Seq& rseq, std::string_view text) {
+    if (call.name != anchors::kReplayTool) {
+      uncollect(rseq, call, contract_payloads(text).size());
+      return;
+    }
+    bool in_block = false;
+    std::optional<std::string> command;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+      std::size_t nl = text.find('\n', start);
+      std::string_view line = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+      std::string_view t = js_trim_start(line);
+      if (starts_with(t, anchors::kReplayLinePrefix)) {
+        in_block = true;
+        std::string_view rest = js_trim(t.substr(anchors::kReplayLinePrefix.size()));
+        command = rest.empty() ? std::nullopt : std::optional<std::string>(rest);
+      } else if (auto p = contract_line_payload(line)) {
+        if (!in_block) {
+          uncollect(rseq, call, 1);
+        } else if (payload_is_point(*p)) {
+          Iteration it = contract_point(call, *p);
+          it.channel = "replay";
+          it.finalized = true;
+          if (command) set_command(it, *command);
+          add_point(std::move(it));
+        }
+      }
+      if (nl == std::string_view::npos) break;
+      start = nl + 1;
+    }
+  }
+
+  void on_user_message(const json& ev) {
+    auto d = ev.find("data");
+    if (d == ev.end() || !d->is_object()) {
+      ++stats.skipped;
+      return;
+    }
+    const json* msg = &*d;
+    if (auto m = d->find("message"); m != d->end() && m->is_object()) msg = &*m;
+    auto src = msg->find("source");
+    if (src == msg->end() || !src->is_object()) return;
+    const std::string* kind = str_field(*src, "kind");
+    if (!kind) return;
+    if (*kind == "user") {
+      if (!user_task) ++version;
+      user_task = true;
+      return;
+    }
+    const std::string* plugin = str_field(*src, "plugin");
+    if (*kind != "plugin" || !plugin || *plugin != anchors::kLoopPluginId) return;
+    static const json kNull;
+    auto c = msg->find("content");
+    std::string text = result_text(c != msg->end() ? *c : kNull);
+    on_loop_message(make_seq(ev), text);
+  }
+
+  void on_loop_message(const Seq& seq, std::string_view text) {
+    Round r;
+    r.seq = seq;
+    if (starts_with(text, anchors::kWrapupLinePrefix)) r.wrapUp = true;
+    else if (starts_with(text, anchors::kAuditLinePrefix)) r.audit = true;
+    else if (!starts_with(text, anchors::kLoopLinePrefix)) return;
+    ++version;
+    if (text.find(anchors::kChallengeLine) != std::string_view::npos) r.challenge = true;
+    long long used = 0, budget = 0;
+    if (find_counters(text, used, budget)) {
+      r.evalsUsed = used;
+      r.budget = budget;
+    }
+    if (!r.wrapUp && !r.audit) {
+      std::size_t i = anchors::kLoopLinePrefix.size();
+      auto n = read_digits(text, i);
+      if (n && i < text.size() && text[i] == ']') r.round = *n;
+    }
+    if (auto ok = text.find(anchors::kReviewOkLine); ok != std::string_view::npos) {
+      r.review = "ok";
+      std::string_view rest = text.substr(ok + anchors::kReviewOkLine.size());
+      rest = rest.substr(0, rest.find('\n'));
+      rest = js_trim(rest);
+      if (!rest.empty()) r.reviewNote = std::string(rest);
+    } else if (auto h = text.find(anchors::kReviewHeader); h != std::string_view::npos) {
+      std::string_view after = text.substr(h + anchors::kReviewHeader.size());
+      std::size_t end = after.size();
+      for (auto a : {anchors::kContinueTrailer, anchors::kWrapupCloseLine, anchors::kAuditCloseLine})
+        end = std::min(end, after.find(a));
+      std::string_view advice = js_trim(after.substr(0, end));
+      if (!advice.empty()) r.review = std::string(advice);
+    }
+    rounds.push_back(std::move(r));
+  }
+
+  // ---- snapshot ----
+  // H-2, H-3 and the replay flag: which points are finalized.
+  std::vector<char> finalized_marks() const {
+    std::vector<char> fin(iterations.size(), 0);
+    for (std::size_t i = 0; i < iterations.size(); ++i) {
+      const Iteration& it = iterations[i];
+      if (it.finalized || (it.evaluationId && finalized_ids.count(*it.evaluationId))) fin[i] = 1;
+    }
+    for (const auto& art : finalized_artifacts) {
+      std::size_t best = kNoPoint;
+      for (std::size_t i = 0; i < iterations.size(); ++i) {
+        const Iteration& it = iterations[i];
+        if (it.is_replay() || !it.honest_measured() || !it.artifactPath || !same_path(*it.artifactPath, art)) continue;
+        if (best == kNoPoint || *it.latencyMs < *iterations[best].latencyMs) best = i;
+      }
+      if (best != kNoPoint) fin[best] = 1;
+    }
+    return fin;
+  }
+
+  std::optional<std::size_t> best_index() const {
+    std::optional<std::size_t> best;
+    for (std::size_t i = 0; i < iterations.size(); ++i) {
+      const Iteration& it = iterations[i];
+      if (it.is_replay() || !it.honest_measured()) continue;
+      if (!best || *it.latencyMs < *iterations[*best].latencyMs) best = i;
+    }
+    return best;
+  }
+
+  template <class T>
+  static void append_items(std::string& text, std::size_t& done, const std::vector<T>& items) {
+    for (; done < items.size(); ++done) {
+      if (done) text.push_back(',');
+      write_json(text, items[done]);
+    }
+  }
+
+  static void append_seqs(std::string& text, std::size_t& done, const std::vector<Seq>& items) {
+    for (; done < items.size(); ++done) {
+      if (done) text.push_back(',');
+      js_stringify_to(text, items[done].raw);
+    }
+  }
+};
+
+Projector::Projector(ProjectionConfig config) : impl_(std::make_unique<Impl>()) { impl_->cfg = std::move(config); }
+Projector::~Projector() = default;
+Projector::Projector(Projector&&) noexcept = default;
+Projector& Projector::operator=(Projector&&) noexcept = default;
+
+void Projector::feed_event(const json& event) { impl_->feed_event(event); }
+
+FeedStats Projector::feed(const json& events) {
+  FeedStats before = impl_->stats;
+  if (events.is_array()) {
+    for (const auto& ev : events) impl_->feed_event(ev);
+  } else {
+    impl_->feed_event(events);
+  }
+  return {impl_->stats.events - before.events, impl_->stats.skipped - before.skipped};
+}
+
+const FeedStats& Projector::stats() const { return impl_->stats; }
+std::uint64_t Projector::version() const { return impl_->version; }
+bool Projector::has_user_task() const { return impl_->user_task; }
+const ProjectionConfig& Projector::config() const { return impl_->cfg; }
+
+Series Projector::series() const {
+  Series s;
+  s.iterations = impl_->iterations;
+  auto fin = impl_->finalized_marks();
+  for (std::size_t i = 0; i < fin.size(); ++i) s.iterations[i].finalized = fin[i] != 0;
+  s.plans = impl_->plans;
+  s.envs = impl_->envs;
+  s.profileSeqs = impl_->profile_seqs;
+  s.uncollectedSeqs = impl_->uncollected;
+  s.echoedSeqs = impl_->echoed;
+  s.rounds = impl_->rounds;
+  s.bestIndex = impl_->best_index();
+  return s;
+}
+
+std::string Projector::series_json(std::string_view session_id, double updated_at, std::string_view control_json) {
+  Impl& m = *impl_;
+  auto fin = m.finalized_marks();
+  std::size_t total = 256 + control_json.size();
+  for (std::size_t i = 0; i < m.iterations.size(); ++i) {
+    if (!m.frag_ok[i] || m.frag_final[i] != fin[i]) {
+      Iteration& it = m.iterations[i];
+      bool keep = it.finalized;
+      it.finalized = fin[i] != 0;
+      m.frag[i].clear();
+      write_json(m.frag[i], it);
+      it.finalized = keep;
+      m.frag_ok[i] = 1;
+      m.frag_final[i] = fin[i];
+    }
+    total += m.frag[i].size() + 1;
+  }
+  m.append_items(m.plans_text, m.plans_done, m.plans);
+  m.append_items(m.envs_text, m.envs_done, m.envs);
+  m.append_items(m.rounds_text, m.rounds_done, m.rounds);
+  m.append_seqs(m.profile_text, m.profile_done, m.profile_seqs);
+  m.append_seqs(m.uncollected_text, m.uncollected_done, m.uncollected);
+  m.append_seqs(m.echoed_text, m.echoed_done, m.echoed);
+  total += m.plans_text.size() + m.envs_text.size() + m.rounds_text.size() + m.profile_text.size() +
+           m.uncollected_text.size() + m.echoed_text.size() + session_id.size() * 2;
+
+  std::string out;
+  out.reserve(total);
+  out += "{\"sessionId\":";
+  js_quote_to(out, session_id);
+  out += ",\"updatedAt\":";
+  out += js_number(updated_at);
+  out += ",\"iterations\":[";
+  for (std::size_t i = 0; i < m.frag.size(); ++i) {
+    if (i) out.push_back(',');
+    out += m.frag[i];
+  }
+  auto list = [&](const char* key, const std::string& text) {
+    out += "],\"";
+    out += key;
+    out += "\":[";
+    out += text;
+  };
+  list("plans", m.plans_text);
+  list("envs", m.envs_text);
+  list("profileSeqs", m.profile_text);
+  list("uncollectedSeqs", m.uncollected_text);
+  list("echoedSeqs", m.echoed_text);
+  list("rounds", m.rounds_text);
+  out += "],\"bestIndex\":";
+  auto best = m.best_index();
+  out += best ? std::to_string(*best) : "null";
+  if (!control_json.empty()) {
+    out += ",\"control\":";
+    out += control_json;
+  }
+  out.push_back('}');
+  return out;
+}
+
+}  // namespace kopt

@@ -1,0 +1,171 @@
+#include "kopt/series.hpp"
+
+namespace kopt {
+
+namespace {
+
+// Small writer for JSON objects with JavaScript-compatible values.
+class ObjectWriter {
+ public:
+  explicit ObjectWriter(std::string& out) : out_(out) { out_.push_back('{'); }
+  ~ObjectWriter() { out_.push_back('}'); }
+  ObjectWriter(const ObjectWriter&) = delete;
+  ObjectWriter& operator=(const ObjectWriter&) = delete;
+
+  void key(std::string_view k) {
+    if (!first_) out_.push_back(',');
+    first_ = false;
+    js_quote_to(out_, k);
+    out_.push_back(':');
+  }
+  void str(std::string_view k, std::string_view v) { key(k), js_quote_to(out_, v); }
+  void num(std::string_view k, double v) { key(k), out_ += js_number(v); }
+  void boolean(std::string_view k, bool v) { key(k), out_ += v ? "true" : "false"; }
+  void raw(std::string_view k, const json& v) { key(k), js_stringify_to(out_, v); }
+  void opt(std::string_view k, const std::optional<std::string>& v) {
+    if (v) str(k, *v);
+  }
+  void flag(std::string_view k, bool v) {
+    if (v) boolean(k, true);
+  }
+  void strings(std::string_view k, const std::optional<std::vector<std::string>>& v) {
+    if (!v) return;
+    key(k);
+    out_.push_back('[');
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      if (i) out_.push_back(',');
+      js_quote_to(out_, (*v)[i]);
+    }
+    out_.push_back(']');
+  }
+  std::string& out() { return out_; }
+
+ private:
+  std::string& out_;
+  bool first_ = true;
+};
+
+void write_change(std::string& out, const Change& c) {
+  ObjectWriter w(out);
+  w.raw("seq", c.seq.raw);
+  w.str("tool", c.tool);
+  w.str("kind", c.kind);
+  w.opt("content", c.content);
+  w.opt("oldText", c.oldText);
+  w.opt("newText", c.newText);
+  w.flag("replaceAll", c.replaceAll);
+  w.flag("truncated", c.truncated);
+}
+
+}  // namespace
+
+void write_json(std::string& out, const Iteration& it) {
+  ObjectWriter w(out);
+  w.raw("seq", it.seq.raw);
+  w.str("tool", it.tool);
+  w.opt("jobId", it.jobId);
+  w.opt("evaluationId", it.evaluationId);
+  w.opt("channel", it.channel);
+  w.opt("command", it.command);
+  if (it.commandLength) w.num("commandLength", static_cast<double>(*it.commandLength));
+  w.opt("artifactPath", it.artifactPath);
+  if (it.compiled) w.boolean("compiled", *it.compiled);
+  if (it.correct) w.boolean("correct", *it.correct);
+  if (it.latencyMs) w.num("latencyMs", *it.latencyMs);
+  if (it.speedup) w.num("speedup", *it.speedup);
+  if (!it.metrics.empty()) {
+    w.key("metrics");
+    ObjectWriter m(w.out());
+    for (const auto& [k, v] : it.metrics) m.num(k, v);
+  }
+  w.flag("rewardHack", it.rewardHack);
+  w.opt("error", it.error);
+  w.flag("pending", it.pending);
+  w.flag("finalized", it.finalized);
+  w.strings("blocking", it.blocking);
+  w.strings("advisory", it.advisory);
+  w.strings("notMeasured", it.notMeasured);
+  w.flag("evaluatorFailed", it.evaluatorFailed);
+  if (it.workloadSubset) w.raw("workloadSubset", *it.workloadSubset);
+  if (!it.changes.empty()) {
+    w.key("changes");
+    out.push_back('[');
+    for (std::size_t i = 0; i < it.changes.size(); ++i) {
+      if (i) out.push_back(',');
+      write_change(out, it.changes[i]);
+    }
+    out.push_back(']');
+  }
+}
+
+void write_json(std::string& out, const Plan& p) {
+  ObjectWriter w(out);
+  w.raw("seq", p.seq.raw);
+  w.str("phase", p.phase);
+  w.str("approach", p.approach);
+  w.opt("hypothesis", p.hypothesis);
+  w.opt("next", p.next);
+}
+
+void write_json(std::string& out, const Env& e) {
+  ObjectWriter w(out);
+  w.raw("seq", e.seq.raw);
+  w.str("location", e.location);
+  w.str("device", e.device);
+  w.opt("constraint", e.constraint);
+  if (e.versions) w.raw("versions", *e.versions);
+  w.opt("probe", e.probe);
+  w.opt("notes", e.notes);
+}
+
+void write_json(std::string& out, const Round& r) {
+  ObjectWriter w(out);
+  w.raw("seq", r.seq.raw);
+  if (r.round) w.num("round", static_cast<double>(*r.round));
+  if (r.evalsUsed) w.num("evalsUsed", static_cast<double>(*r.evalsUsed));
+  if (r.budget) w.num("budget", static_cast<double>(*r.budget));
+  w.opt("review", r.review);
+  w.opt("reviewNote", r.reviewNote);
+  w.flag("wrapUp", r.wrapUp);
+  w.flag("audit", r.audit);
+  w.flag("challenge", r.challenge);
+}
+
+template <class T>
+static json via_text(const T& v) {
+  std::string s;
+  write_json(s, v);
+  return json::parse(s);
+}
+
+json to_json(const Iteration& it) { return via_text(it); }
+json to_json(const Plan& p) { return via_text(p); }
+json to_json(const Env& e) { return via_text(e); }
+json to_json(const Round& r) { return via_text(r); }
+
+json to_json(const Series& s, std::string_view session_id, double updated_at) {
+  json j = json::object();
+  j["sessionId"] = std::string(session_id);
+  j["updatedAt"] = updated_at;
+  auto list = [](const auto& v) {
+    json a = json::array();
+    for (const auto& x : v) a.push_back(to_json(x));
+    return a;
+  };
+  auto seqs = [](const std::vector<Seq>& v) {
+    json a = json::array();
+    for (const auto& x : v) a.push_back(x.raw);
+    return a;
+  };
+  j["iterations"] = list(s.iterations);
+  j["plans"] = list(s.plans);
+  j["envs"] = list(s.envs);
+  j["profileSeqs"] = seqs(s.profileSeqs);
+  j["uncollectedSeqs"] = seqs(s.uncollectedSeqs);
+  j["echoedSeqs"] = seqs(s.echoedSeqs);
+  j["rounds"] = list(s.rounds);
+  j["bestIndex"] = s.bestIndex ? json(*s.bestIndex) : json(nullptr);
+  return j;
+}
+
+}  // namespace kopt
