@@ -1,0 +1,330 @@
+// LoopController: checkpoint decisions (M-7, M-8), human stop and aborts (M-9), supervision (M-14).
+#include "kopt/loop.hpp"
+
+#include <algorithm>
+
+namespace kopt {
+
+namespace {
+
+Action disarmed_action(const std::string& reason) {
+  Action a;
+  a.type = Action::Type::disarmed;
+  a.reason = reason;
+  return a;
+}
+
+Action send_action(std::string kind, std::string text) {
+  Action a;
+  a.type = Action::Type::send;
+  a.kind = std::move(kind);
+  a.text = std::move(text);
+  return a;
+}
+
+bool blank(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; });
+}
+
+double finalize_mark(const Series& s) { return latest_finalized_seq(s).value_or(-1); }
+
+}  // namespace
+
+LoopSettings LoopSettings::from_json(const json& j) {
+  LoopSettings s;
+  if (!j.is_object()) return s;
+  const auto int_in = [&](const char* key, long long& out, long long lo, long long hi) {
+    if (auto it = j.find(key); it != j.end()) {
+      if (auto v = as_number(*it); v && *v >= static_cast<double>(lo) && *v <= static_cast<double>(hi) &&
+                                   *v == static_cast<double>(static_cast<long long>(*v))) {
+        out = static_cast<long long>(*v);
+      }
+    }
+  };
+  int_in("defaultBudget", s.defaultBudget, 1, 9999);
+  int_in("evalsPerTurn", s.evalsPerTurn, 0, 9999);
+  int_in("maxNoProgressRounds", s.maxNoProgressRounds, 1, 9999);
+  if (auto it = j.find("challengeFinalize"); it != j.end() && it->is_boolean()) s.challengeFinalize = it->get<bool>();
+  if (auto it = j.find("available"); it != j.end() && it->is_boolean()) s.available = it->get<bool>();
+  if (auto it = j.find("finalizeHint"); it != j.end() && it->is_string() && !it->get<std::string>().empty()) {
+    s.finalizeHint = it->get<std::string>();
+  }
+  if (auto it = j.find("instructions"); it != j.end() && it->is_string()) s.supervisorInstructions = it->get<std::string>();
+  return s;
+}
+
+json Route::to_json() const {
+  json j = json::object();
+  j["provider"] = provider;
+  j["model"] = model;
+  if (reasoningEffort) j["reasoningEffort"] = *reasoningEffort;
+  return j;
+}
+
+std::optional<Route> Route::from_json(const json& j) {
+  if (!j.is_object()) return std::nullopt;
+  const auto str = [&](const char* key) -> std::string {
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  Route r{str("provider"), str("model"), std::nullopt};
+  if (r.provider.empty() || r.model.empty()) return std::nullopt;
+  if (auto e = str("reasoningEffort"); !e.empty()) r.reasoningEffort = e;
+  return r;
+}
+
+json Action::to_json() const {
+  json j = json::object();
+  switch (type) {
+    case Type::send:
+      j["type"] = "send";
+      j["kind"] = kind;
+      j["text"] = text;
+      break;
+    case Type::review:
+      j["type"] = "review";
+      j["token"] = token;
+      j["kind"] = std::string(review_kind_name(reviewKind));
+      j["provider"] = route.provider;
+      j["model"] = route.model;
+      if (route.reasoningEffort) j["reasoningEffort"] = *route.reasoningEffort;
+      j["attempt"] = attempt;
+      j["system"] = system;
+      j["prompt"] = prompt;
+      break;
+    case Type::abort_turn:
+      j["type"] = "abort";
+      break;
+    case Type::disarmed:
+      j["type"] = "disarmed";
+      j["reason"] = reason;
+      break;
+  }
+  return j;
+}
+
+LoopController::LoopController(LoopSettings settings) : settings_(std::move(settings)) {}
+
+LoopState LoopController::loop_state() const {
+  LoopState st;
+  st.armed = armed_;
+  st.budget = budget_;
+  st.round = round_;
+  st.lastEvalCount = lastEvalCount_;
+  st.noProgressRounds = noProgressRounds_;
+  st.supervise = supervise_;
+  st.challengedFinalizeSeq = challengedFinalizeSeq_;
+  return st;
+}
+
+Actions LoopController::arm(std::optional<long long> budget, Lang lang) {
+  everArmed_ = armed_ = true;
+  budget_ = budget && *budget >= 1 && *budget <= 9999 ? *budget : settings_.defaultBudget;
+  round_ = lastEvalCount_ = noProgressRounds_ = 0;
+  stopReason_.reset();
+  challengedFinalizeSeq_.reset();
+  lang_ = lang;
+  pending_.reset();
+  ++epoch_;  // a review asked for an earlier run must not speak into this one
+  return {};
+}
+
+void LoopController::disarm(const std::string& reason, Actions& out) {
+  armed_ = false;
+  stopReason_ = reason;
+  pending_.reset();
+  ++epoch_;
+  out.push_back(disarmed_action(reason));
+}
+
+Actions LoopController::stop() {
+  Actions out;
+  Action abort;
+  abort.type = Action::Type::abort_turn;
+  out.push_back(abort);  // at once, before anything else: the human wins
+  if (armed_ || pending_) disarm("stopped", out);
+  return out;
+}
+
+Actions LoopController::turn_ended(std::string_view reason) {
+  Actions out;
+  if (reason == "aborted" && (armed_ || pending_)) disarm("stopped", out);
+  return out;
+}
+
+Actions LoopController::settled(const Series& s, const HostFacts& facts) {
+  // One checkpoint at a time: a settle during a review is covered when the review answers.
+  if (!armed_ || pending_ || !facts.agentIdle || facts.humanQueued) return {};
+  return checkpoint(s, facts);
+}
+
+Action LoopController::ask(ReviewKind kind, const Series& s, long long evals_done, const std::string& decision,
+                           const std::string& reason) {
+  DigestInputs in;
+  in.budget = budget_;
+  in.round = round_;
+  in.evalsPerTurn = settings_.evalsPerTurn;
+  const Lang lang = lang_.value_or(Lang::en);
+  Pending p{nextToken_++, epoch_, kind, evals_done, decision, reason, 1, *effective_route(),
+            supervisor_system(kind, lang, settings_.supervisorInstructions),
+            supervisor_prompt(kind, supervisor_digest(s, in))};
+  // The finalize mark is part of what the review saw: remember it with the evaluation count.
+  p.finalizeAtAsk = finalize_mark(s);
+  pending_ = p;
+  Action a;
+  a.type = Action::Type::review;
+  a.token = p.token;
+  a.reviewKind = kind;
+  a.route = p.route;
+  a.attempt = 1;
+  a.system = p.system;
+  a.prompt = p.prompt;
+  return a;
+}
+
+Actions LoopController::checkpoint(const Series& s, const HostFacts& facts) {
+  const Decision d = decide_continuation(s, loop_state(), settings_.maxNoProgressRounds);
+  const bool can_review = supervise_ && effective_route().has_value();
+  if (d.action == "stop") {
+    // M-8: an early finalize with budget left goes to the supervisor first.
+    if (settings_.challengeFinalize && can_review && d.evalsDone < budget_) {
+      return {ask(ReviewKind::headroom, s, d.evalsDone, "stop", "finalized")};
+    }
+    if (can_review && unreviewed_evals(s)) return {ask(ReviewKind::audit, s, d.evalsDone, "stop", "finalized")};
+    Actions out;
+    disarm("finalized", out);
+    return out;
+  }
+  const std::string reason = d.reason.value_or("");
+  if (can_review && reviewable(s)) return {ask(ReviewKind::progress, s, d.evalsDone, d.action, reason)};
+  return commit(s, facts, d.action, reason, std::nullopt, ReviewOutcome{});
+}
+
+Actions LoopController::commit(const Series& s, const HostFacts& facts, const std::string& decision,
+                               const std::string& reason, std::optional<ReviewKind> kind,
+                               const ReviewOutcome& review) {
+  Actions out;
+  const long long done = completed_evals(s);
+  const Lang lang = lang_.value_or(Lang::en);
+  if (review.advice) lastAdvice_ = review.advice;
+  if (decision == "stop") {
+    const bool challenge = kind == ReviewKind::headroom;
+    if (challenge && review.advice) {
+      // The supervisor overruled the finalize: it is spent, the run goes on (M-8).
+      challengedFinalizeSeq_ = latest_finalized_seq(s);
+      noProgressRounds_ = 0;
+      ++round_;
+      lastEvalCount_ = done;
+      ContinuationText t;
+      t.lang = lang;
+      t.round = round_;
+      t.evalsDone = done;
+      t.budget = budget_;
+      t.challenge = true;
+      t.finalizeHint = settings_.finalizeHint;
+      t.review = review;
+      out.push_back(send_action("challenge", continuation_text(t)));
+      return out;
+    }
+    disarm(challenge && review.reviewed ? "converged" : "finalized", out);
+    if (review.reviewed) out.insert(out.begin(), send_action("audit", audit_text(lang, review)));
+    return out;
+  }
+  if (decision == "wrap-up") {
+    out.push_back(send_action("wrap-up", wrapup_text(lang, done, budget_, reason, settings_.finalizeHint, review)));
+    disarm(reason, out);
+    return out;
+  }
+  noProgressRounds_ = round_ > 0 && done <= lastEvalCount_ ? noProgressRounds_ + 1 : 0;
+  ++round_;
+  lastEvalCount_ = done;
+  ContinuationText t;
+  t.lang = lang;
+  t.round = round_;
+  t.evalsDone = done;
+  t.budget = budget_;
+  // The pace never asks for more than the budget has left: the drive itself stays within it.
+  t.paceEvals = settings_.evalsPerTurn > 0 ? std::min(settings_.evalsPerTurn, budget_ - done) : 0;
+  t.stagnant = stagnation_count(s);
+  t.taskKnown = facts.hasUserTask || !s.iterations.empty() || !s.plans.empty();
+  t.planKnown = !s.plans.empty();
+  t.envKnown = !s.envs.empty();
+  t.planStale = plan_stale(s, settings_.evalsPerTurn);
+  t.finalizeHint = settings_.finalizeHint;
+  t.review = review;
+  out.push_back(send_action("continuation", continuation_text(t)));
+  return out;
+}
+
+Actions LoopController::supervisor_answered(std::uint64_t token, const SupervisorAnswer& answer, const Series& s,
+                                            const HostFacts& facts) {
+  if (!pending_ || pending_->token != token || pending_->epoch != epoch_) return {};
+  // N-2: out of tokens with nothing said while reasoning → once more with reasoning off.
+  if (blank(answer.text) && answer.finish == "max-tokens" && pending_->attempt == 1) {
+    pending_->attempt = 2;
+    pending_->route.reasoningEffort = "off";
+    Action a;
+    a.type = Action::Type::review;
+    a.token = token;
+    a.reviewKind = pending_->kind;
+    a.route = pending_->route;
+    a.attempt = 2;
+    a.system = pending_->system;
+    a.prompt = pending_->prompt;
+    return {a};
+  }
+  const Pending p = *pending_;
+  pending_.reset();
+  // Failure, timeout or silence: no record, never approval; the loop goes on without it.
+  const bool usable = answer.finish == "stop" || answer.finish == "max-tokens";
+  const ReviewOutcome review = usable ? ReviewOutcome::from(advice_from_reply(answer.text)) : ReviewOutcome{};
+  // Re-check after the answer: the human may have taken the session meanwhile.
+  if (!armed_ || !facts.agentIdle || facts.humanQueued) return {};
+  // The run moved while we asked: decide afresh on what is there now.
+  if (completed_evals(s) != p.evalsAtAsk || finalize_mark(s) != p.finalizeAtAsk) return checkpoint(s, facts);
+  return commit(s, facts, p.decision, p.reason, p.kind, review);
+}
+
+std::optional<std::string> LoopController::set_supervise(bool on) {
+  if (on && !effective_route()) {
+    return std::string("no supervisor model: configure supervisor.provider and supervisor.model, or run "
+                       "/supervise use <provider>/<model>");
+  }
+  supervise_ = on;
+  return std::nullopt;
+}
+
+void LoopController::set_config_route(std::optional<Route> route) { configRoute_ = std::move(route); }
+void LoopController::set_override(std::optional<Route> route) { override_ = std::move(route); }
+
+std::optional<Route> LoopController::effective_route() const { return override_ ? override_ : configRoute_; }
+
+json LoopController::control_json(const Series* s) const {
+  json loop = json::object();
+  const long long done = s ? completed_evals(*s) : 0;
+  loop["armed"] = armed_;
+  loop["budget"] = everArmed_ ? budget_ : 0;
+  loop["round"] = everArmed_ ? round_ : 0;
+  loop["evalsDone"] = done;
+  loop["evalsOverBudget"] = everArmed_ && budget_ > 0 ? std::max(0LL, done - budget_) : 0;
+  loop["available"] = settings_.available;
+  loop["defaultBudget"] = settings_.defaultBudget;
+  if (lang_) loop["outputLanguage"] = std::string(lang_code(*lang_));
+  if (stopReason_) loop["stopReason"] = *stopReason_;
+  json sup = json::object();
+  sup["enabled"] = supervise_;
+  sup["configured"] = configRoute_.has_value();
+  if (configRoute_) sup["configRoute"] = configRoute_->to_json();
+  if (auto r = effective_route()) {
+    json e = r->to_json();
+    e["source"] = override_ ? "session" : "config";
+    sup["effective"] = e;
+  }
+  if (lastAdvice_) sup["lastAdvice"] = *lastAdvice_;
+  json out = json::object();
+  out["loop"] = loop;
+  out["supervisor"] = sup;
+  return out;
+}
+
+}  // namespace kopt

@@ -1,0 +1,156 @@
+// Series from its wire form (P-2, P-3): lets a host hand the loop the /series body it already has.
+#include <cmath>
+
+#include "kopt/loop.hpp"
+
+namespace kopt {
+
+namespace {
+
+Seq seq_of(const json& v) {
+  Seq s;
+  s.raw = v;
+  s.num = as_number(v).value_or(std::nan(""));
+  return s;
+}
+
+std::optional<std::string> opt_str(const json& o, const char* key) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+std::optional<double> opt_num(const json& o, const char* key) {
+  auto it = o.find(key);
+  if (it == o.end()) return std::nullopt;
+  return as_number(*it);
+}
+
+std::optional<long long> opt_int(const json& o, const char* key) {
+  auto v = opt_num(o, key);
+  if (!v) return std::nullopt;
+  return static_cast<long long>(*v);
+}
+
+bool flag(const json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_boolean() && it->get<bool>();
+}
+
+std::optional<bool> opt_bool(const json& o, const char* key) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->is_boolean()) return std::nullopt;
+  return it->get<bool>();
+}
+
+std::optional<std::vector<std::string>> opt_strings(const json& o, const char* key) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->is_array()) return std::nullopt;
+  std::vector<std::string> out;
+  for (const auto& v : *it) if (v.is_string()) out.push_back(v.get<std::string>());
+  return out;
+}
+
+const json& arr(const json& o, const char* key) {
+  static const json empty = json::array();
+  auto it = o.find(key);
+  return it != o.end() && it->is_array() ? *it : empty;
+}
+
+}  // namespace
+
+Series series_from_wire(const json& body) {
+  Series s;
+  if (!body.is_object()) return s;
+  for (const auto& j : arr(body, "iterations")) {
+    if (!j.is_object()) continue;
+    Iteration it;
+    it.seq = seq_of(j.value("seq", json()));
+    it.tool = opt_str(j, "tool").value_or("");
+    it.jobId = opt_str(j, "jobId");
+    it.evaluationId = opt_str(j, "evaluationId");
+    it.channel = opt_str(j, "channel");
+    it.command = opt_str(j, "command");
+    if (auto n = opt_int(j, "commandLength")) it.commandLength = static_cast<std::size_t>(*n);
+    it.fullCommand = it.command.value_or("");
+    it.artifactPath = opt_str(j, "artifactPath");
+    it.compiled = opt_bool(j, "compiled");
+    it.correct = opt_bool(j, "correct");
+    it.latencyMs = opt_num(j, "latencyMs");
+    it.speedup = opt_num(j, "speedup");
+    if (auto m = j.find("metrics"); m != j.end() && m->is_object()) {
+      for (const auto& [k, v] : m->items()) {
+        if (auto n = as_number(v)) it.metrics.emplace_back(k, *n);
+      }
+    }
+    it.rewardHack = flag(j, "rewardHack");
+    it.pending = flag(j, "pending");
+    it.finalized = flag(j, "finalized");
+    it.evaluatorFailed = flag(j, "evaluatorFailed");
+    it.error = opt_str(j, "error");
+    it.blocking = opt_strings(j, "blocking");
+    it.advisory = opt_strings(j, "advisory");
+    it.notMeasured = opt_strings(j, "notMeasured");
+    if (auto w = j.find("workloadSubset"); w != j.end()) it.workloadSubset = *w;
+    for (const auto& c : arr(j, "changes")) {
+      if (!c.is_object()) continue;
+      Change ch;
+      ch.seq = seq_of(c.value("seq", json()));
+      ch.tool = opt_str(c, "tool").value_or("");
+      ch.kind = opt_str(c, "kind").value_or("");
+      ch.filePath = opt_str(c, "filePath").value_or(opt_str(c, "file_path").value_or(""));
+      ch.content = opt_str(c, "content");
+      ch.oldText = opt_str(c, "oldText");
+      ch.newText = opt_str(c, "newText");
+      ch.replaceAll = flag(c, "replaceAll");
+      ch.truncated = flag(c, "truncated");
+      it.changes.push_back(std::move(ch));
+    }
+    s.iterations.push_back(std::move(it));
+  }
+  for (const auto& j : arr(body, "plans")) {
+    if (!j.is_object()) continue;
+    Plan p;
+    p.seq = seq_of(j.value("seq", json()));
+    p.phase = opt_str(j, "phase").value_or("");
+    p.approach = opt_str(j, "approach").value_or("");
+    p.hypothesis = opt_str(j, "hypothesis");
+    p.next = opt_str(j, "next");
+    s.plans.push_back(std::move(p));
+  }
+  for (const auto& j : arr(body, "envs")) {
+    if (!j.is_object()) continue;
+    Env e;
+    e.seq = seq_of(j.value("seq", json()));
+    e.location = opt_str(j, "location").value_or("");
+    e.device = opt_str(j, "device").value_or("");
+    e.constraint = opt_str(j, "constraint");
+    e.probe = opt_str(j, "probe");
+    e.notes = opt_str(j, "notes");
+    if (auto v = j.find("versions"); v != j.end() && v->is_object()) e.versions = *v;
+    s.envs.push_back(std::move(e));
+  }
+  for (const auto& v : arr(body, "profileSeqs")) s.profileSeqs.push_back(seq_of(v));
+  for (const auto& v : arr(body, "uncollectedSeqs")) s.uncollectedSeqs.push_back(seq_of(v));
+  for (const auto& v : arr(body, "echoedSeqs")) s.echoedSeqs.push_back(seq_of(v));
+  for (const auto& j : arr(body, "rounds")) {
+    if (!j.is_object()) continue;
+    Round r;
+    r.seq = seq_of(j.value("seq", json()));
+    r.round = opt_int(j, "round");
+    r.evalsUsed = opt_int(j, "evalsUsed");
+    r.budget = opt_int(j, "budget");
+    r.review = opt_str(j, "review");
+    r.reviewNote = opt_str(j, "reviewNote");
+    r.wrapUp = flag(j, "wrapUp");
+    r.audit = flag(j, "audit");
+    r.challenge = flag(j, "challenge");
+    s.rounds.push_back(std::move(r));
+  }
+  if (auto b = body.find("bestIndex"); b != body.end()) {
+    if (auto n = as_number(*b); n && *n >= 0) s.bestIndex = static_cast<std::size_t>(*n);
+  }
+  return s;
+}
+
+}  // namespace kopt
