@@ -2,12 +2,18 @@
 #pragma once
 #include <napi.h>
 
+#include "kopt/projector.hpp"
+
 namespace kopt::addon {
 
 void InitProjection(Napi::Env env, Napi::Object exports);  // projection_bindings.cpp
 void InitHost(Napi::Env env, Napi::Object exports);        // host_bindings.cpp: preset sync, replay
 void InitLoop(Napi::Env env, Napi::Object exports);        // loop_bindings.cpp: loop controller, supervisor
 void InitChart(Napi::Env env, Napi::Object exports);       // chart_bindings.cpp: curve geometry
+
+// The core Projector inside a JS Projector object (other bindings read the series through it);
+// throws a coded TypeError when the value is not one.
+kopt::Projector& UnwrapProjector(Napi::Env env, Napi::Value value);
 
 // Throws a JS Error with a stable `code` property.
 [[noreturn]] void ThrowCoded(Napi::Env env, const char* code, const std::string& message);

@@ -1,0 +1,191 @@
+// JS Projector class and contract-line parsing: converts strings and owns lifetimes, nothing else.
+#include <memory>
+
+#include "init.hpp"
+#include "kopt/contract.hpp"
+#include "kopt/derived.hpp"
+#include "kopt/events.hpp"
+
+namespace kopt::addon {
+
+namespace {
+
+ProjectionConfig config_from(Napi::Env env, const Napi::Value& v) {
+  ProjectionConfig cfg;
+  if (v.IsUndefined() || v.IsNull()) return cfg;
+  if (!v.IsString()) ThrowCoded(env, "KOPT_BAD_CONFIG", "Projector config must be a JSON string");
+  auto j = parse_json(v.As<Napi::String>().Utf8Value());
+  if (!j) ThrowCoded(env, "KOPT_BAD_CONFIG", "Projector config is not valid JSON");
+  if (std::string err = cfg.apply_json(*j); !err.empty()) ThrowCoded(env, "KOPT_BAD_CONFIG", err);
+  return cfg;
+}
+
+std::string string_arg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
+  if (info.Length() <= i || !info[i].IsString())
+    ThrowCoded(info.Env(), "KOPT_BAD_ARGUMENT", std::string(what) + " must be a string");
+  return info[i].As<Napi::String>().Utf8Value();
+}
+
+Napi::Object stats_object(Napi::Env env, const FeedStats& s) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("events", Napi::Number::New(env, static_cast<double>(s.events)));
+  o.Set("skipped", Napi::Number::New(env, static_cast<double>(s.skipped)));
+  return o;
+}
+
+Napi::Value parse_in_js(Napi::Env env, const std::string& text) {
+  Napi::Object json_obj = env.Global().Get("JSON").As<Napi::Object>();
+  return json_obj.Get("parse").As<Napi::Function>().Call(json_obj, {Napi::String::New(env, text)});
+}
+
+class JsProjector : public Napi::ObjectWrap<JsProjector> {
+ public:
+  static Napi::FunctionReference* constructor;
+
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "Projector",
+                       {InstanceMethod<&JsProjector::Feed>("feed"),
+                        InstanceMethod<&JsProjector::SeriesJson>("seriesJson"),
+                        InstanceMethod<&JsProjector::DerivedJson>("derivedJson"),
+                        InstanceMethod<&JsProjector::Stats>("stats"),
+                        InstanceAccessor<&JsProjector::Version>("version"),
+                        InstanceAccessor<&JsProjector::HasUserTask>("hasUserTask")});
+  }
+
+  explicit JsProjector(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsProjector>(info) {
+    // new Projector(configJson?) — or, internally, from a finished core Projector (projectFile).
+    if (info.Length() == 1 && info[0].IsExternal()) {
+      auto* p = info[0].As<Napi::External<Projector>>().Data();
+      core_ = std::make_unique<Projector>(std::move(*p));
+      return;
+    }
+    core_ = std::make_unique<Projector>(config_from(info.Env(), info.Length() ? info[0] : info.Env().Undefined()));
+  }
+
+  Projector& core() { return *core_; }
+
+ private:
+  Napi::Value Feed(const Napi::CallbackInfo& info) {
+    std::string text = string_arg(info, 0, "feed(eventsJson)");
+    FeedStats before = core_->stats();
+    if (auto j = parse_json(text); j && (j->is_array() || j->is_object())) {
+      core_->feed(*j);
+    } else {
+      // Not one JSON value: read it as JSONL, skipping (and counting) lines that do not parse.
+      LogReadStats ls;
+      bool ok = read_log_text(text, [&](const json& ev) { core_->feed_event(ev); }, ls);
+      if (!ok && ls.events == 0)
+        ThrowCoded(info.Env(), "KOPT_BAD_EVENTS", "feed(): not a JSON array, an event object or JSONL of events");
+      FeedStats d{core_->stats().events - before.events, core_->stats().skipped - before.skipped + ls.skipped};
+      return stats_object(info.Env(), d);
+    }
+    FeedStats d{core_->stats().events - before.events, core_->stats().skipped - before.skipped};
+    return stats_object(info.Env(), d);
+  }
+
+  Napi::Value SeriesJson(const Napi::CallbackInfo& info) {
+    std::string id = string_arg(info, 0, "seriesJson(sessionId)");
+    double updated = 0;
+    if (info.Length() > 1 && !info[1].IsUndefined()) {
+      if (!info[1].IsNumber()) ThrowCoded(info.Env(), "KOPT_BAD_ARGUMENT", "seriesJson(): updatedAt must be a number");
+      updated = info[1].As<Napi::Number>().DoubleValue();
+    }
+    std::string control;
+    if (info.Length() > 2 && !info[2].IsUndefined() && !info[2].IsNull()) {
+      control = string_arg(info, 2, "seriesJson(): controlJson");
+      auto j = parse_json(control);
+      if (!j || !j->is_object()) ThrowCoded(info.Env(), "KOPT_BAD_ARGUMENT", "seriesJson(): controlJson must be a JSON object");
+    }
+    return Napi::String::New(info.Env(), core_->series_json(id, updated, control));
+  }
+
+  Napi::Value DerivedJson(const Napi::CallbackInfo& info) {
+    json loop = json::object();
+    if (info.Length() > 0 && !info[0].IsUndefined() && !info[0].IsNull()) {
+      auto j = parse_json(string_arg(info, 0, "derivedJson(loopJson)"));
+      if (!j || !j->is_object()) ThrowCoded(info.Env(), "KOPT_BAD_ARGUMENT", "derivedJson(): loopJson must be a JSON object");
+      loop = std::move(*j);
+    }
+    return Napi::String::New(info.Env(), js_stringify(derived_json(core_->series(), core_->has_user_task(), loop)));
+  }
+
+  Napi::Value Stats(const Napi::CallbackInfo& info) { return stats_object(info.Env(), core_->stats()); }
+  Napi::Value Version(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(core_->version()));
+  }
+  Napi::Value HasUserTask(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), core_->has_user_task()); }
+
+  std::unique_ptr<Projector> core_;
+};
+
+Napi::FunctionReference* JsProjector::constructor = nullptr;
+
+// Reads and projects a log file off the JS thread; resolves to a JS Projector.
+class ProjectFileWorker : public Napi::AsyncWorker {
+ public:
+  ProjectFileWorker(Napi::Env env, std::string path, ProjectionConfig cfg)
+      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), path_(std::move(path)), core_(std::move(cfg)) {}
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+  void Execute() override {
+    LogReadStats st;
+    if (!read_log_file(path_, [&](const json& ev) { core_.feed_event(ev); }, st)) error_ = st.error;
+    warning_ = st.error;
+    skipped_lines_ = st.skipped;
+  }
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (!error_.empty()) {
+      Napi::Error err = Napi::Error::New(env, error_);
+      err.Set("code", Napi::String::New(env, "KOPT_BAD_LOG"));
+      deferred_.Reject(err.Value());
+      return;
+    }
+    Napi::Object obj = JsProjector::constructor->New({Napi::External<Projector>::New(env, &core_)});
+    if (!warning_.empty()) obj.Set("warning", Napi::String::New(env, warning_));
+    obj.Set("skippedLines", Napi::Number::New(env, static_cast<double>(skipped_lines_)));
+    deferred_.Resolve(obj);
+  }
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::string path_;
+  Projector core_;
+  std::string error_, warning_;
+  std::size_t skipped_lines_ = 0;
+};
+
+Napi::Value ProjectFile(const Napi::CallbackInfo& info) {
+  std::string path = string_arg(info, 0, "projectFile(path)");
+  ProjectionConfig cfg = config_from(info.Env(), info.Length() > 1 ? info[1] : info.Env().Undefined());
+  auto* w = new ProjectFileWorker(info.Env(), std::move(path), std::move(cfg));
+  Napi::Promise p = w->Promise();
+  w->Queue();
+  return p;
+}
+
+Napi::Value ParseContractLines(const Napi::CallbackInfo& info) {
+  std::string text = string_arg(info, 0, "parseContractLines(text)");
+  json out = json::array();
+  for (auto& p : contract_payloads(text)) out.push_back(std::move(p.payload));
+  return parse_in_js(info.Env(), js_stringify(out));
+}
+
+}  // namespace
+
+Projector& UnwrapProjector(Napi::Env env, Napi::Value value) {
+  if (!value.IsObject() || !value.As<Napi::Object>().InstanceOf(JsProjector::constructor->Value()))
+    ThrowCoded(env, "KOPT_BAD_ARGUMENT", "expected a Projector");
+  return JsProjector::Unwrap(value.As<Napi::Object>())->core();
+}
+
+void InitProjection(Napi::Env env, Napi::Object exports) {
+  Napi::Function ctor = JsProjector::Define(env);
+  JsProjector::constructor = new Napi::FunctionReference(Napi::Persistent(ctor));
+  exports.Set("Projector", ctor);
+  exports.Set("projectFile", Napi::Function::New(env, ProjectFile, "projectFile"));
+  exports.Set("parseContractLines", Napi::Function::New(env, ParseContractLines, "parseContractLines"));
+}
+
+}  // namespace kopt::addon
