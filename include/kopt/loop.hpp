@@ -138,6 +138,8 @@ class LoopController {
 
   // P-4 control object; series gives evalsDone (nullptr = zeros).
   json control_json(const Series* s) const;
+  // The same with evalsDone (completed_evals) already known.
+  json control_json(long long evals_done) const;
   // The state as LoopState (for decide_continuation and tests).
   LoopState loop_state() const;
 

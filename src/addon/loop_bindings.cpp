@@ -5,7 +5,7 @@
 //     .arm(budget|null, lang) .stop() .turnEnded(reason)            -> actions JSON
 //     .settled(seriesJson, factsJson)                               -> actions JSON
 //     .supervisorAnswered(token, answerJson, seriesJson, factsJson) -> actions JSON
-//     .control(seriesJson|null)                                     -> control JSON (P-4)
+//     .control(seriesJson|evalsDone|null)                           -> control JSON (P-4)
 //     .applyControl(bodyText, seriesJson|null, fallbackLang)        -> {status, body, actions, armed}
 //     .command('kloop'|'supervise', raw, seriesJson|null, lang)     -> {ok, text, actions, armed}
 //     .setConfigRoute(routeJson|null) .setSettings(settingsJson) .setSupervise(bool) -> error|null
@@ -140,6 +140,10 @@ class LoopWrap : public Napi::ObjectWrap<LoopWrap> {
   }
   Napi::Value Control(const Napi::CallbackInfo& info) {
     return guarded(info, "control", [&] {
+      // A number is evalsDone already computed by the host (derived.completedEvals).
+      if (info.Length() >= 1 && info[0].IsNumber()) {
+        return out(info.Env(), c_->control_json(static_cast<long long>(info[0].As<Napi::Number>().Int64Value())));
+      }
       const auto s = series_arg(info, 0);
       return out(info.Env(), c_->control_json(s ? &*s : nullptr));
     });

@@ -299,9 +299,10 @@ void LoopController::set_override(std::optional<Route> route) { override_ = std:
 
 std::optional<Route> LoopController::effective_route() const { return override_ ? override_ : configRoute_; }
 
-json LoopController::control_json(const Series* s) const {
+json LoopController::control_json(const Series* s) const { return control_json(s ? completed_evals(*s) : 0); }
+
+json LoopController::control_json(long long done) const {
   json loop = json::object();
-  const long long done = s ? completed_evals(*s) : 0;
   loop["armed"] = armed_;
   loop["budget"] = everArmed_ ? budget_ : 0;
   loop["round"] = everArmed_ ? round_ : 0;

@@ -1,0 +1,323 @@
+// dsh-kernel-opt — the loop's host half: it executes what the C++ LoopController decides.
+//
+//   registerLoop(ctx, {getProjector, kopt, config})   profile plane (lib/index.mjs): watches turn
+//       ends, waits for the turn to settle, feeds the controller the series and the host facts,
+//       then carries out its actions (agent.followup, agent.cancel, ctx.llm.stream). Returns the
+//       LoopService the /control route and the commands use.
+//   registerLoopCommands(ctx, svc)                    agent plane (lib/agent.mjs): /kloop and
+//       /supervise, so they exist in the mode's sessions only.
+//
+// No decision is made here: when to continue, what to say, whether to ask the supervisor, what a
+// reply means, which effort to send — all of it is kopt.LoopController / kopt.chooseEffort.
+import { createUserMessage } from './host.mjs'
+
+const PLUGIN_ID = 'kernel-opt'
+// A turn end is not yet a settled turn: a queued human message may take the session first.
+const envMs = (name, dflt) => {
+  const v = Number(process.env[name])
+  return Number.isFinite(v) && v >= 0 ? v : dflt
+}
+
+/** Maps the config's supervisor.language (free text) onto a run language, or undefined. */
+export function configLanguage(value) {
+  if (typeof value !== 'string') return undefined
+  const v = value.trim().toLowerCase()
+  if (/^(zh|cn|chinese|中文|简体中文|汉语)/.test(v)) return 'zh'
+  if (/^(en|english|英文|英语)/.test(v)) return 'en'
+  return undefined
+}
+
+/** Whether a human message waits in the agent's inbox (shape-tolerant across host versions). */
+export function humanQueued(agent) {
+  const inbox = agent?.inbox
+  if (!inbox) return false
+  const lists = []
+  for (const key of ['nextTurn', 'nextStep', 'pending', 'items']) {
+    const v = typeof inbox[key] === 'function' ? safe(() => inbox[key]()) : inbox[key]
+    if (Array.isArray(v)) lists.push(v)
+  }
+  const snap = typeof inbox.snapshot === 'function' ? safe(() => inbox.snapshot()) : undefined
+  if (snap && typeof snap === 'object') for (const v of Object.values(snap)) if (Array.isArray(v)) lists.push(v)
+  return lists.some(list => list.some((entry) => {
+    const source = entry?.source ?? entry?.message?.source
+    return source?.kind === 'user'
+  }))
+}
+
+function safe(f) {
+  try {
+    return f()
+  } catch {
+    return undefined
+  }
+}
+
+function lastHumanText(session) {
+  const events = safe(() => session?.events)
+  if (!Array.isArray(events)) return ''
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]
+    if (e?.type !== 'user/message') continue
+    const m = e.data?.message && typeof e.data.message === 'object' ? e.data.message : e.data
+    if (m?.source?.kind !== 'user' || !Array.isArray(m.content)) continue
+    return m.content.filter(b => typeof b?.text === 'string').map(b => b.text).join('\n')
+  }
+  return ''
+}
+
+/**
+ * The profile half. deps = {getProjector(sessionId) -> kopt.Projector | undefined, kopt, config}.
+ * Options for tests: deps.settleMs, deps.supervisorTimeoutMs, deps.llm (else ctx.llm, taken softly).
+ */
+export function registerLoop(ctx, deps) {
+  const { getProjector, kopt, config } = deps
+  const settleMs = deps.settleMs ?? envMs('KOPT_LOOP_SETTLE_MS', 1200)
+  const reviewTimeoutMs = deps.supervisorTimeoutMs ?? envMs('KOPT_SUPERVISOR_TIMEOUT_MS', 180_000)
+  const sup = config.supervisor
+  const settings = JSON.stringify({
+    ...config.loop,
+    ...(typeof sup?.instructions === 'string' ? { instructions: sup.instructions } : {}),
+    available: true,
+  })
+  const configRoute = sup === undefined ? null : JSON.stringify({
+    provider: sup.provider, model: sup.model, ...(sup.reasoningEffort ? { reasoningEffort: sup.reasoningEffort } : {}),
+  })
+
+  let llm = deps.llm
+  if (llm === undefined && typeof ctx.inject === 'function') {
+    ctx.inject(['llm'], (lctx) => {
+      llm = lctx.llm
+      lctx.effect?.(() => () => { llm = undefined }, 'kernel-opt: loop llm')
+    })
+  }
+
+  const entries = new Map() // sessionId -> {c, timer, review}
+  const log = (id, line) => console.warn(`[kernel-opt] loop ${id}: ${line}`)
+
+  const entryFor = (id) => {
+    let e = entries.get(id)
+    if (e === undefined) {
+      const c = new kopt.LoopController(settings)
+      c.setConfigRoute(configRoute)
+      e = { c, timer: undefined, review: undefined }
+      entries.set(id, e)
+    }
+    return e
+  }
+
+  const agentOf = (id) => safe(() => ctx.agents?.get(id))
+  const sessionOf = (id) => safe(() => ctx.sessions?.get(id))
+  const seriesOf = (id) => {
+    const p = getProjector(id)
+    return p === undefined ? null : p.seriesJson(id, 0)
+  }
+  const factsOf = (id) => {
+    const agent = agentOf(id)
+    const p = getProjector(id)
+    return JSON.stringify({
+      agentIdle: agent !== undefined && agent.status === 'idle',
+      humanQueued: humanQueued(agent),
+      hasUserTask: p === undefined ? true : p.hasUserTask === true,
+    })
+  }
+  /** The run language: the config's supervisor.language, else the language the human writes in. */
+  const runLanguage = (id) => configLanguage(sup?.language) ?? kopt.guessLanguage(lastHumanText(sessionOf(id)))
+
+  const execute = (id, e, actionsJson) => {
+    let actions
+    try {
+      actions = JSON.parse(actionsJson)
+    } catch {
+      return
+    }
+    for (const a of actions) {
+      if (a.type === 'abort') {
+        e.review?.abort(new Error('stopped'))
+        const agent = agentOf(id)
+        if (agent?.status === 'running') safe(() => agent.cancel({ kind: 'user' }, { keepInbox: true }))
+      } else if (a.type === 'send') {
+        const agent = agentOf(id)
+        if (agent === undefined) {
+          log(id, `no agent to receive the ${a.kind}`)
+          continue
+        }
+        agent.followup(createUserMessage({
+          content: [{ type: 'text', text: a.text }],
+          source: { kind: 'plugin', plugin: PLUGIN_ID },
+        }))
+      } else if (a.type === 'review') {
+        void review(id, e, a)
+      } else if (a.type === 'disarmed') {
+        log(id, `disarmed (${a.reason})`)
+      }
+    }
+  }
+
+  const settle = (id) => {
+    const e = entries.get(id)
+    if (e === undefined) return
+    e.timer = undefined
+    if (!e.c.armed) return
+    execute(id, e, e.c.settled(seriesOf(id), factsOf(id)))
+  }
+
+  const scheduleSettle = (id, e) => {
+    if (e.timer !== undefined) clearTimeout(e.timer)
+    e.timer = setTimeout(() => {
+      try {
+        settle(id)
+      } catch (error) {
+        log(id, `settle failed: ${error?.message ?? error}`)
+      }
+    }, settleMs)
+    e.timer.unref?.()
+  }
+
+  // One supervisor call. Failure, timeout or silence comes back as such; the controller decides.
+  const review = async (id, e, a) => {
+    const abort = new AbortController()
+    e.review = abort
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      abort.abort(new Error('supervisor timeout'))
+    }, reviewTimeoutMs)
+    timer.unref?.()
+    let text = ''
+    let finish = 'stop'
+    try {
+      if (llm === undefined) throw new Error('no llm service')
+      let declared = []
+      let dflt = null
+      try {
+        const info = await llm.resolveModelInfo?.(a.provider, a.model)
+        if (Array.isArray(info?.reasoning?.efforts)) declared = info.reasoning.efforts.map(x => String(x.id))
+        if (info?.reasoning?.defaultEffort !== undefined) dflt = String(info.reasoning.defaultEffort)
+      } catch {
+        // unknown model info: no effort is sent
+      }
+      const effort = kopt.chooseEffort(a.reasoningEffort ?? null, JSON.stringify(declared), dflt)
+      const stream = llm.stream({
+        provider: a.provider,
+        model: a.model,
+        system: a.system,
+        messages: [createUserMessage({ content: [{ type: 'text', text: a.prompt }], source: { kind: 'plugin', plugin: PLUGIN_ID } })],
+        sessionId: id,
+        signal: abort.signal,
+        ...(effort !== null ? { reasoningEffort: effort } : {}),
+        ...(typeof sup?.maxTokens === 'number' ? { maxTokens: sup.maxTokens } : {}),
+        ...(typeof sup?.temperature === 'number' ? { temperature: sup.temperature } : {}),
+      })
+      for await (const chunk of stream) {
+        if (abort.signal.aborted) break
+        if (chunk?.type === 'text-delta') text += typeof chunk.text === 'string' ? chunk.text : (chunk.delta ?? '')
+        else if (chunk?.type === 'finish') {
+          const kind = chunk.reason?.kind ?? chunk.reason
+          finish = kind === 'max-tokens' ? 'max-tokens' : kind === 'error' ? 'error' : 'stop'
+        }
+      }
+      if (abort.signal.aborted) finish = timedOut ? 'timeout' : 'aborted'
+    } catch (error) {
+      finish = timedOut ? 'timeout' : abort.signal.aborted ? 'aborted' : 'error'
+      if (finish === 'error') log(id, `supervisor call failed: ${error?.message ?? error}`)
+    } finally {
+      clearTimeout(timer)
+      if (e.review === abort) e.review = undefined
+    }
+    if (finish === 'timeout') log(id, 'supervisor timed out; the loop goes on without a review')
+    try {
+      execute(id, e, e.c.supervisorAnswered(a.token, JSON.stringify({ text, finish }), seriesOf(id), factsOf(id)))
+    } catch (error) {
+      log(id, `supervisor answer failed: ${error?.message ?? error}`)
+    }
+  }
+
+  // Turn ends drive the loop: an aborted turn disarms, any other end is checked once settled.
+  const onEvent = (session, event) => {
+    if (event?.type !== 'turn/end') return
+    const id = session?.id
+    const e = typeof id === 'string' ? entries.get(id) : undefined
+    if (e === undefined) return
+    const reason = event.data?.reason?.kind ?? 'completed'
+    execute(id, e, e.c.turnEnded(String(reason)))
+    if (e.c.armed && reason !== 'aborted') scheduleSettle(id, e)
+  }
+  if (typeof ctx.on === 'function') ctx.on('session/event', onEvent)
+
+  const afterArm = (id, e) => {
+    if (agentOf(id)?.status === 'idle') scheduleSettle(id, e)
+  }
+
+  const service = {
+    get available() {
+      return ctx.agents !== undefined
+    },
+    /** P-4 control object of a session this service has seen; undefined otherwise. */
+    control(sessionId, derived) {
+      const e = entries.get(sessionId)
+      if (e === undefined) return undefined
+      const done = typeof derived?.completedEvals === 'number' ? derived.completedEvals : null
+      return JSON.parse(done !== null ? e.c.control(done) : e.c.control(seriesOf(sessionId)))
+    },
+    /** POST /control actions (Q-2) for a known session. */
+    async act(sessionId, body) {
+      const e = entryFor(sessionId)
+      const r = JSON.parse(e.c.applyControl(JSON.stringify(body), seriesOf(sessionId), runLanguage(sessionId)))
+      execute(sessionId, e, JSON.stringify(r.actions))
+      if (r.armed) afterArm(sessionId, e)
+      return { status: r.status, body: r.body }
+    },
+    /** A slash command; returns the host's command result. */
+    command(sessionId, name, raw) {
+      const e = entryFor(sessionId)
+      const r = JSON.parse(e.c.command(name, raw ?? '', seriesOf(sessionId), runLanguage(sessionId)))
+      execute(sessionId, e, JSON.stringify(r.actions))
+      if (r.armed) afterArm(sessionId, e)
+      return r.ok ? { kind: 'success', text: r.text } : { kind: 'error', text: r.text }
+    },
+    /** For tests and diagnostics. */
+    controllerOf: (sessionId) => entries.get(sessionId)?.c,
+    dispose() {
+      for (const e of entries.values()) {
+        if (e.timer !== undefined) clearTimeout(e.timer)
+        e.review?.abort(new Error('disposed'))
+      }
+      entries.clear()
+    },
+  }
+  return service
+}
+
+/** The agent plane: /kloop and /supervise, in the kernel-opt mode only (a row of its preset). */
+export function registerLoopCommands(ctx, svc) {
+  const loop = () => svc?.loop
+  const register = (commands, owner) => {
+    const add = (def) => {
+      const dispose = commands.register(def)
+      if (typeof owner.effect === 'function' && typeof dispose === 'function') owner.effect(() => dispose, `kernel-opt: /${def.name}`)
+    }
+    const run = (name) => (inv) => {
+      const service = loop()
+      const id = inv?.agent?.id
+      if (service === undefined || typeof id !== 'string') {
+        return { kind: 'error', text: 'The kernel loop is unavailable here / 循环功能不可用' }
+      }
+      return service.command(id, name, inv.rawInput ?? '')
+    }
+    add({
+      name: 'kloop',
+      description: '算子优化循环 / kernel loop: /kloop [预算 budget] 启动 arm · /kloop stop 立即停止 stop now · /kloop status 状态',
+      input: { hint: '[budget] | stop | status' },
+      handler: run('kloop'),
+    })
+    add({
+      name: 'supervise',
+      description: '第二模型监督 / second-model supervisor: /supervise on | off | use <provider>/<model> [effort] | use default',
+      input: { hint: 'on | off | use <provider>/<model> [effort] | use default' },
+      handler: run('supervise'),
+    })
+  }
+  // Taken softly: a host without the command registry loses the commands, not the mode.
+  if (typeof ctx.inject === 'function') ctx.inject(['commands'], (cctx) => register(cctx.commands, cctx))
+  else if (ctx.commands !== undefined) register(ctx.commands, ctx)
+}
