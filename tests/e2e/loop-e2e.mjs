@@ -1,0 +1,278 @@
+// The loop end to end: a real `dsh web` (the pinned host of scripts/setup-host.sh) with this plugin,
+// a scripted agent model and a second scripted model as the supervisor (loop-fake-llm.mjs).
+//   A  /supervise on, /kloop 4: the supervisor answers OK, then advice, then blank, then too slowly;
+//      the loop continues three times, wraps up on the budget and stops; the advice is in the next
+//      continuation and in the projected rounds.
+//   B  /kloop 5 while a loop turn runs `sleep 120`: /kloop stop aborts that turn at once, no wrap-up.
+// Run by tests/e2e/run.sh (host installed, Node 22 on PATH). env: KOPT_HOST_DIR (required),
+// KOPT_ADDON (optional), KOPT_E2E_KEEP=1 keeps the scratch folder.
+import { spawn, execFile } from 'node:child_process'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import assert from 'node:assert/strict'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const ROOT = join(here, '../..')
+const HOST_DIR = process.env.KOPT_HOST_DIR
+if (!HOST_DIR) throw new Error('KOPT_HOST_DIR is required (run tests/e2e/run.sh)')
+const DSH = join(HOST_DIR, 'bin/dsh')
+const run = promisify(execFile)
+const t0 = Date.now()
+const log = (msg) => console.log(`[loop-e2e +${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`)
+const sleep = (ms) => new Promise(resolve => setTimeout(resolve, ms))
+
+const work = mkdtempSync(join(tmpdir(), 'kopt-loop-e2e-'))
+const home = join(work, 'home')
+const children = new Set()
+let failed = true
+const watchdog = setTimeout(() => {
+  console.error('[loop-e2e] watchdog: 480 s elapsed, giving up')
+  cleanup()
+  process.exit(2)
+}, 480_000)
+
+function cleanup() {
+  for (const child of children) {
+    try { process.kill(-child.pid, 'SIGKILL') } catch {}
+  }
+  children.clear()
+  if (!failed && process.env.KOPT_E2E_KEEP !== '1') rmSync(work, { recursive: true, force: true })
+  else console.log(`[loop-e2e] scratch kept in ${work}`)
+}
+process.on('exit', cleanup)
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { cleanup(); process.exit(130) })
+
+function startDetached(cmd, args, env, logFile) {
+  const out = join(work, logFile)
+  writeFileSync(out, '')
+  const child = spawn('bash', ['-c', `exec "$0" "$@" >>"${out}" 2>&1`, cmd, ...args], {
+    env: { ...process.env, ...env }, detached: true, stdio: 'ignore',
+  })
+  children.add(child)
+  child.on('exit', () => children.delete(child))
+  return { child, out }
+}
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer()
+    s.once('error', reject)
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)) })
+  })
+}
+async function waitFor(what, fn, timeoutMs, everyMs = 300) {
+  const end = Date.now() + timeoutMs
+  let last
+  while (Date.now() < end) {
+    try {
+      const v = await fn()
+      if (v) return v
+    } catch (error) { last = error }
+    await sleep(everyMs)
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`)
+}
+async function http(port, path, { method = 'GET', headers = {}, body } = {}) {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers, body, signal: AbortSignal.timeout(15_000) })
+  const text = await res.text()
+  return { status: res.status, text, json: () => JSON.parse(text) }
+}
+async function rpc(port, method, payload) {
+  const r = await http(port, `/api/${method}`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ type: 'client-request', rpcId: crypto.randomUUID(), method, payload }),
+  })
+  const reply = r.json()
+  if (!reply.result?.ok) throw new Error(`${method}: ${r.text.slice(0, 500)}`)
+  return reply.result.value
+}
+async function command(port, sid, line) {
+  const value = await rpc(port, 'commands/execute', { args: { agentId: sid, line, images: [] } })
+  return value?.result ?? value
+}
+async function events(sid) {
+  const base = join(home, 'sessions')
+  if (!existsSync(base)) return []
+  for (const d of readdirSync(base)) {
+    for (const name of ['session.jsonl.zstd', 'session.jsonl']) {
+      const p = join(base, d, sid, name)
+      if (!existsSync(p)) continue
+      const text = p.endsWith('.zstd')
+        ? (await run('zstd', ['-qdc', p], { maxBuffer: 64 << 20, timeout: 20_000 })).stdout
+        : readFileSync(p, 'utf8')
+      return text.split('\n').filter(Boolean).map(l => JSON.parse(l)).filter(e => typeof e.seq === 'number')
+    }
+  }
+  return []
+}
+const loopMessages = (evs) => evs.filter(e => e.type === 'user/message' && e.data?.source?.kind === 'plugin' && e.data?.source?.plugin === 'kernel-opt')
+  .map(e => e.data.content.map(b => b.text ?? '').join('\n'))
+const turnEnds = (evs) => evs.filter(e => e.type === 'turn/end').map(e => e.data?.reason?.kind)
+
+let checks = 0
+const check = (name, fn) => {
+  try {
+    fn()
+    checks += 1
+    log(`ok  ${name}`)
+  } catch (error) {
+    log(`FAIL ${name}`)
+    throw error
+  }
+}
+
+function workspace(name) {
+  const ws = join(work, name)
+  mkdirSync(ws, { recursive: true })
+  writeFileSync(join(ws, 'k.cu'), '// scripted kernel for the loop e2e\n__global__ void k() {}\n')
+  // Each run is a little faster, so no two payloads are identical (the projection merges those).
+  writeFileSync(join(ws, 'bench.sh'), [
+    '#!/usr/bin/env bash',
+    'n=$(cat .runs 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" > .runs',
+    'lat=$(awk -v n="$n" \'BEGIN { printf "%.2f", 3.0 - 0.25 * n }\')',
+    'printf \'KERNEL_EVAL={"artifact":"k.cu","compiled":true,"correct":true,"latency_ms":%s}\\n\' "$lat"',
+    '',
+  ].join('\n'))
+  chmodSync(join(ws, 'bench.sh'), 0o755)
+  return ws
+}
+
+try {
+  const judgeScript = join(work, 'judge.json')
+  writeFileSync(judgeScript, JSON.stringify([
+    { text: 'OK: baseline measured honestly' },
+    { text: 'Profile once before more variants.' },
+    { text: '   ' },
+    { text: 'far too late', delayMs: 30_000 },
+  ]))
+  const ready = join(work, 'fake-ready.json')
+  const requests = join(work, 'requests.jsonl')
+  startDetached(process.execPath, [join(here, 'loop-fake-llm.mjs'), '--judge-script', judgeScript, '--ready', ready, '--log', requests], {}, 'fake.log')
+  const llmPort = await waitFor('the fake models', () => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')).port, 15_000)
+  log(`fake models on 127.0.0.1:${llmPort}`)
+
+  const env = {
+    DSH_HOME: home, DEEPSEEK_BASE_URL: `http://127.0.0.1:${llmPort}/v1`, DEEPSEEK_API_KEY: 'e2e-key',
+    DSH_PERMISSION_MODE: 'danger-full-access', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1',
+    KOPT_LOOP_SETTLE_MS: '300', KOPT_SUPERVISOR_TIMEOUT_MS: '4000',
+    ...(process.env.KOPT_ADDON ? { KOPT_ADDON: process.env.KOPT_ADDON } : {}),
+  }
+  const dsh = (args, timeout) => run(DSH, args, { env: { ...process.env, ...env }, timeout, maxBuffer: 32 << 20 })
+  await dsh(['--profile', 'web', '--dump-config'], 120_000)
+  writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), [
+    '- id: hmr', '  disabled: false', '  config:', '    root: []',
+    '- id: kernel-opt', '  config:', '    supervisor:', '      provider: deepseek-official', '      model: judge', '',
+  ].join('\n'))
+  await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`], 300_000)
+  const port = await freePort()
+  const web = startDetached(DSH, ['web', '--no-open', '--port', String(port)], env, 'dsh.log')
+  await waitFor('dsh web', async () => (await http(port, '/')).status === 200, 120_000, 500)
+  log(`dsh web on 127.0.0.1:${port}`)
+  const control = async (sid) => (await http(port, `/plugins/kernel-opt/control?sessionId=${encodeURIComponent(sid)}`)).json().control
+  const series = async (sid) => (await http(port, `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(sid)}`)).json()
+
+  // ── A: a supervised /kloop 4 runs to its wrap-up ──
+  const a = (await rpc(port, 'session.create', { cwd: workspace('ws-a'), agentPreset: 'kernel-opt' })).sessionId
+  await rpc(port, 'session.prompt', { sessionId: a, mode: 'queue', content: [{ type: 'text', text: 'Optimize k.cu; bench.sh measures it.' }] })
+  await waitFor('the first turn', async () => turnEnds(await events(a)).length >= 1, 120_000, 500)
+  const sup = await command(port, a, '/supervise on')
+  check('/supervise on succeeds with the configured route', () => assert.equal(sup.kind, 'success', JSON.stringify(sup)))
+  const armed = await command(port, a, '/kloop 4')
+  check('/kloop 4 arms', () => {
+    assert.equal(armed.kind, 'success', JSON.stringify(armed))
+    assert.match(armed.text, /budget 4/)
+  })
+  await waitFor('the loop to stop', async () => {
+    const c = await control(a)
+    return c.loop.armed === false && c.loop.stopReason !== undefined
+  }, 180_000, 1000)
+  // The wrap-up turn itself, then a quiet period: nothing more may be sent.
+  await waitFor('the wrap-up turn to end', async () => {
+    const evs = await events(a)
+    const lastWrap = evs.findLast(e => e.type === 'user/message' && JSON.stringify(e.data).includes('[kernel-loop wrap-up]'))
+    return lastWrap && evs.some(e => e.type === 'turn/end' && e.seq > lastWrap.seq)
+  }, 60_000, 500)
+  await sleep(2000)
+  const evA = await events(a)
+  writeFileSync(join(work, 'session-a.json'), JSON.stringify(evA))
+  const msgs = loopMessages(evA)
+  const cA = await control(a)
+  const sA = await series(a)
+  const judged = readFileSync(requests, 'utf8').trim().split('\n').map(l => JSON.parse(l)).filter(r => r.who === 'judge')
+  check('three continuations, then one wrap-up on the budget', () => {
+    assert.equal(msgs.length, 4, msgs.join('\n-----\n'))
+    assert.match(msgs[0], /^\[kernel-loop round 1\] 1\/4 evaluations used/)
+    assert.match(msgs[1], /^\[kernel-loop round 2\] 2\/4 evaluations used/)
+    assert.match(msgs[2], /^\[kernel-loop round 3\] 3\/4 evaluations used/)
+    assert.match(msgs[3], /^\[kernel-loop wrap-up\] 4\/4 evaluations used; stopping \(budget\)/)
+  })
+  check('the supervisor was asked at every checkpoint with our rubric and a digest', () => {
+    assert.ok(judged.length >= 4, String(judged.length)) // a host may retry a blank answer itself
+    assert.ok(judged.every(r => r.model === 'judge'))
+    assert.match(judged[0].system ?? '', /Correctness first/)
+    assert.match(judged[1].prompt ?? '', /bash bench\.sh/)
+  })
+  check('OK → one approval line; advice → the next continuation; blank and too slow → no review', () => {
+    assert.match(msgs[0], /\nSupervisor review: OK\. baseline measured honestly\n/)
+    assert.match(msgs[1], /Supervisor review \(advisory, from the second model\):\nProfile once before more variants\./)
+    assert.ok(!msgs[2].includes('Supervisor review'))
+    assert.ok(!msgs[3].includes('Supervisor review') && !msgs[3].includes('far too late'))
+  })
+  check('the projected rounds read the reviews back', () => {
+    assert.equal(sA.rounds.length, 4)
+    assert.equal(sA.rounds[0].review, 'ok')
+    assert.equal(sA.rounds[0].reviewNote, 'baseline measured honestly')
+    assert.equal(sA.rounds[1].review, 'Profile once before more variants.')
+    assert.equal(sA.rounds[2].review, undefined)
+    assert.equal(sA.rounds[3].wrapUp, true)
+    assert.deepEqual(sA.rounds.slice(0, 3).map(r => r.round), [1, 2, 3])
+  })
+  check('control: disarmed on the budget, 4 evaluations, the wrap-up run counted apart', () => {
+    assert.equal(cA.loop.armed, false)
+    assert.equal(cA.loop.stopReason, 'budget')
+    assert.equal(cA.loop.budget, 4)
+    assert.equal(cA.loop.evalsDone, 4)
+    assert.equal(cA.loop.evalsOverBudget, 0)
+    assert.equal(cA.supervisor.enabled, true)
+    assert.equal(cA.supervisor.lastAdvice, 'Profile once before more variants.')
+    assert.ok(sA.iterations.length >= 5, 'the wrap-up turn measured too')
+  })
+
+  // ── B: /kloop stop aborts a running loop turn ──
+  const b = (await rpc(port, 'session.create', { cwd: workspace('ws-b'), agentPreset: 'kernel-opt' })).sessionId
+  await rpc(port, 'session.prompt', { sessionId: b, mode: 'queue', content: [{ type: 'text', text: 'SLOW-TASK: optimize k.cu; bench.sh measures it.' }] })
+  await waitFor('the first turn of B', async () => turnEnds(await events(b)).length >= 1, 120_000, 500)
+  await command(port, b, '/supervise off')
+  const armedB = await command(port, b, '/kloop 5')
+  check('/kloop 5 arms B', () => assert.equal(armedB.kind, 'success', JSON.stringify(armedB)))
+  await waitFor('the loop turn to be running its sleep', async () => {
+    const evs = await events(b)
+    return loopMessages(evs).length === 1 && evs.some(e => e.type === 'tool/call' && String(e.data?.arguments).includes('sleep 120'))
+  }, 60_000, 500)
+  const tStop = Date.now()
+  const stopped = await command(port, b, '/kloop stop')
+  check('/kloop stop succeeds', () => assert.equal(stopped.kind, 'success', JSON.stringify(stopped)))
+  await waitFor('the aborted turn end', async () => turnEnds(await events(b)).includes('aborted'), 20_000, 300)
+  const abortMs = Date.now() - tStop
+  await sleep(2000)
+  const evB = await events(b)
+  const cB = await control(b)
+  check(`the running turn is aborted at once (${abortMs} ms), no wrap-up, nothing more sent`, () => {
+    assert.ok(abortMs < 15_000)
+    assert.equal(loopMessages(evB).length, 1)
+    assert.ok(!loopMessages(evB).some(t => t.includes('[kernel-loop wrap-up]')))
+    assert.equal(cB.loop.armed, false)
+    assert.equal(cB.loop.stopReason, 'stopped')
+  })
+  failed = false
+  log(`${checks} checks passed`)
+} catch (error) {
+  console.error(error)
+  process.exitCode = 1
+} finally {
+  clearTimeout(watchdog)
+  cleanup()
+}
