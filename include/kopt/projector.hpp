@@ -38,9 +38,10 @@ class Projector {
 
   // The series with finalize marks and bestIndex applied.
   Series series() const;
-  // The /series body. control_json, when non-empty, is inserted verbatim as "control".
-  // Cost: O(changes since last call) plus copying the cached text.
-  std::string series_json(std::string_view session_id, double updated_at, std::string_view control_json = {});
+  // The /series body (a reference to an internal buffer, valid until the next call).
+  // control_json, when non-empty, is inserted verbatim as "control". Cost: the fragments that
+  // changed since the last call, plus the small lists after the iterations.
+  const std::string& series_json(std::string_view session_id, double updated_at, std::string_view control_json = {});
 
   const ProjectionConfig& config() const;
 

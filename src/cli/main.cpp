@@ -190,14 +190,21 @@ int cmd_bench(const std::vector<std::string>& args) {
   std::string tail_text = tail.dump();
   auto t1 = clock::now();
   auto parsed = kopt::parse_json(tail_text);
+  auto t2 = clock::now();
   p.feed(*parsed);
-  std::string warm_body = p.series_json("bench", 0);
-  double warm = ms(clock::now() - t1);
+  auto t3 = clock::now();
+  const std::string& warm_body = p.series_json("bench", 0);
+  auto t4 = clock::now();
+  double warm = ms(t4 - t1);
+  // Serialising again with nothing new: the floor of a poll.
+  p.series_json("bench", 0);
+  double idle = ms(clock::now() - t4);
 
   std::printf("{\"events\":%zu,\"iterations\":%zu,\"seriesBytes\":%zu,\"coldMs\":%.3f,\"warmFeed\":%zu,"
-              "\"warmMs\":%.4f,\"peakRssKb\":%ld}\n",
+              "\"warmMs\":%.4f,\"warmParseMs\":%.4f,\"warmFeedMs\":%.4f,\"warmSerializeMs\":%.4f,\"idleSerializeMs\":%.4f,"
+              "\"peakRssKb\":%ld}\n",
               events.size(), p.series().iterations.size(), warm_body.size(), cold, events.size() - split, warm,
-              peak_rss_kb());
+              ms(t2 - t1), ms(t3 - t2), ms(t4 - t3), idle, peak_rss_kb());
   return body.empty() ? 1 : 0;
 }
 

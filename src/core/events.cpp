@@ -61,7 +61,124 @@ std::string result_text(const json& message) {
 
 namespace {
 
-// Accepts one JSONL line; returns whether it yielded an event.
+bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+std::size_t skip_ws(std::string_view s, std::size_t i) {
+  while (i < s.size() && is_ws(s[i])) ++i;
+  return i;
+}
+
+// End of the JSON string starting at s[i] == '"' (index after the closing quote), or npos.
+std::size_t skip_string(std::string_view s, std::size_t i, bool* escaped = nullptr) {
+  for (++i; i < s.size(); ++i) {
+    if (s[i] == '\\') {
+      if (escaped) *escaped = true;
+      ++i;
+    } else if (s[i] == '"') {
+      return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// End of the JSON value starting at s[i] (structure only; contents are checked by the real parser).
+std::size_t skip_value(std::string_view s, std::size_t i) {
+  if (i >= s.size()) return std::string_view::npos;
+  if (s[i] == '"') return skip_string(s, i);
+  if (s[i] == '{' || s[i] == '[') {
+    std::size_t depth = 0;
+    for (; i < s.size(); ++i) {
+      char c = s[i];
+      if (c == '"') {
+        i = skip_string(s, i);
+        if (i == std::string_view::npos) return i;
+        --i;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (--depth == 0) return i + 1;
+      }
+    }
+    return std::string_view::npos;
+  }
+  while (i < s.size() && !is_ws(s[i]) && s[i] != ',' && s[i] != '}' && s[i] != ']') ++i;
+  return i;
+}
+
+enum class Peek { Read, Ignore, NoSeq, Unknown };
+
+// Looks at an event's top-level keys without building it: only tool/call, tool/result and
+// user/message are read by the projection, so the rest need no full parse (most of a real log).
+Peek peek_event(std::string_view s) {
+  std::size_t i = skip_ws(s, 0);
+  if (i >= s.size() || s[i] != '{') return Peek::Unknown;
+  std::string_view type;
+  bool has_type = false, has_seq = false;
+  i = skip_ws(s, i + 1);
+  if (i < s.size() && s[i] == '}') return Peek::NoSeq;
+  while (i < s.size()) {
+    if (s[i] != '"') return Peek::Unknown;
+    bool escaped = false;
+    std::size_t kend = skip_string(s, i, &escaped);
+    if (kend == std::string_view::npos || escaped) return Peek::Unknown;
+    std::string_view key = s.substr(i + 1, kend - i - 2);
+    i = skip_ws(s, kend);
+    if (i >= s.size() || s[i] != ':') return Peek::Unknown;
+    i = skip_ws(s, i + 1);
+    std::size_t vend = skip_value(s, i);
+    if (vend == std::string_view::npos) return Peek::Unknown;
+    if (key == "type") {  // the last duplicate wins, as in JSON.parse
+      has_type = true;
+      type = {};
+      if (s[i] == '"') {
+        bool esc = false;
+        skip_string(s, i, &esc);
+        if (esc) return Peek::Unknown;
+        type = s.substr(i + 1, vend - i - 2);
+      }
+    } else if (key == "seq") {
+      has_seq = true;
+    }
+    i = skip_ws(s, vend);
+    if (i < s.size() && s[i] == ',') {
+      i = skip_ws(s, i + 1);
+      continue;
+    }
+    if (i < s.size() && s[i] == '}') break;
+    return Peek::Unknown;
+  }
+  if (!has_seq) return Peek::NoSeq;
+  if (has_type && (type == "tool/call" || type == "tool/result" || type == "user/message")) return Peek::Read;
+  return Peek::Ignore;
+}
+
+const json& ignored_event() {
+  static const json e = json::object();
+  return e;
+}
+
+// One event's text (a JSONL line or an array element).
+void take_event(std::string_view text, const EventSink& sink, LogReadStats& stats, bool need_seq) {
+  Peek peek = peek_event(text);
+  if (peek == Peek::Ignore || (peek == Peek::NoSeq && !need_seq)) {
+    ++stats.events;
+    sink(ignored_event());  // counted; carries nothing the projection reads
+    return;
+  }
+  if (peek == Peek::NoSeq) {  // a header row or a packed chunk row
+    ++stats.skipped;
+    return;
+  }
+  auto ev = parse_json(text);
+  if (!ev || (need_seq && (!ev->is_object() || !ev->contains("seq")))) {
+    ++stats.skipped;
+    return;
+  }
+  ++stats.events;
+  sink(*ev);
+}
+
+// Accepts one JSONL line.
 void take_line(std::string_view line, const EventSink& sink, LogReadStats& stats) {
   line = js_trim(line);
   if (line.empty()) return;
@@ -70,14 +187,37 @@ void take_line(std::string_view line, const EventSink& sink, LogReadStats& stats
     ++stats.skipped;
     return;
   }
-  auto ev = parse_json(line);
-  // Header rows (no seq) and packed chunk rows carry nothing the projection reads.
-  if (!ev || !ev->is_object() || !ev->contains("seq")) {
-    ++stats.skipped;
-    return;
+  take_event(line, sink, stats, /*need_seq=*/true);
+}
+
+// A JSON array of events, element by element; false when its structure is broken (what came
+// before the break was read).
+bool take_array(std::string_view text, const EventSink& sink, LogReadStats& stats) {
+  std::size_t i = skip_ws(text, 0);
+  if (i >= text.size() || text[i] != '[') return false;
+  i = skip_ws(text, i + 1);
+  if (i < text.size() && text[i] == ']') return skip_ws(text, i + 1) == text.size();
+  while (i < text.size()) {
+    std::size_t end = skip_value(text, i);
+    if (end == std::string_view::npos) return false;
+    ++stats.lines;
+    std::string_view el = text.substr(i, end - i);
+    if (el[0] == '{') {
+      take_event(el, sink, stats, /*need_seq=*/false);
+    } else if (auto v = parse_json(el)) {  // not an event: the projector counts it as skipped
+      ++stats.events;
+      sink(*v);
+    } else {
+      ++stats.skipped;
+    }
+    i = skip_ws(text, end);
+    if (i < text.size() && text[i] == ',') {
+      i = skip_ws(text, i + 1);
+      continue;
+    }
+    return i < text.size() && text[i] == ']' && skip_ws(text, i + 1) == text.size();
   }
-  ++stats.events;
-  sink(*ev);
+  return false;
 }
 
 class LineSplitter {
@@ -140,15 +280,11 @@ struct FileCloser {
 
 bool read_log_text(std::string_view text, const EventSink& sink, LogReadStats& stats) {
   if (looks_like_array(text)) {
-    auto arr = parse_json(text);
-    if (!arr || !arr->is_array()) {
-      stats.error = "not a JSON array of events (parse error)";
-      return false;
-    }
-    for (const auto& ev : *arr) {
-      ++stats.lines;
-      ++stats.events;
-      sink(ev);
+    if (!take_array(text, sink, stats)) {
+      stats.error = "not a well-formed JSON array of events; read the " + std::to_string(stats.events) +
+                    " event(s) before the break";
+      stats.truncated = true;
+      return stats.events > 0;
     }
     return true;
   }
@@ -169,6 +305,9 @@ bool read_log_file(const std::string& path, const EventSink& sink, LogReadStats&
     return false;
   }
   std::vector<char> in(1 << 20);
+  long file_size = 0;
+  if (std::fseek(f.get(), 0, SEEK_END) == 0) file_size = std::ftell(f.get());
+  std::rewind(f.get());
   std::size_t got = std::fread(in.data(), 1, in.size(), f.get());
   const bool zstd = got >= 4 && static_cast<unsigned char>(in[0]) == 0x28 && static_cast<unsigned char>(in[1]) == 0xB5 &&
                     static_cast<unsigned char>(in[2]) == 0x2F && static_cast<unsigned char>(in[3]) == 0xFD;
@@ -184,6 +323,7 @@ bool read_log_file(const std::string& path, const EventSink& sink, LogReadStats&
       if (t.empty()) return;
       decided = true;
       array_mode = t[0] == '[';
+      if (array_mode && file_size > 0 && !zstd) whole.reserve(static_cast<std::size_t>(file_size) + 1);
       if (!array_mode) {
         split.push(whole);
         whole.clear();

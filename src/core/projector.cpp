@@ -134,25 +134,97 @@ struct Projector::Impl {
   std::unordered_map<std::string, std::string> jobs;   // job id -> launching command
   std::vector<Change> pending_changes;
   std::unordered_set<std::string> finalized_ids;
-  std::vector<std::string> finalized_artifacts;  // unique, in call order
   std::unordered_set<std::string> finalized_artifact_set;
+  // Finalize marks and best are kept up to date as points settle (a point's measurement never
+  // changes once settled), so a snapshot costs nothing per point.
+  std::unordered_map<std::string, std::vector<std::size_t>> points_by_eval_id;
+  struct ArtifactBest {
+    std::string artifact;
+    std::size_t point;
+  };
+  std::vector<ArtifactBest> artifact_best;  // one per unique finalized artifact (H-3)
+  std::vector<std::uint32_t> fin_refs;      // reasons a point is finalized (H-2 id, H-3 artifacts)
+  std::optional<std::size_t> best;          // I-1
+  std::size_t min_dirty = kNoPoint;
 
   // Serialisation cache: one fragment per iteration, re-rendered when it changes.
   std::vector<std::string> frag;
-  std::vector<char> frag_ok, frag_final;
+  std::vector<char> frag_ok;
+  std::string body;                   // the last /series body; its iterations part is reused
+  std::vector<std::size_t> frag_off;  // where each fragment's text starts in body (its comma included)
+  std::size_t body_frags = 0, iter_end = 0;
   std::string plans_text, envs_text, rounds_text, profile_text, uncollected_text, echoed_text;
   std::size_t plans_done = 0, envs_done = 0, rounds_done = 0, profile_done = 0, uncollected_done = 0, echoed_done = 0;
 
   void touch(std::size_t point) {
-    if (point < frag_ok.size()) frag_ok[point] = 0;
+    if (point >= frag_ok.size()) return;
+    frag_ok[point] = 0;
+    min_dirty = std::min(min_dirty, point);
   }
 
-  std::size_t add_point(Iteration it) {
+  // Appends a point; `settled` when its measurement is complete (everything but a pending bench call).
+  std::size_t add_point(Iteration it, bool settled = true) {
     iterations.push_back(std::move(it));
     frag.emplace_back();
     frag_ok.push_back(0);
-    frag_final.push_back(0);
-    return iterations.size() - 1;
+    fin_refs.push_back(0);
+    std::size_t i = iterations.size() - 1;
+    min_dirty = std::min(min_dirty, i);
+    if (settled) settle(i);
+    return i;
+  }
+
+  bool finalized(std::size_t i) const { return iterations[i].finalized || fin_refs[i] > 0; }
+
+  static bool faster(const Iteration& a, std::size_t ai, const Iteration& b, std::size_t bi) {
+    return *a.latencyMs < *b.latencyMs || (*a.latencyMs == *b.latencyMs && ai < bi);
+  }
+
+  void add_fin_ref(std::size_t i) {
+    ++fin_refs[i];
+    touch(i);
+  }
+  void drop_fin_ref(std::size_t i) {
+    --fin_refs[i];
+    touch(i);
+  }
+
+  // A point's measurement is now final: update best (I-1) and the finalize marks (H-2, H-3).
+  void settle(std::size_t i) {
+    const Iteration& it = iterations[i];
+    if (it.evaluationId) {
+      points_by_eval_id[*it.evaluationId].push_back(i);
+      if (finalized_ids.count(*it.evaluationId)) add_fin_ref(i);
+    }
+    if (it.is_replay() || !it.honest_measured()) return;
+    if (!best || faster(it, i, iterations[*best], *best)) best = i;
+    if (!it.artifactPath) return;
+    for (auto& ab : artifact_best) {
+      if (!same_path(*it.artifactPath, ab.artifact)) continue;
+      if (ab.point != kNoPoint && !faster(it, i, iterations[ab.point], ab.point)) continue;
+      if (ab.point != kNoPoint) drop_fin_ref(ab.point);
+      ab.point = i;
+      add_fin_ref(i);
+    }
+  }
+
+  void finalize_id(const std::string& id) {
+    if (!finalized_ids.insert(id).second) return;
+    if (auto p = points_by_eval_id.find(id); p != points_by_eval_id.end())
+      for (std::size_t i : p->second) add_fin_ref(i);
+  }
+
+  void finalize_artifact(const std::string& art) {
+    if (!finalized_artifact_set.insert(art).second) return;
+    ArtifactBest ab{art, kNoPoint};
+    for (std::size_t i = 0; i < iterations.size(); ++i) {
+      const Iteration& it = iterations[i];
+      if (it.pending || it.is_replay() || !it.honest_measured() || !it.artifactPath || !same_path(*it.artifactPath, art))
+        continue;
+      if (ab.point == kNoPoint || faster(it, i, iterations[ab.point], ab.point)) ab.point = i;
+    }
+    if (ab.point != kNoPoint) add_fin_ref(ab.point);
+    artifact_best.push_back(std::move(ab));
   }
 
   // ---- changes (K) ----
@@ -224,14 +296,14 @@ struct Projector::Impl {
       profile_seqs.push_back(call.seq);
     } else if (matches_any_tool(*name, cfg.finalizeTools)) {
       call.branch = Branch::Finalize;
-      if (const std::string* eid = str_field(args, "evaluation_id")) finalized_ids.insert(*eid);
+      if (const std::string* eid = str_field(args, "evaluation_id")) finalize_id(*eid);
       auto ap = args.find("artifact_path");
       const json* art = nullptr;
       if (ap != args.end() && !ap->is_null()) art = &*ap;
       else if (auto a = args.find("artifact"); a != args.end()) art = &*a;
       if (art && art->is_string() && !art->get_ref<const std::string&>().empty()) {
         const std::string& s = art->get_ref<const std::string&>();
-        if (finalized_artifact_set.insert(s).second) finalized_artifacts.push_back(s);
+        finalize_artifact(s);
       }
     } else if (matches_any_tool(*name, cfg.changeTools)) {
       call.branch = Branch::Change;
@@ -247,7 +319,7 @@ struct Projector::Impl {
         if (auto ws = workload_subset(*w)) it.workloadSubset = *ws;
       it.changes = matching_changes(it.artifactPath);
       pending_changes.clear();
-      call.point = add_point(std::move(it));
+      call.point = add_point(std::move(it), /*settled=*/false);
     } else if (matches_any_tool(*name, cfg.shellTools)) {
       call.branch = Branch::Shell;
       if (const std::string* cmd = nonempty_str(args, "command")) {
@@ -366,6 +438,7 @@ struct Projector::Impl {
       if (const std::string* eid = str_field(*p, "evaluation_id")) it.evaluationId = *eid;
     }
     touch(call.point);
+    settle(call.point);
   }
 
   Iteration contract_point(const Call& call, const json& payload) {
@@ -529,36 +602,6 @@ struct Projector::Impl {
     rounds.push_back(std::move(r));
   }
 
-  // ---- snapshot ----
-  // H-2, H-3 and the replay flag: which points are finalized.
-  std::vector<char> finalized_marks() const {
-    std::vector<char> fin(iterations.size(), 0);
-    for (std::size_t i = 0; i < iterations.size(); ++i) {
-      const Iteration& it = iterations[i];
-      if (it.finalized || (it.evaluationId && finalized_ids.count(*it.evaluationId))) fin[i] = 1;
-    }
-    for (const auto& art : finalized_artifacts) {
-      std::size_t best = kNoPoint;
-      for (std::size_t i = 0; i < iterations.size(); ++i) {
-        const Iteration& it = iterations[i];
-        if (it.is_replay() || !it.honest_measured() || !it.artifactPath || !same_path(*it.artifactPath, art)) continue;
-        if (best == kNoPoint || *it.latencyMs < *iterations[best].latencyMs) best = i;
-      }
-      if (best != kNoPoint) fin[best] = 1;
-    }
-    return fin;
-  }
-
-  std::optional<std::size_t> best_index() const {
-    std::optional<std::size_t> best;
-    for (std::size_t i = 0; i < iterations.size(); ++i) {
-      const Iteration& it = iterations[i];
-      if (it.is_replay() || !it.honest_measured()) continue;
-      if (!best || *it.latencyMs < *iterations[*best].latencyMs) best = i;
-    }
-    return best;
-  }
-
   template <class T>
   static void append_items(std::string& text, std::size_t& done, const std::vector<T>& items) {
     for (; done < items.size(); ++done) {
@@ -600,55 +643,54 @@ const ProjectionConfig& Projector::config() const { return impl_->cfg; }
 Series Projector::series() const {
   Series s;
   s.iterations = impl_->iterations;
-  auto fin = impl_->finalized_marks();
-  for (std::size_t i = 0; i < fin.size(); ++i) s.iterations[i].finalized = fin[i] != 0;
+  for (std::size_t i = 0; i < s.iterations.size(); ++i) s.iterations[i].finalized = impl_->finalized(i);
   s.plans = impl_->plans;
   s.envs = impl_->envs;
   s.profileSeqs = impl_->profile_seqs;
   s.uncollectedSeqs = impl_->uncollected;
   s.echoedSeqs = impl_->echoed;
   s.rounds = impl_->rounds;
-  s.bestIndex = impl_->best_index();
+  s.bestIndex = impl_->best;
   return s;
 }
 
-std::string Projector::series_json(std::string_view session_id, double updated_at, std::string_view control_json) {
+const std::string& Projector::series_json(std::string_view session_id, double updated_at, std::string_view control_json) {
   Impl& m = *impl_;
-  auto fin = m.finalized_marks();
-  std::size_t total = 256 + control_json.size();
-  for (std::size_t i = 0; i < m.iterations.size(); ++i) {
-    if (!m.frag_ok[i] || m.frag_final[i] != fin[i]) {
-      Iteration& it = m.iterations[i];
-      bool keep = it.finalized;
-      it.finalized = fin[i] != 0;
-      m.frag[i].clear();
-      write_json(m.frag[i], it);
-      it.finalized = keep;
-      m.frag_ok[i] = 1;
-      m.frag_final[i] = fin[i];
-    }
-    total += m.frag[i].size() + 1;
+  // The body keeps the iterations part between calls; it is cut back to the first fragment that
+  // changed (usually near the end), so a warm call costs the changed suffix plus the small tail.
+  std::size_t first_dirty = std::min(m.min_dirty, m.body_frags);
+  for (std::size_t i = first_dirty; i < m.iterations.size(); ++i) {
+    if (m.frag_ok[i]) continue;
+    Iteration& it = m.iterations[i];
+    bool keep = it.finalized;
+    it.finalized = m.finalized(i);
+    m.frag[i].clear();
+    write_json(m.frag[i], it);
+    it.finalized = keep;
+    m.frag_ok[i] = 1;
   }
+  m.min_dirty = kNoPoint;
+  std::string& out = m.body;
+  if (out.empty()) {
+    out = "{\"iterations\":[";
+    m.iter_end = out.size();
+  }
+  out.resize(first_dirty < m.frag_off.size() ? m.frag_off[first_dirty] : m.iter_end);
+  m.frag_off.resize(first_dirty);
+  for (std::size_t i = first_dirty; i < m.frag.size(); ++i) {
+    if (i) out.push_back(',');
+    m.frag_off.push_back(out.size() - (i ? 1 : 0));
+    out += m.frag[i];
+  }
+  m.body_frags = m.frag.size();
+  m.iter_end = out.size();
+
   m.append_items(m.plans_text, m.plans_done, m.plans);
   m.append_items(m.envs_text, m.envs_done, m.envs);
   m.append_items(m.rounds_text, m.rounds_done, m.rounds);
   m.append_seqs(m.profile_text, m.profile_done, m.profile_seqs);
   m.append_seqs(m.uncollected_text, m.uncollected_done, m.uncollected);
   m.append_seqs(m.echoed_text, m.echoed_done, m.echoed);
-  total += m.plans_text.size() + m.envs_text.size() + m.rounds_text.size() + m.profile_text.size() +
-           m.uncollected_text.size() + m.echoed_text.size() + session_id.size() * 2;
-
-  std::string out;
-  out.reserve(total);
-  out += "{\"sessionId\":";
-  js_quote_to(out, session_id);
-  out += ",\"updatedAt\":";
-  out += js_number(updated_at);
-  out += ",\"iterations\":[";
-  for (std::size_t i = 0; i < m.frag.size(); ++i) {
-    if (i) out.push_back(',');
-    out += m.frag[i];
-  }
   auto list = [&](const char* key, const std::string& text) {
     out += "],\"";
     out += key;
@@ -662,8 +704,11 @@ std::string Projector::series_json(std::string_view session_id, double updated_a
   list("echoedSeqs", m.echoed_text);
   list("rounds", m.rounds_text);
   out += "],\"bestIndex\":";
-  auto best = m.best_index();
-  out += best ? std::to_string(*best) : "null";
+  out += m.best ? std::to_string(*m.best) : "null";
+  out += ",\"sessionId\":";
+  js_quote_to(out, session_id);
+  out += ",\"updatedAt\":";
+  out += js_number(updated_at);
   if (!control_json.empty()) {
     out += ",\"control\":";
     out += control_json;
