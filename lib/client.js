@@ -1,0 +1,1212 @@
+// dsh-kernel-opt — the browser half (hand-written CJS; no build step).
+//
+// Registers with DSH web's module loader and, through the shell's services, adds:
+//   · the 评测 / Evaluations session tab (slot `conversation.view`): run controls, summary chips,
+//     the curve, the current approach, the environment, supervision records and the record table;
+//   · a 「⟳ 启动循环」 launcher in the composer's tool row (slot `conversation.input.left`);
+//   · a status strip above the composer while the loop runs (slot `conversation.input.dock`).
+// React and the ui-slots module come from the host's module table (nothing else is required).
+// The curve's geometry comes from the core (`series.chart`, src/core/chart.cpp); this file draws.
+// Data: GET /plugins/kernel-opt/series?sessionId= polled every 1.5 s with If-None-Match.
+window.__ModuleLoader__.load({
+  id: 'dsh-kernel-opt',
+  factory: (require) => {
+    'use strict'
+    const module = { exports: {} }
+    const React = require('react')
+    // Taken so the bundle shares the shell's copy; only its presence matters here.
+    let uiSlots = null
+    try { uiSlots = require('@deepseek-ai/dsh-client-ui-slots') } catch { uiSlots = null }
+    void uiSlots
+
+    const h = React.createElement
+    const { useState, useEffect, useLayoutEffect, useMemo, useRef, useCallback, useSyncExternalStore, memo, Fragment } = React
+
+    const NS = 'kernel-opt'
+    const PRESET_ID = 'kernel-opt'
+    const BASE = '/plugins/kernel-opt'
+    const POLL_MS = 1500
+    const DETECT_MS = 3000
+
+    // ───────────────────────────── strings ─────────────────────────────
+    const zh = {
+      'tab.label': '评测',
+      'title': '评测',
+      'focus.enter': '专注模式',
+      'focus.exit': '退出专注 （Esc）',
+      'export': '导出',
+      'export.csv': '记录 CSV',
+      'export.json': '记录 JSON',
+      'export.svg': '曲线 SVG',
+      'loop.row': '循环',
+      'loop.budget': '优化评测上限',
+      'loop.lang': '本次输出语言',
+      'lang.follow': '跟随界面',
+      'lang.zh': '中文',
+      'lang.en': 'English',
+      'loop.start': '⟳ 启动循环',
+      'loop.stop': '■ 停止循环',
+      'loop.idle': '未运行',
+      'loop.unavailable': '循环不可用（宿主缺少所需服务）',
+      'loop.running': '运行中 · 第 {round} 轮 · 已用 {done}/{budget} 次评测',
+      'loop.stopped': '已停止：{reason}',
+      'reason.finalized': 'Agent 已提交最终结果',
+      'reason.converged': '监督确认没有进一步优化空间',
+      'reason.budget': '评测次数用完，已请求收尾',
+      'reason.no-progress': '连续几轮没有新评测，已请求收尾',
+      'reason.stopped': '手动停止',
+      'sup.row': '监督',
+      'sup.on': '开',
+      'sup.off': '关',
+      'sup.model': '监督模型',
+      'sup.modelDefault': '按配置',
+      'sup.effort': '推理强度',
+      'sup.effortDefault': '默认',
+      'sup.locked': '循环运行中，监督设置已锁定；先停止循环再修改。',
+      'sup.none': '没有可用的监督模型：在列表中选一个，或在插件配置里设置 supervisor。',
+      'sup.current': '当前：{route}',
+      'chip.opt': '优化评测 {n}',
+      'chip.over': '超预算 {n}',
+      'chip.wrap': '收尾验证 {n}',
+      'chip.best': '最佳 {value}',
+      'chip.final': '最终 {value}',
+      'chip.remeasured': '已复测',
+      'chip.notRemeasured': '未复测',
+      'chip.pending': '评测中…',
+      'chip.opt.tip': '循环预算内的优化评测（不含收尾与复测）',
+      'chip.over.tip': '超出预算后仍进行的评测',
+      'chip.wrap.tip': '收尾阶段的验证评测与插件复测，不计入预算',
+      'chip.final.re': '插件按记录的命令重新运行测得',
+      'chip.final.self': '最终数字来自 Agent 自己的测量，未经插件复测',
+      'empty.title': '还没有评测',
+      'empty.body': 'Agent 每完成一次评测，这里就多一个点；曲线、方案与监督记录会随会话实时更新。',
+      'curve.title': '优化曲线',
+      'curve.axisSpeedup': '纵轴：相对参考实现的加速比，越高越快',
+      'curve.axisLatency': '纵轴：延迟（越高越快）；本次 run 没有报告加速比',
+      'curve.log': '对数刻度',
+      'curve.note': '加速比按汇总的参考耗时 {ref} 换算（各次评测隐含参考耗时的中位数），因此严格随延迟单调；每次评测自报的倍数见弹窗与记录表。',
+      'curve.drift': '⚠ 参考耗时不一致：{count} 次评测隐含的参考耗时在 {min} – {max} 之间（相差 {pct}%）。逐次自报的加速比彼此不可直接比较。',
+      'curve.hint': '悬停或点击查看某次评测；聚焦曲线后可用 ← → 选择，Enter 固定，Esc 关闭。',
+      'legend.ok': '通过',
+      'legend.failed': '失败',
+      'legend.unmeasured': '未测得',
+      'legend.best': '最佳',
+      'legend.profiled': 'profile',
+      'legend.final': '最终提交',
+      'axis.best': '最佳',
+      'verdict.pending': '评测中',
+      'verdict.ok': '通过',
+      'verdict.wrong': '结果错误',
+      'verdict.hack': '作弊检出',
+      'verdict.error': '失败',
+      'verdict.compile': '编译失败',
+      'verdict.evaluator': '评测器故障',
+      'verdict.unknown': '未判定',
+      'trust.replay': '插件复测',
+      'trust.tool': '评测工具直接返回',
+      'trust.shell': 'Agent 转述的测量',
+      'trust.job': '后台任务输出',
+      'trust.command': '来源命令',
+      'pop.metrics': '指标',
+      'pop.approach': '当时方案',
+      'pop.changes': '本次改动',
+      'pop.noChanges': '没有记录到结构化改动',
+      'pop.close': '关闭',
+      'pop.error': '错误',
+      'pop.blocking': '阻断项',
+      'pop.advisory': '提示项',
+      'pop.notMeasured': '未测得',
+      'pop.phase.wrap-up': '收尾',
+      'pop.phase.over-budget': '超预算',
+      'pop.phase.optimization': '优化',
+      'plan.title': '当前方案',
+      'plan.none': 'Agent 还没有汇报方案。',
+      'plan.hypothesis': '假设',
+      'plan.next': '下一步',
+      'plan.stuck': '卡住了',
+      'plan.count': '第 {n} 次汇报',
+      'env.title': '评测环境',
+      'env.none': 'Agent 还没有汇报评测在哪里运行。',
+      'env.location': '位置',
+      'env.device': '设备',
+      'env.constraint': '约束',
+      'env.versions': '版本',
+      'env.probe': '来源命令',
+      'env.notes': '备注',
+      'rev.title': '监督记录',
+      'rev.none': '还没有监督记录。',
+      'rev.waiting': '监督已开启，将在下一个检查点复审。',
+      'rev.round': '第 {n} 轮',
+      'rev.wrapup': '收尾复审',
+      'rev.audit': '终审',
+      'rev.challenge': '早停质询',
+      'rev.ok': '✓ 无异议',
+      'recent.title': '最近的评测',
+      'recent.all': '查看完整记录（{n}）',
+      'recent.hide': '收起完整记录',
+      'table.n': '#',
+      'table.verdict': '结论',
+      'table.latency': '延迟',
+      'table.speedup': '加速比',
+      'table.channel': '来源',
+      'table.approach': '方案',
+      'table.review': '该轮监督',
+      'table.changes': '改动',
+      'ch.write': '写入',
+      'ch.edit': '编辑',
+      'note.uncollected': '⚠ 有 {n} 个评测结果来自本面板不收录的通道，未计入记录。',
+      'note.echoed': '有 {n} 行评测结果只是被 echo 打印出来的，不算测量。',
+      'launch.button': '⟳ 启动循环',
+      'launch.title': '启动优化循环',
+      'launch.body': '启动后 Agent 立即开始；每段工作结束而任务未完成时，循环会自动让它继续，直到达到评测上限或 Agent 提交最终结果。',
+      'launch.start': '启动',
+      'launch.cancel': '取消',
+      'strip.running': '⟳ 循环第 {round} 轮',
+      'strip.budget': '{done}/{budget} 次评测',
+      'strip.stop': '停止',
+      'err.request': '请求失败：{msg}',
+    }
+    const en = {
+      'tab.label': 'Evaluations',
+      'title': 'Evaluations',
+      'focus.enter': 'Focus mode',
+      'focus.exit': 'Leave focus mode (Esc)',
+      'export': 'Export',
+      'export.csv': 'Run as CSV',
+      'export.json': 'Run as JSON',
+      'export.svg': 'Curve as SVG',
+      'loop.row': 'Loop',
+      'loop.budget': 'Optimization evaluations',
+      'loop.lang': 'Output language',
+      'lang.follow': 'Follow the interface',
+      'lang.zh': '中文',
+      'lang.en': 'English',
+      'loop.start': '⟳ Start loop',
+      'loop.stop': '■ Stop loop',
+      'loop.idle': 'Not running',
+      'loop.unavailable': 'Loop unavailable (the host lacks a service it needs)',
+      'loop.running': 'Running · round {round} · {done}/{budget} evaluations used',
+      'loop.stopped': 'Stopped: {reason}',
+      'reason.finalized': 'the agent submitted its final result',
+      'reason.converged': 'the supervisor saw no further headroom',
+      'reason.budget': 'evaluation budget used up, wrap-up requested',
+      'reason.no-progress': 'no new evaluations for several rounds, wrap-up requested',
+      'reason.stopped': 'stopped by hand',
+      'sup.row': 'Supervision',
+      'sup.on': 'On',
+      'sup.off': 'Off',
+      'sup.model': 'Supervisor model',
+      'sup.modelDefault': 'As configured',
+      'sup.effort': 'Reasoning effort',
+      'sup.effortDefault': 'Default',
+      'sup.locked': 'Locked while the loop runs; stop the loop to change supervision.',
+      'sup.none': 'No supervisor model: pick one from the list, or set supervisor in the plugin config.',
+      'sup.current': 'Now: {route}',
+      'chip.opt': '{n} optimization evals',
+      'chip.over': '{n} over budget',
+      'chip.wrap': '{n} wrap-up validations',
+      'chip.best': 'best {value}',
+      'chip.final': 'final {value}',
+      'chip.remeasured': 're-measured',
+      'chip.notRemeasured': 'not re-measured',
+      'chip.pending': 'evaluating…',
+      'chip.opt.tip': 'Optimization evaluations within the loop budget (wrap-up and replays excluded)',
+      'chip.over.tip': 'Evaluations run after the budget was used up',
+      'chip.wrap.tip': 'Validation and replays in the wrap-up phase; not counted against the budget',
+      'chip.final.re': 'Re-measured by the plugin, re-running the recorded command',
+      'chip.final.self': 'The final number is the agent\'s own measurement; the plugin did not re-run it',
+      'empty.title': 'No evaluations yet',
+      'empty.body': 'Each evaluation the agent completes adds a point here; the curve, the approach and supervision notes update live.',
+      'curve.title': 'Optimization curve',
+      'curve.axisSpeedup': 'Y axis: speedup over the reference — higher is faster',
+      'curve.axisLatency': 'Y axis: latency (higher is faster); this run reports no speedup',
+      'curve.log': 'log scale',
+      'curve.note': 'Speedups use the pooled reference latency {ref} (median of what each evaluation implies), so the curve is strictly monotone in latency; each evaluation\'s own reported multiple is in the popover and the table.',
+      'curve.drift': '⚠ The denominator moved: {count} evaluations imply reference latencies from {min} to {max} ({pct}% apart). Per-row reported speedups are not comparable with each other.',
+      'curve.hint': 'Hover or click an evaluation; with the curve focused, ← → select, Enter pins, Esc closes.',
+      'legend.ok': 'passed',
+      'legend.failed': 'failed',
+      'legend.unmeasured': 'not measured',
+      'legend.best': 'best',
+      'legend.profiled': 'profiled',
+      'legend.final': 'finalized',
+      'axis.best': 'best',
+      'verdict.pending': 'running',
+      'verdict.ok': 'passed',
+      'verdict.wrong': 'wrong result',
+      'verdict.hack': 'reward hack',
+      'verdict.error': 'failed',
+      'verdict.compile': 'did not compile',
+      'verdict.evaluator': 'evaluator failed',
+      'verdict.unknown': 'no verdict',
+      'trust.replay': 're-measured by the plugin',
+      'trust.tool': 'returned by the evaluator tool',
+      'trust.shell': 'relayed by the agent',
+      'trust.job': 'background job output',
+      'trust.command': 'Command',
+      'pop.metrics': 'Metrics',
+      'pop.approach': 'Approach in force',
+      'pop.changes': 'Changes',
+      'pop.noChanges': 'No structured changes recorded',
+      'pop.close': 'Close',
+      'pop.error': 'Error',
+      'pop.blocking': 'Blocking',
+      'pop.advisory': 'Advisory',
+      'pop.notMeasured': 'Not measured',
+      'pop.phase.wrap-up': 'wrap-up',
+      'pop.phase.over-budget': 'over budget',
+      'pop.phase.optimization': 'optimization',
+      'plan.title': 'Current approach',
+      'plan.none': 'The agent has not reported an approach yet.',
+      'plan.hypothesis': 'Hypothesis',
+      'plan.next': 'Next',
+      'plan.stuck': 'stuck',
+      'plan.count': 'report #{n}',
+      'env.title': 'Evaluation environment',
+      'env.none': 'The agent has not said where evaluations run.',
+      'env.location': 'Location',
+      'env.device': 'Device',
+      'env.constraint': 'Constraint',
+      'env.versions': 'Versions',
+      'env.probe': 'Read from',
+      'env.notes': 'Notes',
+      'rev.title': 'Supervision',
+      'rev.none': 'No supervision records yet.',
+      'rev.waiting': 'Supervision is on; it reviews at the next checkpoint.',
+      'rev.round': 'round {n}',
+      'rev.wrapup': 'wrap-up review',
+      'rev.audit': 'final audit',
+      'rev.challenge': 'early-stop challenge',
+      'rev.ok': '✓ no objection',
+      'recent.title': 'Latest evaluations',
+      'recent.all': 'View the full record ({n})',
+      'recent.hide': 'Hide the full record',
+      'table.n': '#',
+      'table.verdict': 'Verdict',
+      'table.latency': 'Latency',
+      'table.speedup': 'Speedup',
+      'table.channel': 'Source',
+      'table.approach': 'Approach',
+      'table.review': 'Supervision',
+      'table.changes': 'Changes',
+      'ch.write': 'write',
+      'ch.edit': 'edit',
+      'note.uncollected': '⚠ {n} evaluation result(s) came through a channel this panel does not collect and are not in the record.',
+      'note.echoed': '{n} evaluation line(s) were only echoed, not measured.',
+      'launch.button': '⟳ Start loop',
+      'launch.title': 'Start the optimization loop',
+      'launch.body': 'The agent starts at once; whenever a stretch of work ends unfinished, the loop has it continue, until the evaluation limit or a final result.',
+      'launch.start': 'Start',
+      'launch.cancel': 'Cancel',
+      'strip.running': '⟳ Loop round {round}',
+      'strip.budget': '{done}/{budget} evaluations',
+      'strip.stop': 'Stop',
+      'err.request': 'Request failed: {msg}',
+    }
+
+    // Services captured in apply(); components read them through this object.
+    const env = { locale: null, sessions: null, t: null }
+    const fill = (s, vars) => (vars ? String(s).replace(/\{(\w+)\}/g, (m, k) => (vars[k] !== undefined ? String(vars[k]) : m)) : String(s))
+    function activeLang() {
+      try {
+        const a = env.locale?.getSnapshot?.()?.active
+        if (typeof a === 'string') return a.toLowerCase().startsWith('zh') ? 'zh' : 'en'
+      } catch { /* fall through */ }
+      const d = (typeof document !== 'undefined' && document.documentElement.lang) || (typeof navigator !== 'undefined' && navigator.language) || 'en'
+      return String(d).toLowerCase().startsWith('zh') ? 'zh' : 'en'
+    }
+    // Props `t` when the slot hands one; else the bound namespace; else our own dictionaries.
+    function makeT(propsT) {
+      return (key, vars) => {
+        let s
+        try { s = propsT ? propsT(key, vars) : env.t ? env.t(key, vars) : undefined } catch { s = undefined }
+        if (typeof s !== 'string' || s === key || s === `${NS}.${key}`) s = (activeLang() === 'zh' ? zh : en)[key] ?? key
+        return fill(s, vars)
+      }
+    }
+
+    // ───────────────────────────── data ─────────────────────────────
+    // One store per session, shared by the tab, the launcher and the strip: one poll, one ETag.
+    const stores = new Map()
+    function storeFor(sessionId) {
+      let s = stores.get(sessionId)
+      if (s) return s
+      const listeners = new Set()
+      let timer = null
+      let inflight = false
+      const st = {
+        sessionId,
+        snap: { series: null, status: 'loading', error: null, version: 0 },
+        etag: null,
+        lastUpdateStart: 0,
+        subscribe(fn) {
+          listeners.add(fn)
+          if (listeners.size === 1) { st.poll(); timer = setInterval(() => { if (typeof document === 'undefined' || !document.hidden) st.poll() }, POLL_MS) }
+          return () => {
+            listeners.delete(fn)
+            if (listeners.size === 0 && timer) { clearInterval(timer); timer = null }
+          }
+        },
+        get: () => st.snap,
+        set(patch) { st.snap = { ...st.snap, ...patch, version: st.snap.version + 1 }; for (const l of [...listeners]) l() },
+        async poll() {
+          if (inflight) return
+          inflight = true
+          const ctl = typeof AbortController !== 'undefined' ? new AbortController() : null
+          const to = setTimeout(() => ctl?.abort(), 10000)
+          try {
+            const headers = { accept: 'application/json' }
+            if (st.etag) headers['if-none-match'] = st.etag
+            const res = await fetch(`${BASE}/series?sessionId=${encodeURIComponent(sessionId)}`, { headers, signal: ctl?.signal, cache: 'no-store' })
+            if (res.status === 304) return
+            if (!res.ok) { st.set({ status: res.status === 404 ? 'unknown' : 'error', error: `HTTP ${res.status}` }); return }
+            const text = await res.text()
+            const t0 = performance.now()
+            const series = JSON.parse(text)
+            st.lastParseMs = performance.now() - t0
+            if (!series || !Array.isArray(series.iterations)) { st.set({ status: 'error', error: 'bad body' }); return }
+            st.etag = res.headers.get('etag')
+            st.lastUpdateStart = t0
+            st.set({ series, status: 'ok', error: null })
+          } catch (err) {
+            if (st.snap.status !== 'ok') st.set({ status: 'error', error: String(err?.message ?? err) })
+          } finally {
+            clearTimeout(to)
+            inflight = false
+          }
+        },
+        refresh() { st.etag = null; return st.poll() },
+      }
+      stores.set(sessionId, st)
+      return st
+    }
+    function useSeries(sessionId) {
+      const st = storeFor(sessionId)
+      const snap = useSyncExternalStore(st.subscribe, st.get, st.get)
+      return [snap, st]
+    }
+
+    async function control(sessionId, action, extra) {
+      const res = await fetch(`${BASE}/control`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sessionId, action, ...(extra || {}) }),
+      })
+      let body = null
+      try { body = await res.json() } catch { body = null }
+      if (!res.ok) throw new Error(body?.error || `HTTP ${res.status}`)
+      return body
+    }
+
+    let modelsCache = null
+    function useModels(enabled) {
+      const [models, setModels] = useState(modelsCache)
+      useEffect(() => {
+        if (!enabled || modelsCache) return undefined
+        let alive = true
+        fetch(`${BASE}/models`, { headers: { accept: 'application/json' } })
+          .then(r => (r.ok ? r.json() : null))
+          .then((m) => { if (m && Array.isArray(m.providers)) { modelsCache = m; if (alive) setModels(m) } })
+          .catch(() => {})
+        return () => { alive = false }
+      }, [enabled])
+      return models
+    }
+    const effortCache = new Map()
+    function useEfforts(provider, model) {
+      const key = provider && model ? `${provider}\u0000${model}` : ''
+      const [info, setInfo] = useState(() => effortCache.get(key) ?? null)
+      useEffect(() => {
+        if (!key) { setInfo(null); return undefined }
+        if (effortCache.has(key)) { setInfo(effortCache.get(key)); return undefined }
+        let alive = true
+        fetch(`${BASE}/models?provider=${encodeURIComponent(provider)}&model=${encodeURIComponent(model)}`)
+          .then(r => (r.ok ? r.json() : null))
+          .then((m) => { const v = m?.reasoning ?? { efforts: [] }; effortCache.set(key, v); if (alive) setInfo(v) })
+          .catch(() => {})
+        return () => { alive = false }
+      }, [key])
+      return info
+    }
+
+    // ───────────────────────────── helpers ─────────────────────────────
+    function fmtLatency(ms) {
+      if (typeof ms !== 'number' || !isFinite(ms)) return '—'
+      if (ms < 1) return `${(ms * 1000).toPrecision(3)}µs`
+      if (ms < 1000) return `${ms.toPrecision(4)}ms`
+      return `${(ms / 1000).toPrecision(3)}s`
+    }
+    const fmtX = v => `×${Number(v.toPrecision(3))}`
+    const seqNum = s => (typeof s === 'number' ? s : Number(s))
+    function verdictOf(it) {
+      if (it.pending) return 'pending'
+      if (it.rewardHack) return 'hack'
+      if (it.evaluatorFailed) return 'evaluator'
+      if (it.compiled === false) return 'compile'
+      if (it.error !== undefined) return 'error'
+      if (it.correct === true) return 'ok'
+      if (it.correct === false) return 'wrong'
+      return 'unknown'
+    }
+    const verdictTone = v => (v === 'ok' ? 'ok' : v === 'pending' || v === 'unknown' ? 'dim' : v === 'evaluator' ? 'warn' : 'bad')
+    function trustOf(it) {
+      if (it.channel === 'replay') return 'replay'
+      if (it.channel === 'shell') return it.jobId !== undefined ? 'job' : 'shell'
+      return 'tool'
+    }
+    // The last entry of `list` (ordered by seq in log order) with seq below `seq`.
+    function lastBefore(list, seq, pred) {
+      const n = seqNum(seq)
+      let found
+      for (const x of list) { if (seqNum(x.seq) < n && (!pred || pred(x))) found = x }
+      return found
+    }
+    function download(name, type, text) {
+      const blob = new Blob([text], { type })
+      const url = URL.createObjectURL(blob)
+      const a = document.createElement('a')
+      a.href = url; a.download = name
+      document.body.appendChild(a); a.click(); a.remove()
+      setTimeout(() => URL.revokeObjectURL(url), 5000)
+    }
+    function csvCell(v) {
+      if (v === undefined || v === null) return ''
+      const s = typeof v === 'object' ? JSON.stringify(v) : String(v)
+      return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
+    }
+    function runCsv(series) {
+      const its = series.iterations
+      const phases = series.chart?.phases ?? []
+      const cols = ['index', 'seq', 'tool', 'phase', 'verdict', 'compiled', 'correct', 'latencyMs', 'speedup', 'best', 'finalized', 'channel', 'jobId', 'evaluationId', 'artifactPath', 'command', 'error', 'approach', 'metrics']
+      const rows = [cols.join(',')]
+      its.forEach((it, i) => {
+        const plan = lastBefore(series.plans ?? [], it.seq)
+        const rec = {
+          index: i + 1, seq: it.seq, tool: it.tool, phase: phases[i], verdict: verdictOf(it), compiled: it.compiled, correct: it.correct,
+          latencyMs: it.latencyMs, speedup: it.speedup, best: series.bestIndex === i ? 'true' : '', finalized: it.finalized ? 'true' : '',
+          channel: it.channel ?? 'tool', jobId: it.jobId, evaluationId: it.evaluationId, artifactPath: it.artifactPath, command: it.command,
+          error: it.error, approach: plan ? `[${plan.phase}] ${plan.approach}` : '', metrics: it.metrics,
+        }
+        rows.push(cols.map(c => csvCell(rec[c])).join(','))
+      })
+      return rows.join('\n') + '\n'
+    }
+
+    // ───────────────────────────── styles ─────────────────────────────
+    const CSS = `
+.kopt{--k-text:var(--dsw-alias-label-primary,#1f2329);--k-dim:var(--dsw-alias-label-secondary,#4e5969);--k-faint:var(--dsw-alias-label-tertiary,#7b8391);
+--k-border:var(--dsw-alias-border-l1,rgba(120,128,140,.22));--k-card:var(--dsw-alias-bg-l1,rgba(127,127,127,.045));--k-bg:var(--dsw-alias-bg-base,#fff);
+--k-accent:#4d6bfe;--k-ok:#1f8f5f;--k-bad:#d64545;--k-warn:#c27c0e;--k-final:#8a5cf6;
+color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang SC","Noto Sans CJK SC","Microsoft YaHei",sans-serif;}
+.kopt *{box-sizing:border-box}
+.kopt-panel{height:100%;overflow:auto;}
+.kopt-inner{max-width:1080px;margin:0 auto;padding:16px 22px 40px;display:flex;flex-direction:column;gap:14px}
+.kopt-focus{position:fixed;inset:0;z-index:2147483000;background:var(--k-bg);}
+.kopt-focus .kopt-inner{max-width:none;padding:18px 28px 40px}
+.kopt-head{display:flex;align-items:center;gap:10px}
+.kopt-title{font-size:17px;font-weight:600;letter-spacing:.2px}
+.kopt-sub{color:var(--k-faint);font-size:13px}
+.kopt-grow{flex:1}
+.kopt-btn{font:inherit;font-size:13px;line-height:20px;padding:4px 11px;border-radius:8px;border:1px solid var(--k-border);background:transparent;color:var(--k-dim);cursor:pointer;white-space:nowrap}
+.kopt-btn:hover:not(:disabled){border-color:var(--k-accent);color:var(--k-accent)}
+.kopt-btn:disabled{opacity:.5;cursor:not-allowed}
+.kopt-btn:focus-visible,.kopt-chart:focus-visible,.kopt-link:focus-visible{outline:2px solid var(--k-accent);outline-offset:2px}
+.kopt-primary{background:var(--k-accent);border-color:var(--k-accent);color:#fff}
+.kopt-primary:hover:not(:disabled){color:#fff;filter:brightness(1.07)}
+.kopt-danger{color:var(--k-bad);border-color:rgba(214,69,69,.45)}
+.kopt-danger:hover:not(:disabled){color:var(--k-bad);border-color:var(--k-bad)}
+.kopt-card{border:1px solid var(--k-border);border-radius:12px;background:var(--k-card);padding:12px 16px}
+.kopt-card h3{margin:0 0 8px;font-size:14px;font-weight:600;display:flex;align-items:center;gap:8px}
+.kopt-controls{display:flex;flex-direction:column;gap:8px}
+.kopt-row{display:flex;flex-wrap:wrap;align-items:center;gap:8px 12px}
+.kopt-rowlabel{font-weight:600;font-size:13px;min-width:64px;color:var(--k-dim)}
+.kopt-field{display:inline-flex;align-items:center;gap:6px;font-size:13px;color:var(--k-dim)}
+.kopt-input,.kopt-select{font:inherit;font-size:13px;padding:3px 8px;border-radius:7px;border:1px solid var(--k-border);background:var(--k-bg);color:var(--k-text);max-width:260px}
+.kopt-input{width:76px}
+.kopt-status{font-size:13px;color:var(--k-dim)}
+.kopt-status.on{color:var(--k-accent);font-weight:500}
+.kopt-note{font-size:12.5px;color:var(--k-faint)}
+.kopt-seg{display:inline-flex;border:1px solid var(--k-border);border-radius:8px;overflow:hidden}
+.kopt-seg button{font:inherit;font-size:13px;padding:3px 12px;border:0;background:transparent;color:var(--k-dim);cursor:pointer}
+.kopt-seg button.sel{background:var(--k-accent);color:#fff}
+.kopt-seg button:disabled{cursor:not-allowed;opacity:.6}
+.kopt-chips{display:flex;flex-wrap:wrap;gap:8px}
+.kopt-chip{display:inline-flex;align-items:center;gap:6px;padding:2px 11px;border-radius:999px;border:1px solid var(--k-border);font-size:13px;line-height:22px;color:var(--k-dim);white-space:nowrap;font-variant-numeric:tabular-nums}
+.kopt-chip.ok{color:var(--k-ok);border-color:rgba(31,143,95,.45);font-weight:500}
+.kopt-chip.warn{color:var(--k-warn);border-color:rgba(194,124,14,.45)}
+.kopt-chip.final{color:var(--k-final);border-color:rgba(138,92,246,.45)}
+.kopt-tag{display:inline-block;font-size:11.5px;line-height:17px;padding:0 7px;border-radius:5px;border:1px solid var(--k-border);color:var(--k-faint);white-space:nowrap}
+.kopt-tag.ok{color:var(--k-ok);border-color:rgba(31,143,95,.4)}
+.kopt-tag.bad{color:var(--k-bad);border-color:rgba(214,69,69,.4)}
+.kopt-tag.warn{color:var(--k-warn);border-color:rgba(194,124,14,.4)}
+.kopt-tag.accent{color:var(--k-accent);border-color:rgba(77,107,254,.4)}
+.kopt-tag.stuck{color:#fff;background:var(--k-bad);border-color:var(--k-bad);font-weight:600}
+.kopt-chartwrap{position:relative}
+.kopt-chart{display:block;width:100%;height:auto;border-radius:8px;cursor:crosshair;outline:none;color:var(--k-text)}
+.kopt-legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:12px;color:var(--k-faint);margin-top:4px}
+.kopt-legend i{font-style:normal;margin-right:4px}
+.kopt-warnbox{font-size:12.5px;color:var(--k-warn);background:rgba(194,124,14,.07);border:1px solid rgba(194,124,14,.3);border-radius:8px;padding:6px 10px;margin-top:8px}
+.kopt-pop{position:absolute;z-index:5;width:340px;max-width:calc(100% - 8px);max-height:380px;overflow:auto;background:var(--k-bg);border:1px solid var(--k-border);border-radius:10px;box-shadow:0 8px 28px rgba(0,0,0,.16);padding:10px 12px;font-size:13px}
+.kopt-pop h4{margin:0;font-size:14px;display:flex;align-items:center;gap:8px}
+.kopt-pop .kopt-x{margin-left:auto;border:0;background:transparent;cursor:pointer;color:var(--k-faint);font-size:15px}
+.kopt-sec{margin-top:8px}
+.kopt-sec > b{display:block;font-size:12px;color:var(--k-dim);margin-bottom:2px}
+.kopt-pre{margin:2px 0 0;padding:6px 8px;font:12px/1.5 ui-monospace,SFMono-Regular,Menlo,Consolas,"Noto Sans Mono CJK SC",monospace;white-space:pre-wrap;word-break:break-word;background:rgba(127,127,127,.08);border-radius:6px;max-height:200px;overflow:auto}
+.kopt-pre.old{border-left:3px solid rgba(214,69,69,.6)}
+.kopt-pre.new{border-left:3px solid rgba(31,143,95,.6)}
+.kopt-grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(300px,1fr));gap:14px}
+.kopt-kv{display:grid;grid-template-columns:auto 1fr;gap:3px 12px;font-size:13px}
+.kopt-kv dt{color:var(--k-faint)}
+.kopt-kv dd{margin:0;word-break:break-word}
+.kopt-approach{font-size:15px;font-weight:500;margin:4px 0}
+.kopt-stuck{border-color:rgba(214,69,69,.55);background:rgba(214,69,69,.05)}
+.kopt-revs{display:flex;flex-direction:column;gap:8px;max-height:260px;overflow:auto}
+.kopt-rev{font-size:13px;display:flex;gap:10px}
+.kopt-rev > span:first-child{flex:none;min-width:70px;color:var(--k-faint)}
+.kopt-table{width:100%;border-collapse:collapse;font-size:13px}
+.kopt-table th{text-align:left;font-weight:500;color:var(--k-faint);font-size:12px;padding:4px 8px;border-bottom:1px solid var(--k-border);position:sticky;top:0;background:var(--k-bg)}
+.kopt-table td{padding:5px 8px;border-bottom:1px solid var(--k-border);vertical-align:top;font-variant-numeric:tabular-nums}
+.kopt-table tr.sel td{background:rgba(77,107,254,.08)}
+.kopt-table tr.clickable{cursor:pointer}
+.kopt-table tr.clickable:hover td{background:rgba(127,127,127,.06)}
+.kopt-tablewrap{max-height:560px;overflow:auto;margin-top:8px;border:1px solid var(--k-border);border-radius:8px}
+.kopt-cmd{font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace;color:var(--k-dim);word-break:break-all}
+.kopt-link{border:0;background:transparent;color:var(--k-accent);cursor:pointer;font:inherit;font-size:13px;padding:2px 0}
+.kopt-empty{padding:26px 6px;text-align:center;color:var(--k-dim)}
+.kopt-empty b{display:block;font-size:16px;color:var(--k-text);margin-bottom:6px}
+.kopt-menu{position:absolute;right:0;top:calc(100% + 4px);z-index:6;background:var(--k-bg);border:1px solid var(--k-border);border-radius:8px;box-shadow:0 6px 20px rgba(0,0,0,.12);padding:4px;display:flex;flex-direction:column;min-width:150px}
+.kopt-menu button{font:inherit;font-size:13px;text-align:left;border:0;background:transparent;padding:6px 10px;border-radius:6px;cursor:pointer;color:var(--k-text)}
+.kopt-menu button:hover{background:rgba(127,127,127,.1)}
+.kopt-launch{display:inline-flex;align-items:center}
+.kopt-launch .kopt-btn{border-radius:999px;padding:2px 10px;font-size:12.5px}
+.kopt-card-float{position:fixed;z-index:2147483001;width:380px;max-width:calc(100vw - 16px);overflow:auto;background:var(--k-bg);border:1px solid var(--k-border);border-radius:12px;box-shadow:0 12px 36px rgba(0,0,0,.2);padding:14px 16px;display:flex;flex-direction:column;gap:10px}
+.kopt-card-float h3{margin:0;font-size:15px}
+.kopt-strip{display:flex;align-items:center;gap:12px;padding:6px 12px;margin:0 0 6px;border:1px solid rgba(77,107,254,.35);background:rgba(77,107,254,.06);border-radius:10px;font-size:13px}
+.kopt-bar{flex:1;min-width:80px;max-width:260px;height:6px;border-radius:3px;background:rgba(127,127,127,.18);overflow:hidden}
+.kopt-bar > div{height:100%;background:var(--k-accent);border-radius:3px;transition:width .4s}
+.kopt-bar.over > div{background:var(--k-warn)}
+.kopt-err{color:var(--k-bad);font-size:12.5px}
+@keyframes kopt-pulse{0%,100%{opacity:1}50%{opacity:.25}}
+.kopt-pulse{animation:kopt-pulse 1.2s ease-in-out infinite}
+`
+    function installCss() {
+      if (typeof document === 'undefined' || document.getElementById('kopt-style')) return () => {}
+      const el = document.createElement('style')
+      el.id = 'kopt-style'
+      el.textContent = CSS
+      document.head.appendChild(el)
+      return () => el.remove()
+    }
+
+    // ───────────────────────────── the curve ─────────────────────────────
+    const COLORS = { line: '#4d6bfe', ok: '#4d6bfe', bad: '#d64545', grid: 'rgba(120,128,140,.22)', best: '#1f8f5f', final: '#8a5cf6', prof: '#c27c0e', faint: '#7b8391' }
+
+    // All points of one kind as a single path of circles: one DOM node per kind, so an update of
+    // a 1,000-point run touches four attributes instead of a thousand elements.
+    function circlesPath(list, r) {
+      let d = ''
+      for (const p of list) d += `M${p.x - r} ${p.y}a${r} ${r} 0 1 0 ${2 * r} 0a${r} ${r} 0 1 0 ${-2 * r} 0`
+      return d
+    }
+    const Dots = memo(function Dots({ pts }) {
+      const ok = [], failed = [], unmeasured = [], bad = [], pending = []
+      for (const p of pts) {
+        if (p.kind === 'ok') ok.push(p)
+        else if (p.kind === 'failed') failed.push(p)
+        else if (p.pending) pending.push(p)
+        else if (p.failed) bad.push(p)
+        else unmeasured.push(p)
+      }
+      return h('g', { 'data-kopt': 'points', 'data-n': pts.length },
+        h('path', { d: circlesPath(ok, 4), fill: COLORS.ok, 'data-kopt': 'points-ok', 'data-n': ok.length }),
+        h('path', { d: circlesPath(failed, 4), fill: 'var(--k-bg, #fff)', stroke: COLORS.bad, strokeWidth: 1.8, 'data-kopt': 'points-failed', 'data-n': failed.length }),
+        h('path', { d: circlesPath(bad, 3.5), fill: 'none', stroke: COLORS.bad, strokeWidth: 1.5, 'data-kopt': 'points-unmeasured-failed', 'data-n': bad.length }),
+        h('path', { d: circlesPath(unmeasured, 3.5), fill: 'none', stroke: COLORS.faint, strokeWidth: 1.5, 'data-kopt': 'points-unmeasured', 'data-n': unmeasured.length }),
+        h('path', { d: circlesPath(pending, 3.5), fill: 'none', stroke: COLORS.faint, strokeWidth: 1.5, strokeDasharray: '2 2', className: 'kopt-pulse', 'data-kopt': 'points-pending', 'data-n': pending.length }))
+    })
+    function Dot({ x, y, kind, pending, failed }) {
+      if (kind === 'ok') return h('circle', { cx: x, cy: y, r: 6.5, fill: COLORS.ok, stroke: '#fff', strokeWidth: 2 })
+      if (kind === 'failed') return h('circle', { cx: x, cy: y, r: 6.5, fill: 'var(--k-bg, #fff)', stroke: COLORS.bad, strokeWidth: 2 })
+      return h('circle', { cx: x, cy: y, r: 5.5, fill: 'none', stroke: failed ? COLORS.bad : COLORS.faint, strokeWidth: 2, strokeDasharray: pending ? '2 2' : undefined })
+    }
+
+    function Chart({ chart, selected, onSelect, pinned, t, svgRef }) {
+      const pts = chart.points
+      const W = chart.width, H = chart.height, P = chart.plot
+      const find = useCallback((vx) => {
+        // Points are ordered by x; binary search the nearest.
+        let lo = 0, hi = pts.length - 1
+        if (hi < 0) return -1
+        while (lo < hi) { const mid = (lo + hi) >> 1; if (pts[mid].x < vx) lo = mid + 1; else hi = mid }
+        if (lo > 0 && Math.abs(pts[lo - 1].x - vx) <= Math.abs(pts[lo].x - vx)) lo -= 1
+        return lo
+      }, [pts])
+      const toView = (ev) => {
+        const svg = svgRef.current
+        if (!svg) return 0
+        const r = svg.getBoundingClientRect()
+        return ((ev.clientX - r.left) / r.width) * W
+      }
+      const onMove = (ev) => { if (!pinned) { const i = find(toView(ev)); if (i >= 0) onSelect(i, false) } }
+      const onLeave = () => { if (!pinned) onSelect(null, false) }
+      const onClick = (ev) => { const i = find(toView(ev)); if (i >= 0) onSelect(i, true) }
+      const onKey = (ev) => {
+        if (!pts.length) return
+        if (ev.key === 'ArrowRight' || ev.key === 'ArrowLeft') {
+          ev.preventDefault()
+          const d = ev.key === 'ArrowRight' ? 1 : -1
+          const cur = selected === null || selected === undefined ? (d > 0 ? -1 : pts.length) : selected
+          onSelect(Math.max(0, Math.min(pts.length - 1, cur + d)), true)
+        } else if (ev.key === 'Home' || ev.key === 'End') {
+          ev.preventDefault(); onSelect(ev.key === 'Home' ? 0 : pts.length - 1, true)
+        } else if (ev.key === 'Enter' || ev.key === ' ') {
+          ev.preventDefault(); onSelect(selected ?? chart.markers?.best?.index ?? pts.length - 1, true)
+        } else if (ev.key === 'Escape') {
+          if (selected !== null && selected !== undefined) { ev.preventDefault(); ev.stopPropagation(); onSelect(null, false) }
+        }
+      }
+      const sp = selected !== null && selected !== undefined ? pts[selected] : null
+      const best = chart.markers?.best
+      const ariaLabel = `${t('curve.title')}: ${pts.length}`
+      return h('svg', {
+        ref: svgRef, className: 'kopt-chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': ariaLabel, tabIndex: 0,
+        onMouseMove: onMove, onMouseLeave: onLeave, onClick, onKeyDown: onKey, 'data-kopt': 'chart', xmlns: 'http://www.w3.org/2000/svg',
+      },
+      // grid + ticks
+      h('g', { fontSize: 11.5, fill: COLORS.faint },
+        chart.ticks.map((tk, i) => h(Fragment, { key: `t${i}` },
+          h('line', { x1: P.left, x2: P.right, y1: tk.y, y2: tk.y, stroke: COLORS.grid, strokeDasharray: '3 5' }),
+          h('text', { x: P.left - 8, y: tk.y + 4, textAnchor: 'end' }, tk.label))),
+        h('line', { x1: P.left, x2: P.right, y1: P.bottom, y2: P.bottom, stroke: COLORS.grid }),
+        chart.xTicks.map((tk, i) => h('text', { key: `x${i}`, x: tk.x, y: chart.xLabelY, textAnchor: 'middle' }, tk.label)),
+        chart.scale === 'log' ? h('text', { x: P.left - 8, y: P.top - 8, textAnchor: 'end', fontStyle: 'italic' }, t('curve.log')) : null),
+      // best line
+      chart.bestLine ? h('g', null,
+        h('line', { x1: P.left, x2: P.right, y1: chart.bestLine.y, y2: chart.bestLine.y, stroke: COLORS.best, strokeDasharray: '6 5', strokeWidth: 1.2, opacity: 0.75 }),
+        h('text', { x: P.left + 6, y: chart.bestLine.y - 6, textAnchor: 'start', fontSize: 12, fill: COLORS.best }, `${t('axis.best')} ${chart.bestLine.label}`)) : null,
+      // the line through successful evaluations
+      chart.line ? h('path', { d: chart.line, fill: 'none', stroke: COLORS.line, strokeWidth: 1.8, strokeLinejoin: 'round', opacity: 0.9 }) : null,
+      h(Dots, { pts }),
+      // markers
+      (chart.markers?.profiled ?? []).map((m, i) => h('text', { key: `p${i}`, x: m.x, y: chart.profileY + 4, textAnchor: 'middle', fontSize: 11, fill: COLORS.prof, 'data-kopt': 'profiled' }, '▲')),
+      (chart.markers?.finalized ?? []).map((m, i) => h('text', { key: `f${i}`, x: m.x + 7, y: m.y - 7, fontSize: 13, fill: COLORS.final, 'data-kopt': 'finalized' }, '⚑')),
+      best ? h('text', { x: best.x, y: best.y - 9, textAnchor: 'middle', fontSize: 15, fill: COLORS.best, 'data-kopt': 'best' }, '★') : null,
+      // selection
+      sp ? h('g', { pointerEvents: 'none' },
+        h('line', { x1: sp.x, x2: sp.x, y1: P.top - 4, y2: chart.baselineY + 6, stroke: COLORS.line, strokeOpacity: 0.35 }),
+        h(Dot, { x: sp.x, y: sp.y, kind: sp.kind, pending: !!sp.pending, failed: !!sp.failed })) : null)
+    }
+
+    function Popover({ series, index, chart, t, onClose, pinned, wrapWidth }) {
+      const it = series.iterations[index]
+      const pt = chart.points[index]
+      if (!it || !pt) return null
+      const v = verdictOf(it)
+      const trust = trustOf(it)
+      const plan = lastBefore(series.plans ?? [], it.seq)
+      const phase = chart.phases?.[index]
+      const metrics = it.metrics && typeof it.metrics === 'object' ? Object.entries(it.metrics) : []
+      // Place it beside the point, inside the chart box.
+      const leftPct = (pt.x / chart.width) * 100
+      const style = leftPct > 55 ? { right: `${100 - leftPct + 1.5}%` } : { left: `${leftPct + 1.5}%` }
+      style.top = `${Math.max(0, (Math.min(pt.y, chart.plot.bottom) / chart.height) * 100 - 10)}%`
+      void wrapWidth
+      return h('div', { className: 'kopt-pop', style, role: 'dialog', 'aria-label': `#${index + 1}`, 'data-kopt': 'popover' },
+        h('h4', null,
+          `#${index + 1}`,
+          h('span', { className: `kopt-tag ${verdictTone(v)}` }, t(`verdict.${v}`)),
+          index === series.bestIndex ? h('span', { className: 'kopt-tag ok' }, `★ ${t('legend.best')}`) : null,
+          it.finalized ? h('span', { className: 'kopt-tag', style: { color: COLORS.final } }, `⚑ ${t('legend.final')}`) : null,
+          pinned ? h('button', { className: 'kopt-x', onClick: onClose, 'aria-label': t('pop.close'), title: t('pop.close') }, '✕') : null),
+        h('div', { style: { marginTop: 6, fontSize: 15, fontVariantNumeric: 'tabular-nums' } },
+          h('b', null, it.latencyMs !== undefined ? fmtLatency(it.latencyMs) : '—'),
+          pt.speedupLabel ? h('span', { style: { marginLeft: 8, color: 'var(--k-dim)' } }, pt.speedupLabel) : null,
+          it.speedup !== undefined && !pt.speedupLabel ? h('span', { style: { marginLeft: 8 } }, fmtX(it.speedup)) : null,
+          phase ? h('span', { className: 'kopt-tag', style: { marginLeft: 8 } }, t(`pop.phase.${phase}`)) : null),
+        h('div', { className: 'kopt-sec' },
+          h('b', null, t(`trust.${trust}`)),
+          h('div', { className: 'kopt-note' }, `${it.tool} · seq ${it.seq}${it.jobId ? ` · job ${it.jobId}` : ''}${it.evaluationId ? ` · ${it.evaluationId}` : ''}${it.artifactPath ? ` · ${it.artifactPath}` : ''}`),
+          it.command ? h('div', { className: 'kopt-pre', title: t('trust.command') }, it.command) : null),
+        it.error ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.error')), h('div', { className: 'kopt-pre old' }, it.error)) : null,
+        it.blocking ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.blocking')), it.blocking.map((s, i) => h('div', { key: i, className: 'kopt-err' }, `· ${s}`))) : null,
+        it.advisory ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.advisory')), it.advisory.map((s, i) => h('div', { key: i, className: 'kopt-note' }, `· ${s}`))) : null,
+        it.notMeasured ? h('div', { className: 'kopt-sec kopt-note' }, `${t('pop.notMeasured')}: ${it.notMeasured.join(', ')}`) : null,
+        metrics.length ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.metrics')),
+          h('div', { style: { display: 'flex', flexWrap: 'wrap', gap: 5 } }, metrics.map(([k, val]) => h('span', { key: k, className: 'kopt-tag' }, `${k} = ${typeof val === 'number' && !Number.isInteger(val) ? Number(val.toPrecision(4)) : val}`)))) : null,
+        h('div', { className: 'kopt-sec' }, h('b', null, t('pop.approach')),
+          plan ? h('div', null, h('span', { className: `kopt-tag ${plan.phase === 'stuck' ? 'stuck' : 'accent'}` }, plan.phase), ' ', plan.approach) : h('div', { className: 'kopt-note' }, t('plan.none'))),
+        h('div', { className: 'kopt-sec' }, h('b', null, t('pop.changes')),
+          it.changes && it.changes.length ? it.changes.map((c, i) => h(ChangeView, { key: i, change: c, t })) : h('div', { className: 'kopt-note' }, t('pop.noChanges'))))
+    }
+
+    function ChangeView({ change, t, compact }) {
+      const head = `${t(change.kind === 'write' ? 'ch.write' : 'ch.edit')} · ${change.tool}${change.replaceAll ? ' · replace_all' : ''}${change.truncated ? ' · …' : ''}`
+      if (compact) return h('div', { className: 'kopt-note' }, head)
+      return h('div', { style: { marginTop: 4 } },
+        h('div', { className: 'kopt-note' }, head),
+        change.kind === 'write'
+          ? h('div', { className: 'kopt-pre' }, change.content ?? '')
+          : h(Fragment, null, h('div', { className: 'kopt-pre old' }, change.oldText ?? ''), h('div', { className: 'kopt-pre new' }, change.newText ?? '')))
+    }
+
+    // ───────────────────────────── controls ─────────────────────────────
+    function reasonText(t, r) { return ['finalized', 'converged', 'budget', 'no-progress', 'stopped'].includes(r) ? t(`reason.${r}`) : String(r) }
+    function loopStatus(t, loop) {
+      if (!loop) return ''
+      if (loop.armed) return t('loop.running', { round: loop.round, done: loop.evalsDone, budget: loop.budget })
+      if (loop.stopReason) return t('loop.stopped', { reason: reasonText(t, loop.stopReason) })
+      if (loop.available === false) return t('loop.unavailable')
+      return t('loop.idle')
+    }
+
+    // The options shared by the panel's controls and the launcher card.
+    function useLoopOptions(loop) {
+      const [budget, setBudget] = useState(() => String(loop?.defaultBudget ?? loop?.budget ?? 20))
+      const [lang, setLang] = useState('follow')
+      const touched = useRef(false)
+      useEffect(() => { if (!touched.current && loop && !loop.armed && (loop.defaultBudget || loop.budget)) setBudget(String(loop.budget || loop.defaultBudget)) }, [loop?.defaultBudget, loop?.budget, loop?.armed])
+      return { budget, setBudget: (v) => { touched.current = true; setBudget(v) }, lang, setLang }
+    }
+    async function startLoop(sessionId, opts) {
+      const b = Number(opts.budget)
+      const extra = {}
+      if (Number.isInteger(b) && b >= 1 && b <= 9999) extra.budget = b
+      extra.outputLanguage = opts.lang === 'follow' ? activeLang() : opts.lang
+      return control(sessionId, 'loop-arm', extra)
+    }
+
+    function LoopFields({ opts, t, disabled }) {
+      return h(Fragment, null,
+        h('label', { className: 'kopt-field' }, t('loop.budget'),
+          h('input', { className: 'kopt-input', type: 'number', min: 1, max: 9999, value: opts.budget, disabled, 'data-kopt': 'budget', onChange: e => opts.setBudget(e.target.value) })),
+        h('label', { className: 'kopt-field' }, t('loop.lang'),
+          h('select', { className: 'kopt-select', value: opts.lang, disabled, 'data-kopt': 'lang', onChange: e => opts.setLang(e.target.value) },
+            h('option', { value: 'follow' }, t('lang.follow')), h('option', { value: 'zh' }, t('lang.zh')), h('option', { value: 'en' }, t('lang.en')))))
+    }
+
+    function SupervisionFields({ sessionId, sup, locked, t, onChanged, setErr }) {
+      const models = useModels(true)
+      const eff = sup?.effective
+      const override = eff && eff.source === 'session' ? `${eff.provider}/${eff.model}` : ''
+      const sel = override ? { provider: eff.provider, model: eff.model } : null
+      const efforts = useEfforts(sel?.provider ?? eff?.provider, sel?.model ?? eff?.model)
+      const known = models ? models.providers.flatMap(p => (p.models ?? []).map(m => `${p.id}/${m.id}`)) : []
+      const act = async (action, extra) => {
+        try { setErr(null); await control(sessionId, action, extra) } catch (e) { setErr(t('err.request', { msg: e.message })) }
+        onChanged()
+      }
+      const pick = (value) => {
+        if (!value) return act('supervise-use', { provider: '', model: '' })
+        const k = value.indexOf('/')
+        return act('supervise-use', { provider: value.slice(0, k), model: value.slice(k + 1) })
+      }
+      const effortList = efforts?.efforts ?? []
+      const curEffort = eff?.reasoningEffort ?? ''
+      return h(Fragment, null,
+        h('div', { className: 'kopt-seg', role: 'group', 'aria-label': t('sup.row'), 'data-kopt': 'sup-toggle' },
+          h('button', { className: sup?.enabled ? 'sel' : '', disabled: locked, onClick: () => act('supervise-on'), 'aria-pressed': !!sup?.enabled }, t('sup.on')),
+          h('button', { className: sup?.enabled ? '' : 'sel', disabled: locked, onClick: () => act('supervise-off'), 'aria-pressed': !sup?.enabled }, t('sup.off'))),
+        h('label', { className: 'kopt-field' }, t('sup.model'),
+          h('select', { className: 'kopt-select', value: override, disabled: locked, 'data-kopt': 'sup-model', onChange: e => pick(e.target.value) },
+            h('option', { value: '', title: sup?.configRoute ? `${sup.configRoute.provider}/${sup.configRoute.model}` : undefined }, sup?.configRoute ? `${t('sup.modelDefault')} · ${sup.configRoute.model}` : t('sup.modelDefault')),
+            override && !known.includes(override) ? h('option', { value: override }, override) : null,
+            (models?.providers ?? []).map(p => (p.models ?? []).map(m => h('option', { key: `${p.id}/${m.id}`, value: `${p.id}/${m.id}` }, `${p.name || p.id} / ${m.name || m.id}`))))),
+        effortList.length ? h('label', { className: 'kopt-field' }, t('sup.effort'),
+          h('select', {
+            className: 'kopt-select', value: curEffort, disabled: locked || !override, 'data-kopt': 'sup-effort',
+            onChange: e => act('supervise-use', { provider: eff.provider, model: eff.model, ...(e.target.value ? { reasoningEffort: e.target.value } : {}) }),
+          },
+          h('option', { value: '' }, efforts?.defaultEffort ? `${t('sup.effortDefault')} (${efforts.defaultEffort})` : t('sup.effortDefault')),
+          effortList.map(x => h('option', { key: x.id, value: x.id, title: x.description }, x.name || x.id)))) : null,
+        locked ? h('span', { className: 'kopt-note' }, '🔒 ', t('sup.locked')) : null,
+        !locked && !sup?.configured && !override ? h('span', { className: 'kopt-note' }, t('sup.none')) : null)
+    }
+
+    function RunControls({ sessionId, series, t, refresh }) {
+      const loop = series?.control?.loop
+      const sup = series?.control?.supervisor
+      const opts = useLoopOptions(loop)
+      const [err, setErr] = useState(null)
+      const [busy, setBusy] = useState(false)
+      const armed = !!loop?.armed
+      const onStart = async () => {
+        setBusy(true); setErr(null)
+        try { await startLoop(sessionId, opts) } catch (e) { setErr(t('err.request', { msg: e.message })) }
+        setBusy(false); refresh()
+      }
+      const onStop = async () => {
+        setBusy(true); setErr(null)
+        try { await control(sessionId, 'loop-stop') } catch (e) { setErr(t('err.request', { msg: e.message })) }
+        setBusy(false); refresh()
+      }
+      return h('div', { className: 'kopt-card kopt-controls', 'data-kopt': 'controls' },
+        h('div', { className: 'kopt-row' },
+          h('span', { className: 'kopt-rowlabel' }, t('loop.row')),
+          h(LoopFields, { opts, t, disabled: armed || busy }),
+          armed
+            ? h('button', { className: 'kopt-btn kopt-danger', disabled: busy, onClick: onStop, 'data-kopt': 'loop-stop' }, t('loop.stop'))
+            : h('button', { className: 'kopt-btn kopt-primary', disabled: busy || loop?.available === false, onClick: onStart, 'data-kopt': 'loop-start' }, t('loop.start')),
+          h('span', { className: `kopt-status${armed ? ' on' : ''}`, 'data-kopt': 'loop-status' }, loopStatus(t, loop))),
+        h('div', { className: 'kopt-row' },
+          h('span', { className: 'kopt-rowlabel' }, t('sup.row')),
+          h(SupervisionFields, { sessionId, sup, locked: armed, t, onChanged: refresh, setErr })),
+        err ? h('div', { className: 'kopt-err' }, err) : null)
+    }
+
+    // ───────────────────────────── cards ─────────────────────────────
+    function PlanCard({ plans, t }) {
+      const p = plans.length ? plans[plans.length - 1] : null
+      const stuck = p && /stuck/i.test(p.phase)
+      return h('div', { className: `kopt-card${stuck ? ' kopt-stuck' : ''}`, 'data-kopt': 'plan' },
+        h('h3', null, t('plan.title'), p ? h('span', { className: 'kopt-note', style: { fontWeight: 400 } }, t('plan.count', { n: plans.length })) : null),
+        !p ? h('div', { className: 'kopt-note' }, t('plan.none')) : h(Fragment, null,
+          h('div', null, h('span', { className: `kopt-tag ${stuck ? 'stuck' : 'accent'}` }, stuck ? (p.phase.toLowerCase() === 'stuck' ? `⚠ ${t('plan.stuck')}` : `⚠ ${p.phase} · ${t('plan.stuck')}`) : p.phase)),
+          h('div', { className: 'kopt-approach' }, p.approach || '—'),
+          h('dl', { className: 'kopt-kv', style: { margin: 0 } },
+            p.hypothesis ? h(Fragment, null, h('dt', null, t('plan.hypothesis')), h('dd', null, p.hypothesis)) : null,
+            p.next ? h(Fragment, null, h('dt', null, t('plan.next')), h('dd', null, p.next)) : null)))
+    }
+    function EnvCard({ envs, t }) {
+      const e = envs.length ? envs[envs.length - 1] : null
+      const versions = e?.versions ? Object.entries(e.versions).map(([k, v]) => `${k} ${v}`).join(' · ') : ''
+      return h('div', { className: 'kopt-card', 'data-kopt': 'env' },
+        h('h3', null, t('env.title')),
+        !e ? h('div', { className: 'kopt-note' }, t('env.none')) : h('dl', { className: 'kopt-kv', style: { margin: 0 } },
+          h('dt', null, t('env.location')), h('dd', null, e.location),
+          h('dt', null, t('env.device')), h('dd', null, e.device),
+          e.constraint ? h(Fragment, null, h('dt', null, t('env.constraint')), h('dd', null, e.constraint)) : null,
+          versions ? h(Fragment, null, h('dt', null, t('env.versions')), h('dd', null, versions)) : null,
+          e.probe ? h(Fragment, null, h('dt', null, t('env.probe')), h('dd', { className: 'kopt-cmd' }, e.probe)) : null,
+          e.notes ? h(Fragment, null, h('dt', null, t('env.notes')), h('dd', null, e.notes)) : null))
+    }
+    function roundLabel(t, r) {
+      if (r.audit) return t('rev.audit')
+      if (r.challenge) return t('rev.challenge')
+      if (r.wrapUp) return t('rev.wrapup')
+      return t('rev.round', { n: r.round ?? '—' })
+    }
+    function ReviewCard({ rounds, sup, t }) {
+      const reviewed = rounds.filter(r => r.review !== undefined)
+      return h('div', { className: 'kopt-card', 'data-kopt': 'reviews' },
+        h('h3', null, t('rev.title'), sup?.enabled ? h('span', { className: 'kopt-tag accent' }, t('sup.on')) : null),
+        reviewed.length === 0
+          ? h('div', { className: 'kopt-note' }, sup?.enabled ? t('rev.waiting') : t('rev.none'))
+          : h('div', { className: 'kopt-revs' }, reviewed.slice(-40).reverse().map(r => h('div', { key: String(r.seq), className: 'kopt-rev' },
+            h('span', null, roundLabel(t, r)),
+            r.review === 'ok'
+              ? h('span', { style: { color: 'var(--k-ok)' } }, t('rev.ok'), r.reviewNote ? ` — ${r.reviewNote}` : '')
+              : h('span', { style: { whiteSpace: 'pre-wrap' } }, r.review)))))
+    }
+
+    const RecordRow = memo(function RecordRow({ it, index, isBest, phase, plan, review, selected, onPick, t, full }) {
+      const v = verdictOf(it)
+      const trust = trustOf(it)
+      return h('tr', { className: `clickable${selected ? ' sel' : ''}`, onClick: () => onPick(index), 'data-kopt': 'row' },
+        h('td', null, `#${index + 1}`, isBest ? h('span', { style: { color: 'var(--k-ok)', marginLeft: 4 } }, '★') : null, it.finalized ? h('span', { style: { color: COLORS.final, marginLeft: 4 } }, '⚑') : null),
+        h('td', null, h('span', { className: `kopt-tag ${verdictTone(v)}` }, t(`verdict.${v}`)), phase && phase !== 'optimization' ? h('span', { className: 'kopt-tag warn', style: { marginLeft: 4 } }, t(`pop.phase.${phase}`)) : null),
+        h('td', null, it.latencyMs !== undefined ? fmtLatency(it.latencyMs) : '—'),
+        h('td', null, it.speedup !== undefined ? fmtX(it.speedup) : ''),
+        h('td', null, h('div', null, t(`trust.${trust}`)), it.command && full ? h('div', { className: 'kopt-cmd' }, it.command) : null, !it.command ? h('div', { className: 'kopt-note' }, it.tool) : null),
+        full ? h('td', null, plan ? h(Fragment, null, h('span', { className: `kopt-tag ${plan.phase === 'stuck' ? 'stuck' : ''}` }, plan.phase), ' ', plan.approach) : '') : null,
+        full ? h('td', null, review ? (review.review === 'ok' ? h('span', { style: { color: 'var(--k-ok)' } }, t('rev.ok')) : h('span', { style: { whiteSpace: 'pre-wrap' } }, review.review)) : '') : null,
+        full ? h('td', null, it.changes ? it.changes.map((c, i) => h('div', { key: i, className: 'kopt-note' }, `${t(c.kind === 'write' ? 'ch.write' : 'ch.edit')} · ${c.tool}`)) : '') : null)
+    })
+
+    function RecordCard({ series, t, selected, onPick }) {
+      const [full, setFull] = useState(false)
+      const its = series.iterations
+      const phases = series.chart?.phases ?? []
+      const plans = series.plans ?? []
+      const rounds = series.rounds ?? []
+      const rows = (list, isFull) => h('table', { className: 'kopt-table' },
+        h('thead', null, h('tr', null,
+          h('th', null, t('table.n')), h('th', null, t('table.verdict')), h('th', null, t('table.latency')), h('th', null, t('table.speedup')), h('th', null, t('table.channel')),
+          isFull ? h('th', null, t('table.approach')) : null, isFull ? h('th', null, t('table.review')) : null, isFull ? h('th', null, t('table.changes')) : null)),
+        h('tbody', null, list.map(i => h(RecordRow, {
+          key: i, it: its[i], index: i, isBest: series.bestIndex === i, phase: phases[i], selected: selected === i, onPick, t, full: isFull,
+          plan: isFull ? lastBefore(plans, its[i].seq) : undefined,
+          review: isFull ? lastBefore(rounds, its[i].seq, r => r.review !== undefined) : undefined,
+        }))))
+      const last = []
+      for (let i = its.length - 1; i >= 0 && last.length < 5; i--) last.push(i)
+      const all = useMemo(() => (full ? its.map((_, i) => i) : []), [full, its])
+      return h('div', { className: 'kopt-card', 'data-kopt': 'records' },
+        h('h3', null, t('recent.title')),
+        rows(last, false),
+        h('button', { className: 'kopt-link', onClick: () => setFull(!full), 'data-kopt': 'full-record', 'aria-expanded': full }, full ? t('recent.hide') : t('recent.all', { n: its.length })),
+        full ? h('div', { className: 'kopt-tablewrap', 'data-kopt': 'full-table' }, rows(all, true)) : null)
+    }
+
+    // ───────────────────────────── the tab ─────────────────────────────
+    function Chips({ series, t }) {
+      const c = series.chart
+      const counts = c?.counts
+      const its = series.iterations
+      const best = series.bestIndex !== null && series.bestIndex !== undefined ? its[series.bestIndex] : null
+      const bestPt = best ? c?.points?.[series.bestIndex] : null
+      const pending = its.some(i => i.pending)
+      const out = []
+      if (counts) {
+        out.push(h('span', { key: 'o', className: 'kopt-chip', title: t('chip.opt.tip'), 'data-kopt': 'chip-opt' }, t('chip.opt', { n: counts.optimization })))
+        if (counts.overBudget > 0) out.push(h('span', { key: 'b', className: 'kopt-chip warn', title: t('chip.over.tip') }, t('chip.over', { n: counts.overBudget })))
+        if (counts.wrapUp > 0) out.push(h('span', { key: 'w', className: 'kopt-chip', title: t('chip.wrap.tip') }, t('chip.wrap', { n: counts.wrapUp })))
+      } else {
+        out.push(h('span', { key: 'o', className: 'kopt-chip' }, t('chip.opt', { n: its.filter(i => !i.pending).length })))
+      }
+      if (best?.latencyMs !== undefined) {
+        const sp = bestPt?.speedupLabel ?? (best.speedup !== undefined ? fmtX(best.speedup) : null)
+        out.push(h('span', { key: 'best', className: 'kopt-chip ok', 'data-kopt': 'chip-best' }, '★ ', t('chip.best', { value: fmtLatency(best.latencyMs) }), sp ? ` · ${sp}` : ''))
+      }
+      const fin = c?.final
+      if (fin) {
+        out.push(h('span', { key: 'fin', className: 'kopt-chip final', title: t(fin.remeasured ? 'chip.final.re' : 'chip.final.self'), 'data-kopt': 'chip-final' },
+          '⚑ ', t('chip.final', { value: fin.label }), ' · ', fin.remeasured ? t('chip.remeasured') : h('span', { style: { color: 'var(--k-warn)' } }, t('chip.notRemeasured'))))
+      }
+      if (pending) out.push(h('span', { key: 'p', className: 'kopt-chip kopt-pulse' }, t('chip.pending')))
+      return h('div', { className: 'kopt-chips', 'data-kopt': 'chips' }, out)
+    }
+
+    function CurveCard({ series, t, selected, pinned, onSelect, svgRef }) {
+      const c = series.chart
+      if (!c || !Array.isArray(c.points)) return null
+      const drift = c.drift
+      return h('div', { className: 'kopt-card', 'data-kopt': 'curve' },
+        h('h3', null, t('curve.title'), h('span', { className: 'kopt-note', style: { fontWeight: 400 } }, t(c.mode === 'speedup' ? 'curve.axisSpeedup' : 'curve.axisLatency'))),
+        h('div', { className: 'kopt-chartwrap' },
+          h(Chart, { chart: c, selected, pinned, onSelect, t, svgRef }),
+          selected !== null && selected !== undefined ? h(Popover, { series, index: selected, chart: c, t, pinned, onClose: () => onSelect(null, false) }) : null),
+        h('div', { className: 'kopt-legend' },
+          h('span', null, h('i', { style: { color: COLORS.ok } }, '●'), t('legend.ok')),
+          h('span', null, h('i', { style: { color: COLORS.bad } }, '○'), t('legend.failed')),
+          h('span', null, h('i', { style: { color: COLORS.faint } }, '◌'), t('legend.unmeasured')),
+          h('span', null, h('i', { style: { color: COLORS.best } }, '★'), t('legend.best')),
+          h('span', null, h('i', { style: { color: COLORS.prof } }, '▲'), t('legend.profiled')),
+          h('span', null, h('i', { style: { color: COLORS.final } }, '⚑'), t('legend.final')),
+          h('span', { className: 'kopt-grow' }),
+          h('span', null, t('curve.hint'))),
+        c.reference ? h('div', { className: 'kopt-note', style: { marginTop: 6 }, 'data-kopt': 'denominator' }, t('curve.note', { ref: c.reference.label })) : null,
+        drift ? h('div', { className: 'kopt-warnbox', 'data-kopt': 'drift' }, t('curve.drift', { count: drift.count, min: drift.minLabel, max: drift.maxLabel, pct: Math.round((drift.ratio - 1) * 100) })) : null)
+    }
+
+    function ExportMenu({ series, t, svgRef, sessionId }) {
+      const [open, setOpen] = useState(false)
+      const ref = useRef(null)
+      useEffect(() => {
+        if (!open) return undefined
+        const close = (e) => { if (ref.current && !ref.current.contains(e.target)) setOpen(false) }
+        document.addEventListener('mousedown', close)
+        return () => document.removeEventListener('mousedown', close)
+      }, [open])
+      const base = `kernel-opt-${sessionId}`
+      const doSvg = () => {
+        const svg = svgRef.current
+        if (!svg) return
+        const clone = svg.cloneNode(true)
+        clone.setAttribute('xmlns', 'http://www.w3.org/2000/svg')
+        clone.setAttribute('style', 'color:#1f2329;background:#fff;font-family:system-ui,sans-serif')
+        const bg = document.createElementNS('http://www.w3.org/2000/svg', 'rect')
+        bg.setAttribute('width', '100%'); bg.setAttribute('height', '100%'); bg.setAttribute('fill', '#fff')
+        clone.insertBefore(bg, clone.firstChild)
+        download(`${base}-curve.svg`, 'image/svg+xml', new XMLSerializer().serializeToString(clone).replace(/var\(--k-bg, #fff\)/g, '#fff'))
+      }
+      return h('div', { ref, style: { position: 'relative' } },
+        h('button', { className: 'kopt-btn', onClick: () => setOpen(!open), 'aria-haspopup': 'menu', 'aria-expanded': open, 'data-kopt': 'export' }, '⤓ ', t('export')),
+        open ? h('div', { className: 'kopt-menu', role: 'menu' },
+          h('button', { role: 'menuitem', onClick: () => { setOpen(false); download(`${base}.csv`, 'text/csv;charset=utf-8', runCsv(series)) } }, t('export.csv')),
+          h('button', { role: 'menuitem', onClick: () => { setOpen(false); download(`${base}.json`, 'application/json', JSON.stringify(series, null, 2)) } }, t('export.json')),
+          h('button', { role: 'menuitem', onClick: () => { setOpen(false); doSvg() } }, t('export.svg'))) : null)
+    }
+
+    function EvalTab(props) {
+      const sessionId = props.sessionId
+      const t = useMemo(() => makeT(props.t), [props.t])
+      const [snap, store] = useSeries(sessionId)
+      const series = snap.series
+      const [sel, setSel] = useState({ index: null, pinned: false })
+      const [focus, setFocus] = useState(false)
+      const svgRef = useRef(null)
+      const refresh = useCallback(() => { store.refresh() }, [store])
+      const onSelect = useCallback((index, pin) => setSel(index === null ? { index: null, pinned: false } : { index, pinned: pin }), [])
+      // Focus mode: Esc closes the popover first, then leaves focus mode.
+      useEffect(() => {
+        const onKey = (e) => {
+          if (e.key !== 'Escape' || e.defaultPrevented) return
+          if (sel.index !== null) { setSel({ index: null, pinned: false }); return }
+          if (focus) setFocus(false)
+        }
+        window.addEventListener('keydown', onKey)
+        return () => window.removeEventListener('keydown', onKey)
+      }, [focus, sel.index])
+      // Update timing (performance API): parse start → committed DOM.
+      useLayoutEffect(() => {
+        if (!store.lastUpdateStart || !series) return
+        const ms = performance.now() - store.lastUpdateStart
+        store.lastUpdateStart = 0
+        try { performance.measure('kopt-update', { start: performance.now() - ms, duration: ms, detail: { points: series.iterations.length } }) } catch { /* older engines */ }
+        const w = window
+        ;(w.__koptUpdates = w.__koptUpdates || []).push({ ms, parseMs: store.lastParseMs, points: series.iterations.length })
+      }, [snap.version])
+      // A selection past the end (a different run) is dropped.
+      const selIndex = series && sel.index !== null && sel.index < series.iterations.length ? sel.index : null
+      const body = !series
+        ? h('div', { className: 'kopt-empty' }, snap.status === 'loading' ? '…' : snap.error ? t('err.request', { msg: snap.error }) : '…')
+        : h(Fragment, null,
+          h(RunControls, { sessionId, series, t, refresh }),
+          h(Chips, { series, t }),
+          series.iterations.length === 0 && (series.plans ?? []).length === 0
+            ? h('div', { className: 'kopt-card kopt-empty', 'data-kopt': 'empty' }, h('b', null, t('empty.title')), t('empty.body'))
+            : null,
+          series.iterations.length > 0 ? h(CurveCard, { series, t, selected: selIndex, pinned: sel.pinned, onSelect, svgRef }) : null,
+          (series.uncollectedSeqs ?? []).length ? h('div', { className: 'kopt-warnbox' }, t('note.uncollected', { n: series.uncollectedSeqs.length })) : null,
+          (series.echoedSeqs ?? []).length ? h('div', { className: 'kopt-note' }, t('note.echoed', { n: series.echoedSeqs.length })) : null,
+          h('div', { className: 'kopt-grid' },
+            h(PlanCard, { plans: series.plans ?? [], t }),
+            h(EnvCard, { envs: series.envs ?? [], t }),
+            h(ReviewCard, { rounds: series.rounds ?? [], sup: series.control?.supervisor, t })),
+          series.iterations.length > 0 ? h(RecordCard, { series, t, selected: selIndex, onPick: i => onSelect(i, true) }) : null)
+      return h('div', { className: `kopt kopt-panel${focus ? ' kopt-focus' : ''}`, 'data-kopt': 'panel', 'data-focus': focus ? '1' : '0' },
+        h('div', { className: 'kopt-inner' },
+          h('div', { className: 'kopt-head' },
+            h('span', { className: 'kopt-title' }, t('title')),
+            h('span', { className: 'kopt-sub' }, series ? loopStatus(t, series.control?.loop) : ''),
+            h('span', { className: 'kopt-grow' }),
+            series ? h(ExportMenu, { series, t, svgRef, sessionId }) : null,
+            h('button', { className: 'kopt-btn', onClick: () => setFocus(!focus), title: focus ? t('focus.exit') : t('focus.enter'), 'aria-pressed': focus, 'data-kopt': 'focus' }, focus ? '⤡ ' : '⤢ ', focus ? t('focus.exit') : t('focus.enter'))),
+          body))
+    }
+
+    // ───────────────────────────── composer ─────────────────────────────
+    function presetOf(sessionId) {
+      try { return env.sessions?.list?.getSnapshot?.()?.byId?.[sessionId]?.agentPreset } catch { return undefined }
+    }
+    function hasSignal(series) {
+      return !!series && (series.iterations.length > 0 || (series.plans ?? []).length > 0 || !!series.control?.loop?.armed)
+    }
+
+    function LauncherCard({ sessionId, series, t, anchor, onClose, refresh }) {
+      const loop = series?.control?.loop
+      const opts = useLoopOptions(loop)
+      const [err, setErr] = useState(null)
+      const [busy, setBusy] = useState(false)
+      const ref = useRef(null)
+      const [pos, setPos] = useState(null)
+      // Kept inside the viewport: above the button when there is room, else below; scrolls inside.
+      useLayoutEffect(() => {
+        const place = () => {
+          const r = anchor.current?.getBoundingClientRect()
+          if (!r) return
+          const vw = window.innerWidth, vh = window.innerHeight
+          const w = Math.min(380, vw - 16)
+          const left = Math.max(8, Math.min(r.left, vw - w - 8))
+          const above = r.top - 8, below = vh - r.bottom - 8
+          if (above >= below) setPos({ left, bottom: vh - r.top + 6, maxHeight: Math.max(120, above - 8) })
+          else setPos({ left, top: r.bottom + 6, maxHeight: Math.max(120, below - 8) })
+        }
+        place()
+        window.addEventListener('resize', place)
+        return () => window.removeEventListener('resize', place)
+      }, [anchor])
+      useEffect(() => {
+        const onKey = (e) => { if (e.key === 'Escape') onClose() }
+        const onDown = (e) => { if (ref.current && !ref.current.contains(e.target) && !anchor.current?.contains(e.target)) onClose() }
+        window.addEventListener('keydown', onKey)
+        document.addEventListener('mousedown', onDown)
+        return () => { window.removeEventListener('keydown', onKey); document.removeEventListener('mousedown', onDown) }
+      }, [onClose, anchor])
+      const start = async () => {
+        setBusy(true); setErr(null)
+        try { await startLoop(sessionId, opts); refresh(); onClose() } catch (e) { setErr(t('err.request', { msg: e.message })); setBusy(false) }
+      }
+      return h('div', { ref, className: 'kopt kopt-card-float', style: pos ? { ...pos } : { visibility: 'hidden' }, role: 'dialog', 'aria-label': t('launch.title'), 'data-kopt': 'launcher-card' },
+        h('h3', null, t('launch.title')),
+        h('div', { className: 'kopt-note' }, t('launch.body')),
+        h('div', { className: 'kopt-row' }, h(LoopFields, { opts, t, disabled: busy })),
+        h('div', { className: 'kopt-row' }, h('span', { className: 'kopt-rowlabel' }, t('sup.row')),
+          h(SupervisionFields, { sessionId, sup: series?.control?.supervisor, locked: !!loop?.armed, t, onChanged: refresh, setErr })),
+        err ? h('div', { className: 'kopt-err' }, err) : null,
+        h('div', { className: 'kopt-row', style: { justifyContent: 'flex-end' } },
+          h('button', { className: 'kopt-btn', onClick: onClose }, t('launch.cancel')),
+          h('button', { className: 'kopt-btn kopt-primary', onClick: start, disabled: busy || loop?.available === false, 'data-kopt': 'launcher-start' }, t('launch.start'))))
+    }
+
+    function Launcher(props) {
+      const sessionId = props.sessionId
+      const t = useMemo(() => makeT(props.t), [props.t])
+      const relevantByPreset = presetOf(sessionId) === PRESET_ID
+      const [snap, store] = useSeries(sessionId)
+      const series = snap.series
+      const [open, setOpen] = useState(false)
+      const anchor = useRef(null)
+      if (!sessionId || !series || series.control?.loop?.armed) return null
+      if (!relevantByPreset && !hasSignal(series)) return null
+      return h('span', { className: 'kopt kopt-launch', 'data-kopt': 'launcher' },
+        h('button', { ref: anchor, className: 'kopt-btn', onClick: () => setOpen(!open), 'aria-expanded': open, 'data-kopt': 'launcher-button' }, t('launch.button')),
+        open ? h(LauncherCard, { sessionId, series, t, anchor, onClose: () => setOpen(false), refresh: () => store.refresh() }) : null)
+    }
+
+    function StatusStrip(props) {
+      const sessionId = props.sessionId
+      const t = useMemo(() => makeT(props.t), [props.t])
+      const [snap, store] = useSeries(sessionId)
+      const loop = snap.series?.control?.loop
+      const [busy, setBusy] = useState(false)
+      if (!sessionId || !loop?.armed) return null
+      const pct = loop.budget > 0 ? Math.min(100, (loop.evalsDone / loop.budget) * 100) : 0
+      const stop = async () => { setBusy(true); try { await control(sessionId, 'loop-stop') } catch { /* the poll shows the truth */ } setBusy(false); store.refresh() }
+      return h('div', { className: 'kopt kopt-strip', role: 'status', 'data-kopt': 'strip' },
+        h('b', { style: { color: 'var(--k-accent)', fontWeight: 600 } }, t('strip.running', { round: loop.round })),
+        h('div', { className: `kopt-bar${loop.evalsDone > loop.budget ? ' over' : ''}`, role: 'progressbar', 'aria-valuemin': 0, 'aria-valuemax': loop.budget, 'aria-valuenow': loop.evalsDone }, h('div', { style: { width: `${pct}%` } })),
+        h('span', { style: { fontVariantNumeric: 'tabular-nums', color: 'var(--k-dim)' } }, t('strip.budget', { done: loop.evalsDone, budget: loop.budget })),
+        h('span', { className: 'kopt-grow' }),
+        h('button', { className: 'kopt-btn kopt-danger', disabled: busy, onClick: stop, 'data-kopt': 'strip-stop' }, '■ ', t('strip.stop')))
+    }
+
+    // ───────────────────────────── apply ─────────────────────────────
+    function apply(ctx) {
+      env.locale = ctx.locale
+      env.sessions = ctx.sessions
+      try { env.t = ctx.locale.bind(NS) } catch { env.t = null }
+      const effect = (fn, label) => (typeof ctx.effect === 'function' ? ctx.effect(fn, label) : fn())
+      effect(() => installCss(), 'kernel-opt: styles')
+      effect(() => ctx.locale.register(NS, { zh, en }), 'kernel-opt: strings')
+      const label = () => makeT(null)('tab.label')
+      // The tab: always in kernel-opt sessions; elsewhere once the session shows a signal.
+      ctx.slots.inject('conversation.view', () => {
+        let hold = null
+        let disposed = false
+        let unsubStore = null
+        let watched = null
+        const show = () => {
+          if (disposed || hold) return
+          hold = ctx.slots.register({ name: 'conversation.view', id: 'kernel-opt', order: 30, label, locale: NS }, EvalTab)
+        }
+        const hide = () => { if (hold) { const d = hold; hold = null; d() } }
+        const sync = () => {
+          if (disposed) return
+          let cur
+          try { cur = ctx.sessions.list.getSnapshot().current } catch { cur = undefined }
+          if (!cur) { hide(); return }
+          if (presetOf(cur) === PRESET_ID) { show(); return }
+          if (watched !== cur) {
+            unsubStore?.()
+            watched = cur
+            const st = storeFor(cur)
+            // A slow watch: the shared store polls, and the signal decides.
+            unsubStore = st.subscribe(() => { if (watched === cur) { if (hasSignal(st.get().series)) show(); else if (st.get().series) hide() } })
+          }
+          const s = storeFor(cur).get().series
+          if (hasSignal(s)) show(); else if (s) hide()
+        }
+        const unsubList = ctx.sessions.list.subscribe(sync)
+        const timer = setInterval(sync, DETECT_MS)
+        sync()
+        return () => { disposed = true; clearInterval(timer); unsubList?.(); unsubStore?.(); hide() }
+      })
+      ctx.slots.inject('conversation.input.left', () => ctx.slots.register({ name: 'conversation.input.left', id: 'kernel-opt-launcher', order: 40, locale: NS }, Launcher))
+      ctx.slots.inject('conversation.input.dock', () => ctx.slots.register({ name: 'conversation.input.dock', id: 'kernel-opt-strip', order: 10, locale: NS }, StatusStrip))
+    }
+
+    module.exports = { inject: ['slots', 'locale', 'sessions'], apply, __test: { fmtLatency, runCsv, verdictOf, zh, en } }
+    return module.exports
+  },
+})

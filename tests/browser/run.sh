@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Browser tests of the 评测 tab (lib/client.js) in headless Chromium (Debian's `chromium`, driven by
+# playwright-core with executablePath). Sets up what is missing on a fresh Debian 12 machine:
+# Chromium + CJK fonts (scripts/deps/apt-browser.txt), playwright-core and React 18 from
+# tests/browser/package-lock.json into tests/browser/node_modules.
+#   1. tab.test.mjs  — the tab against the shell stand-in and the plugin routes served by the core
+#                      (kopt.node): visibility, curve, markers, keyboard, popover, live updates,
+#                      focus mode, launcher, status strip, export, zh/en screenshots, the benchmark.
+#   2. host.test.mjs — the tab inside a real `dsh web` (scripts/setup-host.sh) with the plugin
+#                      installed, a recorded session log and a live scripted session; skipped with a
+#                      note when the host is not installed (KOPT_BROWSER_HOST=0 skips it too).
+# Screenshots and the benchmark line go to $KOPT_ARTIFACTS (default tests/browser/artifacts/).
+set -euo pipefail
+. "$(dirname "$0")/../../scripts/lib.sh"
+cd "$KOPT_ROOT/tests/browser"
+
+apt_install_lists "$KOPT_ROOT/scripts/deps/apt-browser.txt"
+if [ ! -f node_modules/playwright-core/package.json ] || [ ! -f node_modules/react/umd/react.production.min.js ]; then
+  log "npm ci (tests/browser)"
+  timeout 600 npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null
+fi
+export CHROMIUM=${CHROMIUM:-$(command -v chromium || true)}
+[ -x "$CHROMIUM" ] || { log "chromium not found"; exit 1; }
+export KOPT_ADDON=${KOPT_ADDON:-$KOPT_ROOT/${KOPT_BUILD_DIR:-build}/kopt.node}
+[ -f "$KOPT_ADDON" ] || { log "addon not built: $KOPT_ADDON"; exit 1; }
+export KOPT_ARTIFACTS=${KOPT_ARTIFACTS:-$KOPT_ROOT/tests/browser/artifacts}
+mkdir -p "$KOPT_ARTIFACTS"
+
+timeout 600 node --test --test-reporter=spec --test-timeout=300000 tab.test.mjs
+if [ -f host.test.mjs ] && [ "${KOPT_BROWSER_HOST:-1}" != 0 ]; then
+  timeout 900 node --test --test-reporter=spec --test-timeout=600000 host.test.mjs
+fi
+log "browser artifacts: $KOPT_ARTIFACTS"

@@ -1,0 +1,219 @@
+// The 评测 tab in headless Chromium against the shell stand-in (lib/shell.html) and the plugin's
+// routes served by the real core (lib/mock-host.mjs): tab visibility, the curve and its markers,
+// keyboard selection and the popover, live updates keeping selection and scroll, focus mode, the
+// launcher and the status strip, export, zh/en screenshots, and the 1,000-point update benchmark.
+//   node --test tests/browser/tab.test.mjs     (KOPT_ADDON, CHROMIUM, KOPT_ARTIFACTS optional)
+import assert from 'node:assert/strict'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { chromium } from 'playwright-core'
+import { bigEvents, demoEvents, moreEvents } from './lib/demo-run.mjs'
+import { startMockHost } from './lib/mock-host.mjs'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const root = path.resolve(here, '../..')
+const kopt = createRequire(import.meta.url)(process.env.KOPT_ADDON || path.join(root, 'build/kopt.node'))
+const artifacts = process.env.KOPT_ARTIFACTS || path.join(here, 'artifacts')
+mkdirSync(artifacts, { recursive: true })
+export const CHROMIUM_ARGS = [
+  '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
+]
+
+let host, browser
+before(async () => {
+  host = await startMockHost({
+    kopt,
+    sessions: {
+      demo: { events: demoEvents({ n: 24 }) },
+      plain: { preset: 'standard', events: [] },
+      big: { events: bigEvents(1000) },
+    },
+  })
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: CHROMIUM_ARGS,
+    timeout: 30_000,
+  })
+})
+after(async () => { await browser?.close(); await host?.close() })
+
+async function open (session, lang, { tab = 'kernel-opt', viewport = { width: 1400, height: 1000 } } = {}) {
+  const page = await browser.newPage({ viewport, acceptDownloads: true })
+  page.setDefaultTimeout(10_000)
+  const errors = []
+  page.on('pageerror', e => errors.push(e.message))
+  await page.goto(`${host.url}/?session=${session}&lang=${lang}&tab=${tab}`)
+  return { page, errors }
+}
+
+test('lib/client.js registers under the package name and requires only the host module table', async () => {
+  const { readFileSync } = await import('node:fs')
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'))
+  const src = readFileSync(path.join(root, 'lib/client.js'), 'utf8')
+  assert.match(src, new RegExp(`id: '${pkg.name}'`))
+  if (pkg.exports) assert.equal(pkg.exports['./client'], './lib/client.js')
+  const allowed = new Set(['react', 'react/jsx-runtime', 'react-dom', 'react-dom/client', '@deepseek-ai/cordis', '@deepseek-ai/dsh-client-ui-slots', '@deepseek-ai/dsh-client-ui-primitives'])
+  const reqs = [...src.matchAll(/require\('([^']+)'\)/g)].map(m => m[1])
+  assert.ok(reqs.length >= 2)
+  for (const r of reqs) assert.ok(allowed.has(r), `not in the module table: ${r}`)
+})
+
+describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
+  test('the tab is present in kernel-opt sessions, and elsewhere only once a signal appears', async () => {
+    const { page, errors } = await open('demo', 'zh', { tab: 'chat' })
+    await page.getByRole('tab', { name: '评测' }).waitFor()
+    await page.close()
+
+    const p2 = await open('plain', 'en', { tab: 'chat' })
+    await p2.page.waitForTimeout(1200)
+    assert.equal(await p2.page.getByRole('tab', { name: 'Evaluations' }).count(), 0, 'no tab without a signal')
+    host.append('plain', demoEvents({ n: 2, rounds: false, finalize: false }).map(e => ({ ...e })))
+    await p2.page.getByRole('tab', { name: 'Evaluations' }).waitFor({ timeout: 8000 })
+    await p2.page.close()
+    assert.deepEqual(errors, [])
+  })
+
+  test('points and markers are drawn; keyboard selection opens the popover; Esc closes it', async () => {
+    const { page, errors } = await open('demo', 'en')
+    await page.waitForSelector('[data-kopt=chart]')
+    const series = JSON.parse(host.state.get('demo').body)
+    const n = series.iterations.length
+    assert.equal(Number(await page.locator('[data-kopt=points]').getAttribute('data-n')), n)
+    assert.equal(await page.locator('[data-kopt=best]').count(), 1)
+    assert.ok(await page.locator('[data-kopt=finalized]').count() >= 1)
+    assert.equal(await page.locator('[data-kopt=profiled]').count(), series.profileSeqs.length)
+    const hollowRed = Number(await page.locator('[data-kopt=points-failed]').getAttribute('data-n')) + Number(await page.locator('[data-kopt=points-unmeasured-failed]').getAttribute('data-n'))
+    assert.ok(hollowRed >= 2, `failed points drawn hollow red (${hollowRed})`)
+    assert.match(await page.locator('[data-kopt=chips]').innerText(), /best .*×/)
+    assert.match(await page.locator('[data-kopt=chip-final]').innerText(), /re-measured/)
+    await page.locator('[data-kopt=chart]').focus()
+    for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowRight')
+    await page.keyboard.press('Enter')
+    const pop = page.locator('[data-kopt=popover]')
+    await pop.waitFor()
+    const text = await pop.innerText()
+    assert.match(text, /#3/)
+    assert.match(text, /Approach in force/)
+    assert.match(text, /relayed by the agent|returned by the evaluator tool/)
+    await page.keyboard.press('Escape')
+    await pop.waitFor({ state: 'detached' })
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
+  test('live updates keep the selection and the scroll position; polling sends If-None-Match', async () => {
+    const { page } = await open('demo', 'en', { viewport: { width: 1200, height: 700 } })
+    await page.waitForSelector('[data-kopt=chart]')
+    await page.locator('[data-kopt=chart]').focus()
+    for (let i = 0; i < 5; i++) await page.keyboard.press('ArrowRight')
+    await page.locator('[data-kopt=popover]').waitFor()
+    await page.locator('[data-kopt=panel]').evaluate(el => { el.scrollTop = 180 })
+    const before = Number(await page.locator('[data-kopt=points]').getAttribute('data-n'))
+    host.append('demo', moreEvents(3, { tag: 'live', seq0: 10_000 }))
+    await page.waitForFunction(b => Number(document.querySelector('[data-kopt=points]').dataset.n) > b, before, { timeout: 8000 })
+    assert.match(await page.locator('[data-kopt=popover]').innerText(), /#5/)
+    assert.equal(await page.locator('[data-kopt=panel]').evaluate(el => el.scrollTop), 180)
+    await page.waitForTimeout(1700)
+    assert.ok(host.log.some(l => l.path === 'series' && l.id === 'demo' && l.inm), 'If-None-Match sent')
+    await page.close()
+  })
+
+  test('focus mode fills the window and Esc returns', async () => {
+    const { page } = await open('demo', 'zh')
+    await page.locator('[data-kopt=focus]').click()
+    const box = await page.locator('[data-kopt=panel]').boundingBox()
+    assert.equal(await page.locator('[data-kopt=panel]').getAttribute('data-focus'), '1')
+    assert.ok(box.width >= 1399 && box.height >= 999, JSON.stringify(box))
+    await page.screenshot({ path: path.join(artifacts, 'focus-zh.png') })
+    await page.keyboard.press('Escape')
+    assert.equal(await page.locator('[data-kopt=panel]').getAttribute('data-focus'), '0')
+    await page.close()
+  })
+
+  test('the launcher opens a card inside the viewport and starts the loop; the strip shows and stops it', async () => {
+    const { page } = await open('demo', 'zh', { tab: 'chat', viewport: { width: 1000, height: 560 } })
+    await page.locator('[data-kopt=launcher-button]').click()
+    const card = page.locator('[data-kopt=launcher-card]')
+    await card.waitFor()
+    await page.waitForTimeout(100)
+    const box = await card.boundingBox()
+    assert.ok(box.y >= 0 && box.y + box.height <= 560 && box.x >= 0 && box.x + box.width <= 1000, JSON.stringify(box))
+    await page.screenshot({ path: path.join(artifacts, 'launcher-zh.png') })
+    await card.locator('[data-kopt=budget]').fill('8')
+    await card.locator('[data-kopt=launcher-start]').click()
+    await card.waitFor({ state: 'detached' })
+    const arm = host.log.filter(l => l.path === 'control' && l.action === 'loop-arm').at(-1)
+    assert.equal(arm.budget, 8)
+    assert.equal(arm.outputLanguage, 'zh')
+    const strip = page.locator('[data-kopt=strip]')
+    await strip.waitFor()
+    assert.match(await strip.innerText(), /\/8/)
+    assert.equal(await page.locator('[data-kopt=launcher-button]').count(), 0, 'no launcher while the loop runs')
+    await page.screenshot({ path: path.join(artifacts, 'strip-zh.png') })
+    // supervision is locked while the loop runs
+    await page.getByRole('tab', { name: '评测' }).click()
+    assert.equal(await page.locator('[data-kopt=sup-model]').isDisabled(), true)
+    await strip.locator('[data-kopt=strip-stop]').click()
+    await strip.waitFor({ state: 'detached' })
+    assert.match(await page.locator('[data-kopt=loop-status]').innerText(), /手动停止/)
+    await page.close()
+  })
+
+  test('export: CSV, JSON and SVG', async () => {
+    const { page } = await open('demo', 'en')
+    await page.waitForSelector('[data-kopt=chart]')
+    for (const [label, ext] of [['Run as CSV', 'csv'], ['Run as JSON', 'json'], ['Curve as SVG', 'svg']]) {
+      await page.locator('[data-kopt=export]').click()
+      const [dl] = await Promise.all([page.waitForEvent('download'), page.getByRole('menuitem', { name: label }).click()])
+      assert.ok(dl.suggestedFilename().endsWith(`.${ext}`))
+      const file = path.join(artifacts, `export.${ext}`)
+      await dl.saveAs(file)
+    }
+    await page.close()
+  })
+
+  test('screenshots in 中文 and English', async () => {
+    for (const lang of ['zh', 'en']) {
+      const { page, errors } = await open('demo', lang)
+      await page.waitForSelector('[data-kopt=chart]')
+      await page.locator('[data-kopt=chart]').focus()
+      for (let i = 0; i < 23; i++) await page.keyboard.press('ArrowRight')
+      await page.keyboard.press('Enter')
+      await page.waitForTimeout(200)
+      await page.screenshot({ path: path.join(artifacts, `tab-${lang}.png`) })
+      await page.keyboard.press('Escape')
+      await page.locator('[data-kopt=full-record]').click()
+      await page.locator('[data-kopt=full-table]').waitFor()
+      await page.locator('[data-kopt=records]').scrollIntoViewIfNeeded()
+      await page.screenshot({ path: path.join(artifacts, `records-${lang}.png`) })
+      assert.deepEqual(errors, [])
+      await page.close()
+    }
+  })
+
+  test('benchmark: update time of a 1,000-point session (performance API)', async () => {
+    const { page } = await open('big', 'en')
+    await page.waitForSelector('[data-kopt=chart]', { timeout: 20_000 })
+    assert.ok(Number(await page.locator('[data-kopt=points]').getAttribute('data-n')) >= 1000)
+    await page.evaluate(() => { window.__koptUpdates = [] })
+    for (let k = 0; k < 8; k++) {
+      host.append('big', moreEvents(1, { tag: `b${k}`, seq0: 900_000 + k * 10 }))
+      await page.waitForFunction(c => (window.__koptUpdates || []).length > c, k, { timeout: 8000 })
+    }
+    const ups = await page.evaluate(() => window.__koptUpdates.map(u => u.ms))
+    console.log('parse ms', await page.evaluate(() => window.__koptUpdates.map(u => u.parseMs.toFixed(1)).join(' ')))
+    const measures = await page.evaluate(() => performance.getEntriesByName('kopt-update').length)
+    const sorted = [...ups].sort((a, b) => a - b)
+    const median = sorted[Math.floor(sorted.length / 2)]
+    const line = `BENCH kopt-update 1000+ points: median ${median.toFixed(2)} ms, max ${sorted.at(-1).toFixed(2)} ms over ${ups.length} updates (target <= 16 ms)`
+    console.log(line)
+    writeFileSync(path.join(artifacts, 'bench.txt'), line + '\n')
+    assert.ok(measures >= ups.length)
+    assert.ok(median <= 50, line)
+    await page.close()
+  })
+})
