@@ -1,0 +1,157 @@
+// Plugin configuration: defaults, validation and the pieces other modules need.
+// Every key is optional. A bad value never takes the host down: it is reported in the host log
+// with its path and what was expected, and the default is used instead.
+
+export const PLUGIN_ID = 'kernel-opt'
+export const DEFAULT_PRESET_ID = 'kernel-opt'
+export const SERIES_PATH = '/plugins/kernel-opt/series'
+export const CONTROL_PATH = '/plugins/kernel-opt/control'
+export const MODELS_PATH = '/plugins/kernel-opt/models'
+export const REPLAY_TOOL = 'kernel_finalize'
+export const REPLAY_LINE_PREFIX = '[replay] '
+
+/** Routing lists (spec A-10); the projector gets exactly these keys. */
+export const ROUTING_KEYS = ['benchTools', 'shellTools', 'jobTools', 'profileTools', 'profileCommands', 'finalizeTools', 'changeTools']
+
+const DEFAULTS = {
+  replay: { enabled: true, timeoutSec: 900, maxOutputKiB: 256 },
+  preset: { install: true, id: DEFAULT_PRESET_ID },
+  loop: { defaultBudget: 20, maxNoProgressRounds: 2, evalsPerTurn: 3, challengeFinalize: true },
+}
+
+const isRecord = (v) => typeof v === 'object' && v !== null && !Array.isArray(v)
+const TOOL_NAME = /^[A-Za-z0-9_.:\-]{1,128}$/
+const PRESET_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+
+/**
+ * Validates a raw config record (as the host passes it from `cordis.patch.yml`).
+ * @returns {{config: object, errors: string[]}} the resolved config (defaults filled in) and one
+ *   message per rejected value ("kernel-opt config: <path> …").
+ */
+export function resolveConfig(raw) {
+  const errors = []
+  const bad = (path, expected, value) => {
+    let shown
+    try { shown = JSON.stringify(value) } catch { shown = String(value) }
+    if (shown !== undefined && shown.length > 80) shown = shown.slice(0, 77) + '...'
+    errors.push(`kernel-opt config: ${path} must be ${expected} (got ${shown}); using the default / 使用默认值`)
+  }
+  const src = raw === undefined || raw === null ? {} : raw
+  if (!isRecord(src)) {
+    bad('(root)', 'a mapping', src)
+    return { config: resolveConfig({}).config, errors }
+  }
+  const known = new Set([...ROUTING_KEYS, 'replay', 'preset', 'loop', 'supervisor', 'trustedHosts'])
+  for (const key of Object.keys(src)) {
+    if (!known.has(key)) errors.push(`kernel-opt config: unknown key "${key}" ignored / 未知配置项已忽略`)
+  }
+
+  const routing = {}
+  for (const key of ROUTING_KEYS) {
+    const v = src[key]
+    if (v === undefined || v === null) continue
+    if (!Array.isArray(v) || v.length > 256 || !v.every(x => typeof x === 'string' && TOOL_NAME.test(x))) {
+      bad(key, 'a list of tool names (letters, digits, _ . : -)', v)
+      continue
+    }
+    routing[key] = [...new Set(v)]
+  }
+
+  const section = (name, fields) => {
+    const out = { ...DEFAULTS[name] }
+    const v = src[name]
+    if (v === undefined || v === null) return out
+    if (!isRecord(v)) {
+      bad(name, 'a mapping', v)
+      return out
+    }
+    for (const key of Object.keys(v)) {
+      if (!(key in fields)) {
+        errors.push(`kernel-opt config: unknown key "${name}.${key}" ignored / 未知配置项已忽略`)
+        continue
+      }
+      const [check, expected] = fields[key]
+      if (v[key] === undefined || v[key] === null) continue
+      if (check(v[key])) out[key] = v[key]
+      else bad(`${name}.${key}`, expected, v[key])
+    }
+    return out
+  }
+  const bool = [(x) => typeof x === 'boolean', 'true or false']
+  const intIn = (lo, hi) => [(x) => Number.isInteger(x) && x >= lo && x <= hi, `an integer ${lo}…${hi}`]
+  const numIn = (lo, hi) => [(x) => typeof x === 'number' && Number.isFinite(x) && x >= lo && x <= hi, `a number ${lo}…${hi}`]
+  const str = (max) => [(x) => typeof x === 'string' && x.trim() !== '' && x.length <= max, `a non-empty string (≤ ${max} characters)`]
+
+  const replay = section('replay', { enabled: bool, timeoutSec: numIn(1, 86400), maxOutputKiB: intIn(4, 65536) })
+  const preset = section('preset', {
+    install: bool,
+    id: [(x) => typeof x === 'string' && PRESET_ID.test(x) && x !== '.' && x !== '..', 'a directory name (letters, digits, . _ -)'],
+  })
+  const loop = section('loop', {
+    defaultBudget: intIn(1, 9999),
+    maxNoProgressRounds: intIn(1, 100),
+    evalsPerTurn: intIn(0, 100),
+    challengeFinalize: bool,
+  })
+
+  let supervisor
+  if (src.supervisor !== undefined && src.supervisor !== null) {
+    const v = src.supervisor
+    const fields = {
+      provider: str(200), model: str(200), reasoningEffort: str(64), temperature: numIn(0, 2),
+      maxTokens: intIn(256, 1_000_000), language: str(64), instructions: str(20_000),
+    }
+    if (!isRecord(v)) bad('supervisor', 'a mapping {provider, model, …}', v)
+    else {
+      const out = {}
+      let ok = true
+      for (const key of Object.keys(v)) {
+        if (!(key in fields)) {
+          errors.push(`kernel-opt config: unknown key "supervisor.${key}" ignored / 未知配置项已忽略`)
+          continue
+        }
+        if (v[key] === undefined || v[key] === null) continue
+        const [check, expected] = fields[key]
+        if (check(v[key])) out[key] = typeof v[key] === 'string' ? v[key].trim() : v[key]
+        else {
+          bad(`supervisor.${key}`, expected, v[key])
+          if (key === 'provider' || key === 'model') ok = false
+        }
+      }
+      if (ok && (out.provider === undefined || out.model === undefined)) {
+        errors.push('kernel-opt config: supervisor needs both provider and model; supervision stays unconfigured / supervisor 需要同时设置 provider 与 model')
+        ok = false
+      }
+      if (ok) supervisor = out
+    }
+  }
+
+  let trustedHosts = []
+  if (src.trustedHosts !== undefined && src.trustedHosts !== null) {
+    if (Array.isArray(src.trustedHosts) && src.trustedHosts.every(h => typeof h === 'string' && /^[A-Za-z0-9.\-:\[\]]{1,255}$/.test(h))) {
+      trustedHosts = src.trustedHosts.map(h => h.toLowerCase())
+    } else bad('trustedHosts', 'a list of host[:port] authorities', src.trustedHosts)
+  }
+
+  return {
+    config: { routing, replay, preset, loop, supervisor, trustedHosts },
+    errors,
+  }
+}
+
+/** The projector's config JSON (routing keys only; empty = the spec defaults). */
+export function routingJson(config) {
+  return JSON.stringify(config.routing ?? {})
+}
+
+/** Spec K-5. */
+export function samePath(a, b) {
+  if (typeof a !== 'string' || typeof b !== 'string' || a === '' || b === '') return false
+  return a === b || a.endsWith('/' + b) || b.endsWith('/' + a)
+}
+
+/** Spec D-7: the provenance form of a command. */
+export function wireCommand(full) {
+  if (full.length <= 300) return { command: full }
+  return { command: `${full.slice(0, 180)} … ${full.slice(full.length - 117)}`, commandLength: full.length }
+}

@@ -1,0 +1,103 @@
+// kernel_finalize's re-measurement (spec H-5, H-7), separated from the tool so it can be tested
+// without a host. Picks the honest lowest-latency self-reported (shell) point for the artifact,
+// recovers its FULL recorded command from the session log, re-runs it with the C++ runner and
+// writes the tool result the projection reads back.
+import { REPLAY_LINE_PREFIX, samePath, wireCommand } from './config.mjs'
+
+/** One line, no control characters: user-supplied text never opens a line of its own. */
+export function oneLine(text, max = 500) {
+  const s = String(text ?? '').replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ').trim()
+  return s.length > max ? `${s.slice(0, max)}…` : s
+}
+
+/** Lines of replay output that would read as our own anchor are renamed (integrity of H-5). */
+export function neutralize(output) {
+  return output.replace(/^([ \t]*)\[replay\] /gm, '$1[replay-output] ')
+}
+
+/** H-3 criteria on shell points; strict < keeps the earliest of equal latencies. */
+export function pickReplayPoint(series, artifact) {
+  let best
+  for (const pt of series.iterations ?? []) {
+    if (pt.channel !== 'shell' || !samePath(pt.artifactPath, artifact)) continue
+    if (pt.correct !== true || pt.rewardHack === true || pt.error !== undefined) continue
+    if (typeof pt.latencyMs !== 'number') continue
+    if (best === undefined || pt.latencyMs < best.latencyMs) best = pt
+  }
+  return best
+}
+
+/** The full `command` argument of the tool call logged at `seq`, checked against the point's wire form. */
+export function recordedCommand(events, point) {
+  const ev = events?.[point.seq]
+  if (!ev || ev.type !== 'tool/call' || ev.seq !== point.seq) return undefined
+  let args
+  try {
+    args = JSON.parse(typeof ev.data?.arguments === 'string' ? ev.data.arguments : '{}')
+  } catch {
+    return undefined
+  }
+  const cmd = args?.command
+  if (typeof cmd !== 'string' || cmd === '') return undefined
+  const wire = wireCommand(cmd)
+  if (wire.command !== point.command) return undefined
+  return cmd
+}
+
+const T = {
+  ack: (a, note) => `已记录收尾 / Finalize recorded: ${a}${note ? ` — ${note}` : ''}`,
+  disabled: '复测已在配置中关闭（replay.enabled: false），最终数字未经复测 / Replay is disabled by config: the final number is not re-measured.',
+  none: '该产物没有自报的有效测量，无需复测 / No self-reported measurement of this artifact to re-measure.',
+  noCmd: '找不到该测量的完整命令，最终数字未经复测 / The full recorded command is unavailable: the final number is not re-measured.',
+  noCwd: '会话工作目录未知，最终数字未经复测 / The session working directory is unknown: the final number is not re-measured.',
+  noCore: '原生核心不可用，最终数字未经复测 / The native core is unavailable: the final number is not re-measured.',
+  failed: (why) => `复测失败（${why}），最终数字未经复测 / Replay failed (${why}): the final number is not re-measured.`,
+}
+
+/**
+ * Runs the finalize. deps: {kopt, projector, events, cwd, replay: {enabled, timeoutSec, maxOutputKiB}, signal}.
+ * Never throws: every failure is a line of the result.
+ */
+export async function finalizeWithReplay(args, deps) {
+  const artifact = oneLine(args?.artifact_path ?? args?.artifact ?? '', 1000)
+  const lines = [T.ack(artifact, args?.note !== undefined ? oneLine(args.note, 300) : '')]
+  if (!deps.replay.enabled) return [...lines, T.disabled].join('\n')
+  if (!deps.kopt || !deps.projector) return [...lines, T.noCore].join('\n')
+  let series
+  try {
+    series = JSON.parse(deps.projector.seriesJson('finalize', 0))
+  } catch {
+    return [...lines, T.noCore].join('\n')
+  }
+  const point = pickReplayPoint(series, artifact)
+  if (point === undefined) return [...lines, T.none].join('\n')
+  const command = recordedCommand(deps.events, point)
+  if (command === undefined) return [...lines, T.noCmd].join('\n')
+  if (typeof deps.cwd !== 'string' || deps.cwd === '') return [...lines, T.noCwd].join('\n')
+
+  const headCap = 16 * 1024
+  const tailCap = Math.max(4096, deps.replay.maxOutputKiB * 1024 - headCap)
+  let result
+  try {
+    const pending = deps.kopt.runReplay({ command, cwd: deps.cwd, timeoutSec: deps.replay.timeoutSec, headCap, tailCap })
+    const onAbort = () => pending.cancel?.()
+    deps.signal?.addEventListener?.('abort', onAbort, { once: true })
+    try {
+      result = await pending
+    } finally {
+      deps.signal?.removeEventListener?.('abort', onAbort)
+    }
+  } catch (error) {
+    return [...lines, T.failed(oneLine(error?.message ?? error, 200))].join('\n')
+  }
+  const flat = oneLine(command, 1_000_000)
+  if (result.failure !== undefined) {
+    // No `[replay] ` anchor: nothing in a failed run may become the final measurement (H-5).
+    lines.push(`[replay not re-measured] ${flat}`, T.failed(oneLine(result.failure, 200)))
+  } else {
+    lines.push(`${REPLAY_LINE_PREFIX}${flat}`)
+  }
+  lines.push('--- replay output ---', neutralize(result.output).replace(/\n$/, ''))
+  lines.push(`[replay exit ${result.exitCode ?? (result.signal ? `signal ${result.signal}` : 'none')}; ${Math.round(result.wallMs)} ms${result.truncated ? `; output trimmed from ${result.outputBytes} bytes` : ''}]`)
+  return lines.join('\n')
+}

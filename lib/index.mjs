@@ -1,0 +1,557 @@
+// dsh-kernel-opt — the profile half (mounted by cordis.patch.yml in every session of the profile).
+//
+// What it does, and nothing more:
+//   * keeps one C++ Projector per watched session, fed incrementally from `session/event`
+//     (a session's first query, or its first event when it runs in our mode, catches up from
+//     `session.events`; later events are fed one by one);
+//   * serves /plugins/kernel-opt/{series,control,models}; sessions that are not live are projected
+//     from the host's session persistence, so a past session renders as it did live;
+//   * syncs the bundled preset into the user preset root (C++: kopt.syncPreset);
+//   * publishes the `kernelOpt` service the agent-plane rows (lib/agent.mjs, lib/self-compact.mjs)
+//     read: the resolved config, the addon, projectors, the loop service.
+// Every decision about a run is made in C++ (kopt.node); this file moves data.
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import {
+  CONTROL_PATH, DEFAULT_PRESET_ID, MODELS_PATH, PLUGIN_ID, SERIES_PATH, resolveConfig, routingJson,
+} from './config.mjs'
+import { Service } from './host.mjs'
+import { loadKopt } from './native/load.mjs'
+import { checkTrust, jsonResponse, readJsonBody, validSessionId } from './http.mjs'
+import { withChart } from './chart-route.mjs' // the 评测 tab's curve (browser-half engineer)
+
+export const name = 'kernel-opt'
+export const inject = ['sessions', 'agents']
+
+const here = dirname(fileURLToPath(import.meta.url))
+export const bundledPresetDir = join(here, '../preset/kernel-opt')
+
+// ─── HOOK: the loop (/kloop, /supervise) ───────────────────────────────────────────────────────
+// lib/loop.mjs is written separately. When it exists it must export
+//   registerLoop(ctx, { getProjector, getView, kopt, config }) -> LoopService | undefined
+// where LoopService = {
+//   available: boolean,                                   // can arm a loop (else loop-arm -> 503)
+//   control(sessionId, derived) -> object | undefined,    // the spec P-4 control object
+//   act(sessionId, body) -> Promise<{status, body}> | undefined   // POST /control actions it owns
+//   dispose?()                                            // called when the plugin unloads
+// }
+// and may export registerLoopCommands(ctx, service) for the agent plane (see lib/agent.mjs).
+// Until then the control object reports the spec's zeros and loop-arm answers 503.
+let loopModule
+const loopFile = join(here, 'loop.mjs')
+if (existsSync(loopFile)) {
+  try {
+    loopModule = await import(pathToFileURL(loopFile).href)
+  } catch (error) {
+    console.warn(`[kernel-opt] lib/loop.mjs failed to load; the loop stays unavailable: ${error?.stack ?? error}`)
+  }
+}
+// ───────────────────────────────────────────────────────────────────────────────────────────────
+
+/** The service the agent-plane rows inject (cordis service name `kernelOpt`). */
+export class KernelOptService extends Service {
+  constructor(ctx, deps) {
+    super(ctx, 'kernelOpt')
+    this.config = deps.config
+    this.kopt = deps.kopt
+    this.kopterror = deps.kopterror
+    this.getProjector = deps.getProjector
+    this.getView = deps.getView
+    this.loop = deps.loop
+    this.presetId = deps.config.preset.id
+  }
+}
+
+const PROJECTED_TYPES = new Set(['tool/call', 'tool/result', 'user/message'])
+const PAST_CACHE_MAX = 16
+const PAST_TTL_MS = 10_000
+
+/**
+ * Creates the session-projection store (host-independent, unit-tested in tests/lib).
+ * @param kopt the addon; @param config the resolved config; @param hooks {sessions, persistence()}.
+ */
+export function createStore(kopt, config, hooks) {
+  const routing = routingJson(config)
+  const live = new Map() // sessionId -> {p, next, lastTime, cache}
+  const past = new Map() // sessionId -> {promise, at} (insertion order = LRU)
+
+  const newState = () => ({ p: new kopt.Projector(routing), next: 0, lastTime: 0, cache: null })
+  // updatedAt = the time of the last event the projection reads (spec A-2), so the body depends on
+  // the log alone: a past session served from persistence is byte-identical to its live rendering.
+  const feed = (st, events) => {
+    if (events.length === 0) return
+    st.p.feed(JSON.stringify(events))
+    for (const e of events) {
+      if (e && typeof e.time === 'number' && e.time > st.lastTime && PROJECTED_TYPES.has(e.type)) st.lastTime = e.time
+    }
+  }
+  const catchUp = (st, session) => {
+    const events = session.events
+    if (Array.isArray(events) && events.length > st.next) {
+      feed(st, events.slice(st.next))
+      st.next = events.length
+    }
+  }
+  const liveSession = (id) => {
+    try {
+      return hooks.sessions()?.get(id)
+    } catch {
+      return undefined
+    }
+  }
+
+  /** The live projector of a session, caught up; undefined when the session is not live. */
+  const getProjector = (sessionId) => {
+    const session = liveSession(sessionId)
+    if (session === undefined) {
+      live.delete(sessionId)
+      return undefined
+    }
+    let st = live.get(sessionId)
+    if (st === undefined) {
+      st = newState()
+      live.set(sessionId, st)
+    }
+    catchUp(st, session)
+    return st
+  }
+
+  /** A live session's event (the `session/event` listener). */
+  const onEvent = (session, event, watchPreset) => {
+    const id = session?.id
+    if (typeof id !== 'string') return
+    let st = live.get(id)
+    if (st === undefined) {
+      if (session.header?.agentPreset !== watchPreset) return
+      st = newState()
+      live.set(id, st)
+      catchUp(st, session)
+      return
+    }
+    const seq = event?.seq
+    if (seq === st.next) {
+      feed(st, [event])
+      st.next += 1
+    } else if (typeof seq === 'number' && seq > st.next) {
+      catchUp(st, session)
+    }
+  }
+
+  const forget = (sessionId) => {
+    live.delete(sessionId)
+  }
+
+  /** Live first, then persistence. Resolves {st, live} or undefined (unknown session). */
+  const getView = async (sessionId) => {
+    const st = getProjector(sessionId)
+    if (st !== undefined) return { st, live: true }
+    const persistence = hooks.persistence()
+    if (persistence === undefined || typeof persistence.inspect !== 'function') return undefined
+    const now = Date.now()
+    let entry = past.get(sessionId)
+    if (entry !== undefined && now - entry.at > PAST_TTL_MS) entry = undefined
+    if (entry === undefined) {
+      const promise = (async () => {
+        let inspection
+        try {
+          inspection = await persistence.inspect(sessionId)
+        } catch {
+          return undefined // not persisted (or unreadable): unknown to us
+        }
+        if (!inspection || !Array.isArray(inspection.events)) return undefined
+        const pst = newState()
+        feed(pst, inspection.events)
+        pst.next = inspection.events.length
+        return pst
+      })()
+      entry = { promise, at: now }
+      past.delete(sessionId)
+      past.set(sessionId, entry)
+      while (past.size > PAST_CACHE_MAX) past.delete(past.keys().next().value)
+    }
+    const pst = await entry.promise
+    if (pst === undefined) {
+      past.delete(sessionId)
+      return undefined
+    }
+    return { st: pst, live: false }
+  }
+
+  return { getProjector, getView, onEvent, forget, live, past }
+}
+
+/** The /series body and its ETag, cached per (projection version, updatedAt, control). */
+export function seriesBody(st, sessionId, controlJson) {
+  const updatedAt = st.lastTime
+  const key = `${st.p.version}|${updatedAt}|${controlJson}`
+  if (st.cache === null || st.cache.key !== key) {
+    const body = st.p.seriesJson(sessionId, updatedAt, controlJson)
+    const etag = `"k${createHash('sha1').update(body).digest('base64url')}"`
+    st.cache = { key, body, etag }
+  }
+  return st.cache
+}
+
+/** The control object when no loop service owns the session (spec P-4 zeros). */
+export function defaultControl(config, derived, loopAvailable = false) {
+  const evalsDone = typeof derived?.completedEvals === 'number' ? derived.completedEvals : 0
+  const sup = config.supervisor
+  const route = sup === undefined ? undefined : {
+    provider: sup.provider, model: sup.model, ...(sup.reasoningEffort !== undefined ? { reasoningEffort: sup.reasoningEffort } : {}),
+  }
+  return {
+    loop: {
+      armed: false, budget: 0, round: 0, evalsDone, evalsOverBudget: 0,
+      available: loopAvailable, defaultBudget: config.loop.defaultBudget,
+    },
+    supervisor: {
+      enabled: false,
+      configured: route !== undefined,
+      ...(route !== undefined ? { configRoute: route, effective: { ...route, source: 'config' } } : {}),
+    },
+  }
+}
+
+function parseDerived(st) {
+  try {
+    return JSON.parse(st.p.derivedJson())
+  } catch {
+    return undefined
+  }
+}
+
+export function apply(ctx, rawConfig) {
+  const { config, errors } = resolveConfig(rawConfig)
+  for (const line of errors) console.warn(`[kernel-opt] ${line}`)
+
+  let kopt
+  let kopterror
+  try {
+    kopt = loadKopt().mod
+  } catch (error) {
+    kopterror = error instanceof Error ? error.message : String(error)
+    console.error(`[kernel-opt] ${kopterror}`)
+  }
+
+  let persistence
+  ctx.inject(['sessionPersistence'], (sctx) => {
+    persistence = sctx.sessionPersistence
+    sctx.effect(() => () => { persistence = undefined }, 'kernel-opt: persistence')
+  })
+  let llm
+  ctx.inject(['llm'], (lctx) => {
+    llm = lctx.llm
+    lctx.effect(() => () => { llm = undefined }, 'kernel-opt: llm')
+  })
+  // The host's own trusted authorities (LAN literals, --trusted-host), where this host version
+  // publishes them; ours from config come on top.
+  const hostTrusted = { webRuntime: [], webStartup: [] }
+  for (const svc of ['webRuntime', 'webStartup']) {
+    ctx.inject([svc], (tctx) => {
+      const list = tctx[svc]?.trustedHosts
+      hostTrusted[svc] = Array.isArray(list) ? list.filter(x => typeof x === 'string') : []
+      tctx.effect(() => () => { hostTrusted[svc] = [] }, `kernel-opt: ${svc} trust`)
+    })
+  }
+  const trustedHosts = () => [...config.trustedHosts, ...hostTrusted.webRuntime, ...hostTrusted.webStartup]
+
+  const store = kopt === undefined ? undefined : createStore(kopt, config, {
+    sessions: () => ctx.sessions,
+    persistence: () => persistence,
+  })
+  const getProjector = (id) => store?.getProjector(id)?.p
+  const getView = async (id) => {
+    const view = await store?.getView(id)
+    return view === undefined ? undefined : { projector: view.st.p, live: view.live, updatedAt: view.st.lastTime }
+  }
+
+  // HOOK (see the top of this file): the loop module, when present.
+  let loop
+  if (loopModule && typeof loopModule.registerLoop === 'function' && kopt !== undefined) {
+    try {
+      loop = loopModule.registerLoop(ctx, { getProjector, getView, kopt, config }) ?? undefined
+    } catch (error) {
+      console.warn(`[kernel-opt] registerLoop failed; the loop stays unavailable: ${error?.stack ?? error}`)
+    }
+    if (loop && typeof loop.dispose === 'function') ctx.effect(() => () => loop.dispose(), 'kernel-opt: loop')
+  }
+
+  new KernelOptService(ctx, { config, kopt, kopterror, getProjector, getView, loop })
+
+  if (store !== undefined) {
+    ctx.on('session/event', (session, event) => {
+      try {
+        store.onEvent(session, event, config.preset.id)
+      } catch (error) {
+        console.warn(`[kernel-opt] projection feed failed for ${session?.id}: ${error?.message ?? error}`)
+      }
+    })
+    ctx.on('agent/disposed', (payload) => {
+      const id = payload?.agent?.id
+      if (typeof id === 'string') store.forget(id)
+    })
+  }
+
+  // ── preset sync (spec R) ──
+  ctx.inject(['agentPresets'], (pctx) => {
+    if (!config.preset.install) return
+    if (kopt === undefined) return
+    try {
+      const roots = pctx.agentPresets?.roots
+      const list = Array.isArray(roots) ? roots : typeof roots === 'function' ? roots.call(pctx.agentPresets) : []
+      const userRoot = Array.isArray(list) ? list.find(r => r && r.trust === 'user' && typeof r.path === 'string') : undefined
+      if (userRoot === undefined) {
+        console.warn('[kernel-opt] preset sync skipped: no user preset root / 没有用户预设目录')
+        return
+      }
+      const target = join(userRoot.path, config.preset.id) // the addon expands a leading ~
+      const report = kopt.syncPreset(bundledPresetDir, target)
+      for (const line of report.log) console.warn(`[kernel-opt] ${line}`)
+      if (config.preset.id !== DEFAULT_PRESET_ID) {
+        console.warn(`[kernel-opt] preset installed as "${config.preset.id}"`)
+      }
+    } catch (error) {
+      console.warn(`[kernel-opt] preset sync failed (the plugin works without it): ${error?.message ?? error}`)
+    }
+  })
+
+  // ── routes ──
+  const controlFor = (sessionId, st) => {
+    const derived = st ? parseDerived(st) : undefined
+    let control
+    try {
+      control = loop?.control?.(sessionId, derived)
+    } catch (error) {
+      console.warn(`[kernel-opt] loop.control failed: ${error?.message ?? error}`)
+    }
+    return control ?? defaultControl(config, derived, loop?.available === true)
+  }
+
+  const route = (path, handler, label) => {
+    ctx.inject(['webServer'], (wctx) => {
+      wctx.effect(() => wctx.webServer.register({
+        kind: 'exact',
+        path,
+        handler: async (req, res) => {
+          try {
+            if (!checkTrust(req, trustedHosts())) {
+              jsonResponse(res, 403, { error: 'forbidden: untrusted Host or Origin' })
+              return
+            }
+            if (store === undefined && path !== MODELS_PATH) {
+              jsonResponse(res, 503, { error: kopterror ?? 'native core unavailable' })
+              return
+            }
+            await handler(req, res)
+          } catch (error) {
+            if (!res.headersSent) jsonResponse(res, 500, { error: error instanceof Error ? error.message : String(error) })
+            else res.destroy()
+          }
+        },
+      }), label)
+    })
+  }
+
+  const sessionParam = (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://kernel-opt.invalid')
+    const id = url.searchParams.get('sessionId')
+    if (id === null || id === '') {
+      jsonResponse(res, 400, { error: 'sessionId query parameter required' })
+      return undefined
+    }
+    if (!validSessionId(id)) {
+      jsonResponse(res, 400, { error: 'invalid sessionId' })
+      return undefined
+    }
+    return id
+  }
+
+  route(SERIES_PATH, async (req, res) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      jsonResponse(res, 405, { error: 'GET only' })
+      return
+    }
+    const id = sessionParam(req, res)
+    if (id === undefined) return
+    const view = await store.getView(id)
+    if (view === undefined) {
+      jsonResponse(res, 404, { error: 'unknown session' })
+      return
+    }
+    const control = JSON.stringify(controlFor(id, view.st))
+    const { body, etag } = seriesBody(view.st, id, control)
+    const headers = { etag, 'cache-control': 'no-cache' }
+    const inm = req.headers['if-none-match']
+    if (typeof inm === 'string' && inm.split(',').map(s => s.trim().replace(/^W\//, '')).includes(etag)) {
+      res.writeHead(304, headers)
+      res.end()
+      return
+    }
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', ...headers })
+    // The 评测 tab's curve geometry (lib/chart-route.mjs, computed by the core): a `chart` key
+    // appended to the body once per cached body; the ETag stays the body's (the chart is a
+    // function of it).
+    const cached = view.st.cache
+    if (cached.charted === undefined) cached.charted = withChart(kopt, body)
+    res.end(req.method === 'HEAD' ? undefined : cached.charted)
+  }, 'kernel-opt: series route')
+
+  route(CONTROL_PATH, async (req, res) => {
+    if (req.method === 'GET') {
+      const id = sessionParam(req, res)
+      if (id === undefined) return
+      const view = await store.getView(id)
+      if (view === undefined) {
+        jsonResponse(res, 404, { error: 'unknown session' })
+        return
+      }
+      jsonResponse(res, 200, { control: controlFor(id, view.st) })
+      return
+    }
+    if (req.method !== 'POST') {
+      jsonResponse(res, 405, { error: 'GET or POST only' })
+      return
+    }
+    const body = await readJsonBody(req, 16_384)
+    if (body === null) {
+      jsonResponse(res, 400, { error: 'JSON body required' })
+      return
+    }
+    const id = body.sessionId
+    if (typeof id !== 'string' || id === '') {
+      jsonResponse(res, 400, { error: 'sessionId required' })
+      return
+    }
+    if (!validSessionId(id)) {
+      jsonResponse(res, 400, { error: 'invalid sessionId' })
+      return
+    }
+    const view = await store.getView(id)
+    if (view === undefined) {
+      jsonResponse(res, 404, { error: 'unknown session' })
+      return
+    }
+    const checked = checkControlAction(body, config, loop)
+    if (checked.status !== 200) {
+      jsonResponse(res, checked.status, { ...checked.body, ...(checked.status === 409 ? { control: controlFor(id, view.st) } : {}) })
+      return
+    }
+    if (loop === undefined || typeof loop.act !== 'function') {
+      if (body.action === 'loop-stop') {
+        jsonResponse(res, 200, { control: controlFor(id, view.st) }) // nothing armed: not an error (M-9)
+        return
+      }
+      jsonResponse(res, 503, { error: 'loop machinery unavailable / 循环功能不可用' })
+      return
+    }
+    const result = await loop.act(id, body)
+    if (result && typeof result.status === 'number') {
+      jsonResponse(res, result.status, result.body ?? { control: controlFor(id, view.st) })
+      return
+    }
+    jsonResponse(res, 200, { control: controlFor(id, view.st) })
+  }, 'kernel-opt: control route')
+
+  route(MODELS_PATH, async (req, res) => {
+    if (req.method !== 'GET') {
+      jsonResponse(res, 405, { error: 'GET only' })
+      return
+    }
+    const url = new URL(req.url ?? '/', 'http://kernel-opt.invalid')
+    const provider = url.searchParams.get('provider')
+    const model = url.searchParams.get('model')
+    if ((provider === null) !== (model === null) || provider === '' || model === '') {
+      jsonResponse(res, 400, { error: 'provider and model go together' })
+      return
+    }
+    if (provider !== null) {
+      if (provider.length > 200 || model.length > 200) {
+        jsonResponse(res, 400, { error: 'provider or model too long' })
+        return
+      }
+      let info
+      try {
+        info = await llm?.resolveModelInfo(provider, model)
+      } catch {
+        info = undefined
+      }
+      if (!info) {
+        jsonResponse(res, 404, { error: 'unknown model' })
+        return
+      }
+      jsonResponse(res, 200, modelInfoWire(info, provider, model))
+      return
+    }
+    const providers = []
+    try {
+      const list = (llm?.listProviders?.() ?? []).slice(0, 20)
+      for (const p of list) {
+        let models = []
+        try {
+          models = ((await llm.listModels(p.id)) ?? []).slice(0, 50).map(m => ({ id: String(m.id), name: String(m.name ?? m.id) }))
+        } catch {
+          models = []
+        }
+        providers.push({ id: String(p.id), name: String(p.name ?? p.id), models })
+      }
+    } catch {
+      // discovery failure -> the empty list (Q-3)
+    }
+    jsonResponse(res, 200, { providers })
+  }, 'kernel-opt: models route')
+}
+
+function modelInfoWire(info, provider, model) {
+  const out = { provider: String(info.provider ?? provider), id: String(info.id ?? model), name: String(info.name ?? info.id ?? model) }
+  const r = info.reasoning
+  if (r && Array.isArray(r.efforts)) {
+    out.reasoning = {
+      efforts: r.efforts.map(e => ({ id: String(e.id), name: String(e.name ?? e.id), ...(typeof e.description === 'string' ? { description: e.description } : {}) })),
+      ...(r.defaultEffort !== undefined ? { defaultEffort: String(r.defaultEffort) } : {}),
+    }
+  }
+  return out
+}
+
+/** Validates a POST /control body against spec Q-2 before any loop service sees it. */
+export function checkControlAction(body, config, loop) {
+  const action = body.action
+  const ok = { status: 200 }
+  switch (action) {
+    case 'loop-arm': {
+      if (loop === undefined || loop.available !== true) return { status: 503, body: { error: 'loop machinery unavailable / 循环功能不可用' } }
+      if (body.outputLanguage !== undefined && body.outputLanguage !== 'zh' && body.outputLanguage !== 'en') {
+        return { status: 400, body: { error: 'outputLanguage must be zh or en' } }
+      }
+      return ok
+    }
+    case 'loop-stop':
+    case 'supervise-off':
+      return ok
+    case 'supervise-on':
+      if (config.supervisor === undefined && loop === undefined) {
+        return { status: 409, body: { error: 'no supervisor model configured / 未配置监督模型' } }
+      }
+      return ok
+    case 'supervise-use': {
+      const trim = (v) => (typeof v === 'string' ? v.trim() : v === undefined || v === null ? '' : null)
+      const provider = trim(body.provider)
+      const model = trim(body.model)
+      const effort = trim(body.reasoningEffort)
+      if (provider === null || model === null || effort === null) return { status: 400, body: { error: 'provider, model and reasoningEffort must be strings' } }
+      if (provider === '' && model === '') {
+        if (effort !== '') return { status: 400, body: { error: 'reasoningEffort without a route' } }
+        return ok
+      }
+      if (provider === '' || model === '') return { status: 400, body: { error: 'provider and model go together' } }
+      if (provider.length > 200 || model.length > 200 || effort.length > 64) return { status: 400, body: { error: 'route too long' } }
+      return ok
+    }
+    default:
+      return { status: 400, body: { error: `unknown action: ${typeof action === 'string' ? action.slice(0, 80) : JSON.stringify(action) ?? 'undefined'}` } }
+  }
+}
+
+export { PLUGIN_ID }

@@ -1,0 +1,70 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { resolveConfig, routingJson, samePath, wireCommand } from '../../lib/config.mjs'
+
+test('defaults when nothing is configured', () => {
+  const { config, errors } = resolveConfig(undefined)
+  assert.deepEqual(errors, [])
+  assert.deepEqual(config.routing, {})
+  assert.deepEqual(config.replay, { enabled: true, timeoutSec: 900, maxOutputKiB: 256 })
+  assert.deepEqual(config.preset, { install: true, id: 'kernel-opt' })
+  assert.equal(config.loop.defaultBudget, 20)
+  assert.equal(config.supervisor, undefined)
+  assert.equal(routingJson(config), '{}')
+})
+
+test('every key is read and validated', () => {
+  const { config, errors } = resolveConfig({
+    benchTools: ['my_eval', 'my_eval'], shellTools: ['bash', 'sh'], jobTools: ['job_output'],
+    profileTools: ['prof'], profileCommands: ['ncu'], finalizeTools: ['fin'], changeTools: ['write'],
+    replay: { enabled: false, timeoutSec: 30, maxOutputKiB: 64 },
+    preset: { install: false, id: 'kopt-2' },
+    loop: { defaultBudget: 5, maxNoProgressRounds: 3, evalsPerTurn: 0, challengeFinalize: false },
+    supervisor: { provider: ' p ', model: 'm', reasoningEffort: 'high', temperature: 0.2, maxTokens: 4000, language: '中文', instructions: 'x' },
+    trustedHosts: ['Lab.Internal:3080'],
+  })
+  assert.deepEqual(errors, [])
+  assert.deepEqual(config.routing.benchTools, ['my_eval'])
+  assert.deepEqual(JSON.parse(routingJson(config)).shellTools, ['bash', 'sh'])
+  assert.equal(config.replay.enabled, false)
+  assert.equal(config.replay.timeoutSec, 30)
+  assert.deepEqual(config.preset, { install: false, id: 'kopt-2' })
+  assert.equal(config.loop.defaultBudget, 5)
+  assert.equal(config.supervisor.provider, 'p')
+  assert.deepEqual(config.trustedHosts, ['lab.internal:3080'])
+})
+
+test('bad values are named in the error and fall back to defaults', () => {
+  const { config, errors } = resolveConfig({
+    benchTools: 'kernel_evaluate', shellTools: [''], replay: { timeoutSec: 0, enabled: 'yes' },
+    preset: { id: '../escape' }, loop: { defaultBudget: 10000 }, supervisor: { provider: 'p' }, surprise: 1,
+  })
+  const joined = errors.join('\n')
+  for (const path of ['benchTools', 'shellTools', 'replay.timeoutSec', 'replay.enabled', 'preset.id', 'loop.defaultBudget', '"surprise"']) {
+    assert.ok(joined.includes(path), `${path} in:\n${joined}`)
+  }
+  assert.match(joined, /supervisor needs both provider and model/)
+  assert.equal(config.routing.benchTools, undefined)
+  assert.equal(config.replay.timeoutSec, 900)
+  assert.equal(config.preset.id, 'kernel-opt')
+  assert.equal(config.loop.defaultBudget, 20)
+  assert.equal(config.supervisor, undefined)
+})
+
+test('a config that is not a mapping is an error, not a crash', () => {
+  const { config, errors } = resolveConfig([1, 2])
+  assert.equal(errors.length, 1)
+  assert.equal(config.replay.enabled, true)
+})
+
+test('samePath (K-5) and wireCommand (D-7)', () => {
+  assert.equal(samePath('k.cu', 'k.cu'), true)
+  assert.equal(samePath('/w/k.cu', 'k.cu'), true)
+  assert.equal(samePath('k.cu', 'ak.cu'), false)
+  assert.equal(samePath('', ''), false)
+  assert.deepEqual(wireCommand('a'.repeat(300)), { command: 'a'.repeat(300) })
+  const long = 'x'.repeat(200) + 'y'.repeat(200)
+  const w = wireCommand(long)
+  assert.equal(w.commandLength, 400)
+  assert.equal(w.command, 'x'.repeat(180) + ' … ' + 'y'.repeat(117))
+})
