@@ -29,6 +29,7 @@ before(async () => {
     kopt,
     sessions: {
       demo: { events: demoEvents({ n: 24 }) },
+      looping: { events: demoEvents({ n: 6, finalize: false }) },
       plain: { preset: 'standard', events: [] },
       big: { events: bigEvents(1000) },
     },
@@ -135,7 +136,7 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
   })
 
   test('the launcher opens a card inside the viewport and starts the loop; the strip shows and stops it', async () => {
-    const { page } = await open('demo', 'zh', { tab: 'chat', viewport: { width: 1000, height: 560 } })
+    const { page } = await open('looping', 'zh', { tab: 'chat', viewport: { width: 1000, height: 560 } })
     await page.locator('[data-kopt=launcher-button]').click()
     const card = page.locator('[data-kopt=launcher-card]')
     await card.waitFor()
