@@ -495,8 +495,8 @@ window.__ModuleLoader__.load({
     // ───────────────────────────── styles ─────────────────────────────
     const CSS = `
 .kopt{--k-text:var(--dsw-alias-label-primary,#1f2329);--k-dim:var(--dsw-alias-label-secondary,#4e5969);--k-faint:var(--dsw-alias-label-tertiary,#7b8391);
---k-border:var(--dsw-alias-border-l1,rgba(120,128,140,.22));--k-card:var(--dsw-alias-bg-l1,rgba(127,127,127,.045));--k-bg:var(--dsw-alias-bg-base,#fff);
---k-accent:#4d6bfe;--k-ok:#1f8f5f;--k-bad:#d64545;--k-warn:#c27c0e;--k-final:#8a5cf6;
+--k-border:var(--dsw-alias-border-l1,rgba(120,128,140,.22));--k-card:var(--dsw-alias-bg-layer-1,rgba(127,127,127,.045));--k-bg:var(--dsw-alias-bg-base,#fff);
+--k-accent:var(--dsw-alias-brand-primary,#4d6bfe);--k-ok:var(--dsw-alias-state-success-primary,#1f8f5f);--k-bad:var(--dsw-alias-state-error-primary,#d64545);--k-warn:var(--dsw-alias-state-warn-primary,#c27c0e);--k-final:#8a5cf6;
 color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang SC","Noto Sans CJK SC","Microsoft YaHei",sans-serif;}
 .kopt *{box-sizing:border-box}
 .kopt-panel{height:100%;overflow:auto;}
