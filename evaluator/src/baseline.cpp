@@ -1,0 +1,113 @@
+#include "baseline.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+
+namespace kopt::bench {
+
+const std::vector<std::string> kBaselineKeyFields = {
+    "ref_sha256", "inputs_sha256", "device_name", "device_uuid", "driver", "backend", "torch",
+    "precision", "input_regime", "timer", "stopping_rule", "seed"};
+
+nlohmann::json BaselineRecord::to_json() const {
+  nlohmann::json k = nlohmann::json::object();
+  for (const auto& f : kBaselineKeyFields) {
+    auto it = key.find(f);
+    k[f] = it == key.end() ? "" : it->second;
+  }
+  return {{"format", "kopt-bench-baseline/1"},
+          {"key", k},
+          {"ref_runtime_ms", ref_runtime_ms},
+          {"measured_at", measured_at},
+          {"trials", trials},
+          {"rel_iqr", rel_iqr}};
+}
+
+BaselineRecord BaselineRecord::from_json(const nlohmann::json& j) {
+  if (!j.is_object() || j.value("format", "") != "kopt-bench-baseline/1")
+    throw std::runtime_error("not a kopt-bench baseline (format kopt-bench-baseline/1)");
+  BaselineRecord r;
+  if (!j.contains("key") || !j["key"].is_object()) throw std::runtime_error("missing key object");
+  for (auto it = j["key"].begin(); it != j["key"].end(); ++it) {
+    if (!it.value().is_string()) throw std::runtime_error("key field " + it.key() + " is not a string");
+    r.key[it.key()] = it.value().get<std::string>();
+  }
+  if (!j.contains("ref_runtime_ms") || !j["ref_runtime_ms"].is_number())
+    throw std::runtime_error("missing ref_runtime_ms");
+  r.ref_runtime_ms = j["ref_runtime_ms"].get<double>();
+  if (!(r.ref_runtime_ms > 0)) throw std::runtime_error("ref_runtime_ms must be > 0");
+  r.measured_at = j.value("measured_at", "");
+  r.trials = j.value("trials", size_t(0));
+  r.rel_iqr = j.value("rel_iqr", 0.0);
+  return r;
+}
+
+BaselineLoad load_baseline(const std::string& path) {
+  BaselineLoad out;
+  std::ifstream f(path);
+  if (!f) return out;  // absent: nothing frozen yet
+  try {
+    out.record = BaselineRecord::from_json(nlohmann::json::parse(f));
+  } catch (const std::exception& e) {
+    out.problem = std::string("unreadable baseline file ") + path + ": " + e.what();
+  }
+  return out;
+}
+
+std::vector<std::string> invalidation_reasons(const BaselineRecord& stored,
+                                              const std::map<std::string, std::string>& current) {
+  std::vector<std::string> out;
+  for (const auto& f : kBaselineKeyFields) {
+    auto a = stored.key.find(f);
+    auto b = current.find(f);
+    std::string va = a == stored.key.end() ? "" : a->second;
+    std::string vb = b == current.end() ? "" : b->second;
+    if (va != vb) out.push_back(f + ": '" + va + "' -> '" + vb + "'");
+  }
+  return out;
+}
+
+void write_baseline_atomic(const std::string& path, const BaselineRecord& r) {
+  std::random_device rd;
+  std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(rd());
+  std::string body = r.to_json().dump(1) + "\n";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+  size_t off = 0;
+  while (off < body.size()) {
+    ssize_t n = ::write(fd, body.data() + off, body.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(e));
+    }
+    off += size_t(n);
+  }
+  ::fsync(fd);
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + std::strerror(e));
+  }
+}
+
+std::string utc_now_iso() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S+00:00", &tm);
+  return buf;
+}
+
+}  // namespace kopt::bench

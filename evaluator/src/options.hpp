@@ -1,0 +1,47 @@
+// Command-line options of kopt-bench (parsed in the parent, passed to the worker as JSON).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "stats.hpp"
+
+namespace kopt::bench {
+
+struct Options {
+  std::string ref;
+  std::vector<std::string> solution;
+  std::string inputs;
+  std::string artifact;              // default: the first solution path
+  std::string precision;             // "" = the spec's, else float32
+  std::string device = "auto";       // auto | cpu | cuda
+  int num_correct_trials = 10;
+  int warmup = 10;
+  StopRule stop;
+  bool fresh_inputs = true;
+  std::string tolerance = "auto";    // auto | fixed
+  std::optional<double> atol, rtol;
+  std::string baseline = ".bench-baseline.json";
+  bool refresh_baseline = false;
+  std::string cache_dir;             // "" = default
+  double timeout_s = 600;
+  int checked_timed_calls = 3;
+  bool no_timing = false;            // correctness only
+  std::optional<uint64_t> seed;
+
+  nlohmann::json to_json() const;
+  static Options from_json(const nlohmann::json& j);
+};
+
+struct ParseOutcome {
+  bool ok = false;
+  bool help = false;
+  std::string error;
+};
+
+ParseOutcome parse_args(int argc, char** argv, Options* out);
+std::string usage_text();
+
+}  // namespace kopt::bench

@@ -1,0 +1,28 @@
+// Child processes: run a command with its output in a file, a timeout, and its whole process
+// group killed when time is up.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace kopt::bench {
+
+struct ProcStatus {
+  bool started = false;
+  bool exited = false;   // exited normally (code valid)
+  int code = -1;
+  int signal = 0;        // killed by this signal
+  bool timed_out = false;
+  double seconds = 0;
+  std::string describe() const;  // "exit 0", "killed by SIGSEGV (Segmentation fault)", "timed out after 3.0 s"
+};
+
+// argv[0] is looked up in PATH. stdout and stderr go to `log_path` (truncated first; "" = /dev/null).
+// `extra_env` entries are "NAME=value". timeout_s <= 0: no timeout.
+ProcStatus run_process(const std::vector<std::string>& argv, const std::string& log_path,
+                       double timeout_s, const std::vector<std::string>& extra_env = {});
+
+std::string read_file(const std::string& path);                 // "" when unreadable
+std::string tail_of(const std::string& text, size_t max_chars);  // the last max_chars characters
+std::string self_exe();                                           // /proc/self/exe resolved
+
+}  // namespace kopt::bench

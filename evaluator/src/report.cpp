@@ -1,0 +1,176 @@
+#include "report.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace kopt::bench {
+
+using nlohmann::json;
+
+std::string fixed4(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.4f", v);
+  return b;
+}
+
+static double round_to(double v, int digits) {
+  double p = std::pow(10.0, digits);
+  return std::round(v * p) / p;
+}
+
+std::string truncate_error(const std::string& s, size_t max) {
+  if (s.size() <= max) return s;
+  // cut on a UTF-8 boundary
+  size_t n = max - 3;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n) + "...";
+}
+
+json Result::to_json() const {
+  json j = {{"artifact", artifact}, {"compiled", compiled}, {"correct", correct}, {"backend", backend},
+            {"timer", timer}, {"timer_note", timer_note}, {"ref_source", ref_source},
+            {"sentinel", sentinel}, {"tolerance_rule", tolerance_rule}, {"trials", trials},
+            {"rel_iqr", rel_iqr}, {"rel_ci", rel_ci}, {"stop_reason", stop_reason}, {"noisy", noisy},
+            {"hacks", hacks}, {"advisory", advisory}, {"notes", notes}, {"error", error},
+            {"evaluator_failed", evaluator_failed}, {"extra_metrics", extra_metrics}};
+  if (runtime_ms) j["runtime_ms"] = *runtime_ms;
+  if (ref_runtime_ms) j["ref_runtime_ms"] = *ref_runtime_ms;
+  if (kernel_ms) j["kernel_ms"] = *kernel_ms;
+  if (launches) j["launches"] = *launches;
+  if (deviation)
+    j["deviation"] = {{"max_abs", deviation->max_abs}, {"avg_abs", deviation->avg_abs},
+                      {"max_rel", deviation->max_rel}, {"failed_trials", deviation->failed_trials},
+                      {"trials", deviation->trials}};
+  return j;
+}
+
+// NaN and infinity travel as null in JSON; read them back as infinity (a deviation too large to state).
+static double num_or_inf(const json& j, const char* k, double dflt = 0.0) {
+  if (!j.contains(k)) return dflt;
+  if (j[k].is_number()) return j[k].get<double>();
+  return INFINITY;
+}
+
+Result Result::from_json(const json& j) {
+  Result r;
+  r.artifact = j.value("artifact", "");
+  r.compiled = j.value("compiled", false);
+  r.correct = j.value("correct", false);
+  r.backend = j.value("backend", "cpu");
+  r.timer = j.value("timer", "");
+  r.timer_note = j.value("timer_note", "");
+  r.ref_source = j.value("ref_source", "");
+  r.sentinel = j.value("sentinel", "NOT_RUN");
+  r.tolerance_rule = j.value("tolerance_rule", "");
+  r.trials = j.value("trials", size_t(0));
+  r.rel_iqr = num_or_inf(j, "rel_iqr");
+  r.rel_ci = num_or_inf(j, "rel_ci");
+  r.stop_reason = j.value("stop_reason", "");
+  r.noisy = j.value("noisy", false);
+  r.hacks = j.value("hacks", std::vector<std::string>{});
+  r.advisory = j.value("advisory", std::vector<std::string>{});
+  r.notes = j.value("notes", std::vector<std::string>{});
+  r.error = j.value("error", "");
+  r.evaluator_failed = j.value("evaluator_failed", false);
+  r.extra_metrics = j.value("extra_metrics", json::object());
+  if (j.contains("runtime_ms")) r.runtime_ms = num_or_inf(j, "runtime_ms");
+  if (j.contains("ref_runtime_ms")) r.ref_runtime_ms = num_or_inf(j, "ref_runtime_ms");
+  if (j.contains("kernel_ms")) r.kernel_ms = num_or_inf(j, "kernel_ms");
+  if (j.contains("launches")) r.launches = j["launches"].get<long>();
+  if (j.contains("deviation")) {
+    const auto& d = j["deviation"];
+    r.deviation = Deviation{num_or_inf(d, "max_abs"), num_or_inf(d, "avg_abs"), num_or_inf(d, "max_rel"),
+                            d.value("failed_trials", size_t(0)), d.value("trials", size_t(0))};
+  }
+  return r;
+}
+
+static std::string sci(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.3e", v);
+  return b;
+}
+
+json kernel_eval_payload(const Result& r) {
+  json j = json::object();
+  j["artifact"] = r.artifact;
+  j["compiled"] = r.compiled;
+  j["correct"] = r.correct;
+  if (r.correct && r.runtime_ms) j["latency_ms"] = round_to(*r.runtime_ms, 6);
+  json m = json::object();
+  if (r.correct && r.runtime_ms && r.ref_runtime_ms && *r.runtime_ms > 0)
+    m["speedup"] = round_to(*r.ref_runtime_ms / *r.runtime_ms, 4);
+  if (r.ref_runtime_ms) m["ref_runtime_ms"] = round_to(*r.ref_runtime_ms, 6);
+  if (r.correct && r.runtime_ms) {
+    m["trials"] = r.trials;
+    m["rel_iqr"] = round_to(r.rel_iqr, 5);
+    m["rel_ci95"] = round_to(r.rel_ci, 5);
+    m["stop"] = r.stop_reason;
+    if (r.noisy) m["noisy"] = true;
+  }
+  if (r.kernel_ms) m["kernel_ms"] = round_to(*r.kernel_ms, 6);
+  if (r.launches) m["launches"] = *r.launches;
+  if (!r.backend.empty()) m["backend"] = r.backend;
+  if (!r.timer.empty()) m["timer"] = r.timer;
+  if (!r.tolerance_rule.empty()) m["tolerance"] = r.tolerance_rule;
+  if (r.sentinel != "NOT_RUN") m["mutation_sentinel"] = r.sentinel;
+  if (!r.ref_source.empty()) m["ref_source"] = r.ref_source;
+  if (r.deviation) {
+    m["max_abs_diff"] = r.deviation->max_abs;
+    m["avg_abs_diff"] = r.deviation->avg_abs;
+    m["failed_trials"] = r.deviation->failed_trials;
+  }
+  for (auto it = r.extra_metrics.begin(); it != r.extra_metrics.end(); ++it) m[it.key()] = it.value();
+  j["native_metrics"] = m;
+  if (!r.hacks.empty()) {
+    j["reward_hack_detected"] = true;
+    j["reward_hacks"] = r.hacks;
+  }
+  std::vector<std::string> adv = r.advisory;
+  if (!adv.empty()) j["advisory"] = adv;
+  if (!r.error.empty()) j["error"] = truncate_error(r.error);
+  if (r.evaluator_failed) j["evaluator_failed"] = true;
+  return j;
+}
+
+std::string format_output(const Result& r) {
+  std::ostringstream o;
+  auto tf = [](bool b) { return b ? "True" : "False"; };
+  o << "COMPILED: " << tf(r.compiled) << "\n";
+  o << "CORRECT: " << tf(r.correct) << "\n";
+  if (!r.correct && r.deviation && r.deviation->failed_trials > 0)
+    o << "DEVIATION: max_abs=" << sci(r.deviation->max_abs) << " avg_abs=" << sci(r.deviation->avg_abs)
+      << " max_rel=" << sci(r.deviation->max_rel) << " failed_trials=" << r.deviation->failed_trials << "/"
+      << r.deviation->trials << "\n";
+  if (!r.tolerance_rule.empty()) o << "TOLERANCE: " << r.tolerance_rule << "\n";
+  o << "BACKEND: " << r.backend << "\n";
+  if (!r.timer.empty())
+    o << "TIMER: " << r.timer << (r.timer_note.empty() ? "" : " (" + r.timer_note + ")") << "\n";
+  if (r.correct && r.runtime_ms) o << "RUNTIME: " << fixed4(*r.runtime_ms) << "\n";
+  if (r.ref_runtime_ms) o << "REF_RUNTIME: " << fixed4(*r.ref_runtime_ms) << "\n";
+  if (r.correct && r.runtime_ms && r.ref_runtime_ms && *r.runtime_ms > 0)
+    o << "SPEEDUP: " << fixed4(*r.ref_runtime_ms / *r.runtime_ms) << "x\n";
+  if (r.correct && r.runtime_ms) {
+    char b[160];
+    std::snprintf(b, sizeof b, "TRIALS: %zu (stop=%s, rel_iqr=%.2f%%, ci95=%.2f%%)%s\n", r.trials,
+                  r.stop_reason.c_str(), 100 * r.rel_iqr, 100 * r.rel_ci, r.noisy ? " NOISY" : "");
+    o << b;
+  }
+  if (r.kernel_ms) o << "KERNEL_TIME: " << fixed4(*r.kernel_ms) << (r.launches ? " (" + std::to_string(*r.launches) + " launches)" : "") << "\n";
+  if (!r.ref_source.empty()) o << "REF_SOURCE: " << r.ref_source << "\n";
+  o << "MUTATION_SENTINEL: " << r.sentinel << "\n";
+  for (const auto& n : r.notes) o << "NOTE: " << n << "\n";
+  for (const auto& h : r.hacks) o << "REWARD_HACK: " << h << "\n";
+  for (const auto& a : r.advisory) o << "ADVISORY: " << a << "\n";
+  if (!r.error.empty()) {
+    std::string e = truncate_error(r.error);
+    for (auto& c : e)
+      if (c == '\n' || c == '\r') c = ' ';
+    o << "ERROR: " << e << "\n";
+  }
+  o << "KERNEL_EVAL=" << kernel_eval_payload(r).dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+  return o.str();
+}
+
+}  // namespace kopt::bench

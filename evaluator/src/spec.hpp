@@ -1,0 +1,65 @@
+// The JSON input spec: what tensors and scalars the op receives and how their values are drawn.
+// Parsing is torch-free; drawing values lives in inputs.hpp.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kopt::bench {
+
+struct SpecError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class DistKind { Normal, Uniform, Randint, Const, Arange, File };
+
+struct Dist {
+  DistKind kind = DistKind::Normal;
+  double a = 0, b = 1;  // normal: mean,std; uniform: low,high; randint: low,high; const: value,-; arange: start,step
+  std::string path;     // file: raw little-endian values of the tensor's dtype, C order
+};
+
+enum class ScalarKind { Float, Int, Bool };
+
+struct InputDesc {
+  std::string name;
+  bool is_scalar = false;
+  // tensor
+  std::vector<int64_t> shape;
+  std::string dtype = "float32";  // float32 float16 bfloat16 float64 int64 int32 int16 int8 uint8 bool
+  Dist dist;
+  // scalar
+  ScalarKind scalar_kind = ScalarKind::Float;
+  double scalar = 0;
+};
+
+struct InputSpec {
+  std::vector<InputDesc> inputs;
+  std::vector<std::string> params;  // reference parameter names passed after the inputs
+  nlohmann::json init_args = nlohmann::json::array();
+  std::optional<std::string> precision;  // float32 float16 bfloat16
+  uint64_t seed = 42;
+  std::string base_dir;  // where relative file paths resolve
+  nlohmann::json raw;    // as given, for hashing
+};
+
+// Throws SpecError with the JSON path of the offending field.
+InputSpec parse_spec(const nlohmann::json& j, const std::string& base_dir = ".");
+InputSpec load_spec(const std::string& path);
+
+bool is_floating_dtype(const std::string& dtype);
+bool is_known_dtype(const std::string& dtype);
+bool is_known_precision(const std::string& p);
+
+// Deterministic per-purpose, per-trial seeds from the spec seed (splitmix64).
+enum class Stream : uint64_t { Correctness = 1, Check = 2, Timing = 3, Sentinel = 4, Warmup = 5, Select = 6, Poison = 7 };
+uint64_t derive_seed(uint64_t seed, Stream stream, uint64_t index);
+
+// SHA-256 of the spec's canonical JSON plus the contents of any file inputs.
+std::string spec_hash(const InputSpec& s);
+
+}  // namespace kopt::bench

@@ -1,0 +1,36 @@
+// How one call is timed: the host steady clock on CPU; on GPU CUDA events (with an L2 flush and a
+// persisting-L2 reset before each trial) and, when CUPTI can be loaded, kernel-only time.
+#pragma once
+#include <memory>
+#include <string>
+
+namespace kopt::bench {
+
+struct KernelStats {
+  bool valid = false;     // CUPTI records were collected for the last trial
+  double kernel_ms = 0;   // sum of kernel durations
+  long launches = 0;
+  long memcpys = 0;
+  int streams = 0;        // distinct streams that ran kernels
+  bool foreign_stream = false;  // a kernel ran on a stream other than the timing stream
+};
+
+class Timer {
+ public:
+  virtual ~Timer() = default;
+  virtual std::string name() const = 0;  // host | cuda_event | cupti
+  virtual void before_trial() {}         // outside the timed region
+  virtual void start() = 0;
+  virtual double stop_ms() = 0;          // waits for the work; elapsed milliseconds
+  virtual KernelStats last_stats() const { return {}; }
+  // Wall time of the last trial including a device-wide synchronize (GPU; equals stop_ms on CPU).
+  virtual double last_wall_ms() const = 0;
+};
+
+std::unique_ptr<Timer> make_host_timer();
+#ifdef KOPT_WITH_CUDA
+// Tries CUPTI (dlopen libcupti), else CUDA events; `note` says why a fallback happened.
+std::unique_ptr<Timer> make_cuda_timer(int device, std::string* note);
+#endif
+
+}  // namespace kopt::bench

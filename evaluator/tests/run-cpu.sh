@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The evaluator's CPU suite: installs what is missing (Debian packages), configures, builds (-j2)
+# and runs ctest. Called by scripts/test.sh when present; exits non-zero on any failure.
+#   KOPT_EVAL_BUILD_DIR=build-evaluator (default)   KOPT_EVAL_JOBS=2 (default)
+set -euo pipefail
+. "$(dirname "$0")/../../scripts/lib.sh"
+cd "$KOPT_ROOT"
+apt_install_lists "$KOPT_ROOT/scripts/deps/apt-evaluator.txt"
+BUILD_DIR=${KOPT_EVAL_BUILD_DIR:-build-evaluator}
+JOBS=${KOPT_EVAL_JOBS:-2}
+t0=$SECONDS
+cmake -S evaluator -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DKOPT_BENCH_TESTS=ON >/dev/null
+cmake --build "$BUILD_DIR" -j"$JOBS"
+log "evaluator built ($((SECONDS - t0)) s)"
+t1=$SECONDS
+# Compiled candidates are reused across tests through the cache in $BUILD_DIR/test-cache.
+ctest --test-dir "$BUILD_DIR" -j"$JOBS" --output-on-failure --timeout 600
+log "evaluator tests passed ($((SECONDS - t1)) s)"

@@ -1,0 +1,391 @@
+// Unit tests of the torch-free pieces: hashing, the input spec, statistics, the frozen baseline,
+// the output format (matched by pattern, line by line), options.
+#include <gtest/gtest.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "baseline.hpp"
+#include "options.hpp"
+#include "proc.hpp"
+#include "report.hpp"
+#include "sha256.hpp"
+#include "spec.hpp"
+#include "stats.hpp"
+
+using namespace kopt::bench;
+using nlohmann::json;
+
+namespace {
+std::string tmpdir() {
+  char t[] = "/tmp/kopt-bench-unit.XXXXXX";
+  return mkdtemp(t);
+}
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string l;
+  while (std::getline(ss, l)) out.push_back(l);
+  return out;
+}
+// Like Google Benchmark's reporter tests: each expected line is a regex the output line must match.
+void expect_lines_match(const std::string& out, const std::vector<std::string>& patterns) {
+  auto ls = lines_of(out);
+  ASSERT_EQ(ls.size(), patterns.size()) << out;
+  for (size_t i = 0; i < ls.size(); ++i)
+    EXPECT_TRUE(std::regex_match(ls[i], std::regex(patterns[i]))) << "line " << i << ": '" << ls[i]
+                                                                 << "' !~ /" << patterns[i] << "/";
+}
+}  // namespace
+
+TEST(Sha256, KnownVectors) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  std::string million(1000000, 'a');
+  EXPECT_EQ(sha256_hex(million), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Sha256, StreamingEqualsOneShotAndFieldsAreFramed) {
+  Sha256 a;
+  a.update("hello ").update("world");
+  EXPECT_EQ(a.hex(), sha256_hex("hello world"));
+  EXPECT_NE(Sha256().field("ab").field("c").hex(), Sha256().field("a").field("bc").hex());
+}
+
+TEST(Spec, ParsesTensorsScalarsParamsSeed) {
+  json j = json::parse(R"({"inputs":[
+      {"name":"x","shape":[2,3],"dtype":"float32","dist":{"kind":"uniform","low":-1,"high":1}},
+      {"name":"idx","shape":[4],"dist":{"kind":"randint","low":0,"high":10}},
+      {"name":"a","scalar":0.5},{"name":"n","scalar":3},{"name":"f","scalar":true}],
+      "params":["w"],"precision":"bfloat16","seed":7})");
+  InputSpec s = parse_spec(j);
+  ASSERT_EQ(s.inputs.size(), 5u);
+  EXPECT_EQ(s.inputs[0].shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(s.inputs[0].dist.kind, DistKind::Uniform);
+  EXPECT_EQ(s.inputs[1].dtype, "int64");  // randint without a dtype is an index tensor
+  EXPECT_TRUE(s.inputs[2].is_scalar);
+  EXPECT_EQ(s.inputs[2].scalar_kind, ScalarKind::Float);
+  EXPECT_EQ(s.inputs[3].scalar_kind, ScalarKind::Int);
+  EXPECT_EQ(s.inputs[4].scalar_kind, ScalarKind::Bool);
+  EXPECT_EQ(s.params, std::vector<std::string>{"w"});
+  EXPECT_EQ(s.precision.value(), "bfloat16");
+  EXPECT_EQ(s.seed, 7u);
+}
+
+TEST(Spec, BadInputGivesAClearErrorWithThePath) {
+  auto msg = [](const char* text) {
+    try {
+      parse_spec(json::parse(text));
+    } catch (const SpecError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(msg(R"({"x":1})"), "spec.inputs: missing or not an array");
+  EXPECT_EQ(msg(R"({"inputs":[{"shape":[2],"dist":{"kind":"gauss"}}]})"),
+            "inputs[0].dist.kind: unknown 'gauss' (normal, uniform, randint, const, arange, file)");
+  EXPECT_EQ(msg(R"({"inputs":[{"shape":[-1]}]})"), "inputs[0].shape: dimensions must be integers >= 0");
+  EXPECT_EQ(msg(R"({"inputs":[{"shape":[2],"dtype":"complex64"}]})"), "inputs[0].dtype: unknown 'complex64'");
+  EXPECT_EQ(msg(R"({"inputs":[{"shape":[2],"dist":{"kind":"uniform","low":1,"high":1}}]})"),
+            "inputs[0].dist: uniform needs low < high");
+  EXPECT_EQ(msg(R"({"inputs":[],"precision":"int8"})"), "spec.precision: must be float32, float16 or bfloat16");
+  EXPECT_EQ(msg(R"({"inputs":[{"scalar":"x"}]})"), "inputs[0].scalar: must be a number or a boolean");
+}
+
+TEST(Spec, LoadSpecReportsUnreadableAndInvalidJson) {
+  std::string d = tmpdir();
+  EXPECT_THROW(load_spec(d + "/none.json"), SpecError);
+  std::ofstream(d + "/bad.json") << "{ not json";
+  try {
+    load_spec(d + "/bad.json");
+    FAIL() << "no error";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos);
+  }
+}
+
+TEST(Spec, DerivedSeedsAreDeterministicAndDistinct) {
+  EXPECT_EQ(derive_seed(42, Stream::Timing, 3), derive_seed(42, Stream::Timing, 3));
+  EXPECT_NE(derive_seed(42, Stream::Timing, 3), derive_seed(42, Stream::Timing, 4));
+  EXPECT_NE(derive_seed(42, Stream::Timing, 3), derive_seed(42, Stream::Check, 3));
+  EXPECT_NE(derive_seed(42, Stream::Timing, 3), derive_seed(43, Stream::Timing, 3));
+  std::set<uint64_t> seen;
+  for (uint64_t i = 0; i < 1000; ++i) seen.insert(derive_seed(1, Stream::Correctness, i));
+  EXPECT_EQ(seen.size(), 1000u);
+}
+
+TEST(Spec, HashCoversTheSpecAndFileInputs) {
+  std::string d = tmpdir();
+  std::ofstream(d + "/x.bin", std::ios::binary) << std::string(16, '\1');
+  json j = json::parse(R"({"inputs":[{"shape":[4],"dist":{"kind":"file","path":"x.bin"}}]})");
+  std::string h1 = spec_hash(parse_spec(j, d));
+  std::ofstream(d + "/x.bin", std::ios::binary) << std::string(16, '\2');
+  EXPECT_NE(h1, spec_hash(parse_spec(j, d)));
+  json k = j;
+  k["seed"] = 1;
+  EXPECT_NE(spec_hash(parse_spec(j, d)), spec_hash(parse_spec(k, d)));
+}
+
+TEST(Stats, SummaryAndStopping) {
+  Summary s = summarize({5, 1, 3, 2, 4});
+  EXPECT_DOUBLE_EQ(s.median, 3);
+  EXPECT_DOUBLE_EQ(s.q1, 2);
+  EXPECT_DOUBLE_EQ(s.q3, 4);
+  EXPECT_NEAR(s.rel_iqr, 2.0 / 3.0, 1e-12);
+  StopRule r;
+  r.min_trials = 15;
+  r.max_trials = 40;
+  StopReason why;
+  std::vector<double> flat(14, 1.0);
+  EXPECT_FALSE(should_stop(r, flat, 0.1, &why));  // below the minimum
+  flat.push_back(1.0);
+  EXPECT_TRUE(should_stop(r, flat, 0.1, &why));
+  EXPECT_EQ(why, StopReason::Converged);
+  std::vector<double> noisy;
+  for (int i = 0; i < 40; ++i) noisy.push_back(i % 2 ? 1.0 : 2.0);
+  EXPECT_TRUE(should_stop(r, noisy, 0.1, &why));
+  EXPECT_EQ(why, StopReason::MaxTrials);
+  std::vector<double> few(noisy.begin(), noisy.begin() + 20);
+  EXPECT_FALSE(should_stop(r, few, 0.1, &why));
+  EXPECT_TRUE(should_stop(r, few, 1e9, &why));
+  EXPECT_EQ(why, StopReason::TimeCap);
+}
+
+namespace {
+std::map<std::string, std::string> sample_key() {
+  std::map<std::string, std::string> k;
+  for (const auto& f : kBaselineKeyFields) k[f] = f + "-value";
+  return k;
+}
+}  // namespace
+
+TEST(Baseline, RoundTripAndReuseWhenTheKeyHolds) {
+  std::string d = tmpdir();
+  BaselineRecord r;
+  r.key = sample_key();
+  r.ref_runtime_ms = 1.25;
+  r.measured_at = "2026-08-15T08:29:18+00:00";
+  r.trials = 30;
+  write_baseline_atomic(d + "/b.json", r);
+  BaselineLoad l = load_baseline(d + "/b.json");
+  ASSERT_TRUE(l.record.has_value()) << l.problem;
+  EXPECT_DOUBLE_EQ(l.record->ref_runtime_ms, 1.25);
+  EXPECT_EQ(l.record->measured_at, r.measured_at);
+  EXPECT_TRUE(invalidation_reasons(*l.record, sample_key()).empty());
+}
+
+TEST(Baseline, EveryKeyFieldInvalidatesWithAMessageNamingIt) {
+  BaselineRecord r;
+  r.key = sample_key();
+  for (const auto& f : kBaselineKeyFields) {
+    auto k = sample_key();
+    k[f] = "other";
+    auto why = invalidation_reasons(r, k);
+    ASSERT_EQ(why.size(), 1u) << f;
+    EXPECT_EQ(why[0], f + ": '" + f + "-value' -> 'other'");
+  }
+  for (const char* f : {"ref_sha256", "inputs_sha256", "device_name", "device_uuid", "driver", "backend",
+                        "precision", "input_regime", "timer", "stopping_rule", "seed"})
+    EXPECT_NE(std::find(kBaselineKeyFields.begin(), kBaselineKeyFields.end(), f), kBaselineKeyFields.end()) << f;
+}
+
+TEST(Baseline, AbsentFileIsNotAProblemCorruptFileIs) {
+  std::string d = tmpdir();
+  BaselineLoad none = load_baseline(d + "/missing.json");
+  EXPECT_FALSE(none.record);
+  EXPECT_TRUE(none.problem.empty());
+  std::ofstream(d + "/bad.json") << "{\"format\":\"kopt-bench-baseline/1\",\"key\":{}}";
+  BaselineLoad bad = load_baseline(d + "/bad.json");
+  EXPECT_FALSE(bad.record);
+  EXPECT_NE(bad.problem.find("missing ref_runtime_ms"), std::string::npos) << bad.problem;
+  std::ofstream(d + "/junk.json") << "junk";
+  EXPECT_FALSE(load_baseline(d + "/junk.json").problem.empty());
+}
+
+TEST(Baseline, AtomicWriteLeavesNoTemporaryAndReplacesWhole) {
+  std::string d = tmpdir();
+  BaselineRecord r;
+  r.key = sample_key();
+  r.ref_runtime_ms = 2;
+  for (int i = 0; i < 20; ++i) {
+    r.ref_runtime_ms = 1 + i;
+    write_baseline_atomic(d + "/b.json", r);
+  }
+  EXPECT_DOUBLE_EQ(load_baseline(d + "/b.json").record->ref_runtime_ms, 20);
+  int files = 0;
+  std::string listing;
+  for (auto* dp = opendir(d.c_str()); dp;) {
+    dirent* e = readdir(dp);
+    if (!e) {
+      closedir(dp);
+      break;
+    }
+    if (e->d_name[0] != '.') {
+      ++files;
+      listing += std::string(e->d_name) + " ";
+    }
+  }
+  EXPECT_EQ(files, 1) << listing;
+  EXPECT_THROW(write_baseline_atomic(d + "/no/such/dir/b.json", r), std::runtime_error);
+}
+
+TEST(Report, CorrectRunLinesInOrderWithKernelEvalLast) {
+  Result r;
+  r.artifact = "solution/kernel.cu";
+  r.compiled = r.correct = true;
+  r.backend = "cuda";
+  r.timer = "cupti";
+  r.runtime_ms = 0.452;
+  r.ref_runtime_ms = 1.23;
+  r.trials = 31;
+  r.rel_iqr = 0.012;
+  r.rel_ci = 0.004;
+  r.stop_reason = "converged";
+  r.ref_source = "frozen baseline (measured 2026-08-15T08:29:18+00:00)";
+  r.sentinel = "PASS";
+  r.tolerance_rule = "auto: fixed atol=1e-04 rtol=1e-04";
+  expect_lines_match(format_output(r), {
+      "COMPILED: True",
+      "CORRECT: True",
+      "TOLERANCE: auto: fixed atol=1e-04 rtol=1e-04",
+      "BACKEND: cuda",
+      "TIMER: cupti",
+      "RUNTIME: 0\\.4520",
+      "REF_RUNTIME: 1\\.2300",
+      "SPEEDUP: 2\\.7212x",
+      "TRIALS: 31 \\(stop=converged, rel_iqr=1\\.20%, ci95=0\\.40%\\)",
+      "REF_SOURCE: frozen baseline \\(measured 2026-08-15T08:29:18\\+00:00\\)",
+      "MUTATION_SENTINEL: PASS",
+      "KERNEL_EVAL=\\{\"artifact\":\"solution/kernel\\.cu\",\"compiled\":true,\"correct\":true,"
+      "\"latency_ms\":0\\.452,\"native_metrics\":\\{.*\"speedup\":2\\.7212.*\\}\\}",
+  });
+  json p = kernel_eval_payload(r);
+  EXPECT_DOUBLE_EQ(p["native_metrics"]["ref_runtime_ms"].get<double>(), 1.23);
+  EXPECT_EQ(p["native_metrics"]["trials"], 31);
+  EXPECT_FALSE(p.contains("reward_hack_detected"));
+  EXPECT_FALSE(p.contains("error"));
+}
+
+TEST(Report, FailureShowsDeviationNotTimingAndHackFlag) {
+  Result r;
+  r.artifact = "k.cpp";
+  r.compiled = true;
+  r.correct = false;
+  r.timer = "host";
+  r.ref_runtime_ms = 1.0;
+  r.runtime_ms = 0.1;  // must not be printed for an incorrect candidate
+  r.deviation = Deviation{0.5, 0.01, 0.2, 3, 10};
+  r.sentinel = "FAIL";
+  r.hacks = {"mutation sentinel: inputs rewritten in place, output did not follow"};
+  r.error = std::string(1000, 'e');
+  std::string out = format_output(r);
+  expect_lines_match(out, {
+      "COMPILED: True",
+      "CORRECT: False",
+      "DEVIATION: max_abs=5\\.000e-01 avg_abs=1\\.000e-02 max_rel=2\\.000e-01 failed_trials=3/10",
+      "BACKEND: cpu",
+      "TIMER: host",
+      "REF_RUNTIME: 1\\.0000",
+      "MUTATION_SENTINEL: FAIL",
+      "REWARD_HACK: mutation sentinel: .*",
+      "ERROR: e{397}\\.\\.\\.",
+      "KERNEL_EVAL=\\{.*\\}",
+  });
+  json p = kernel_eval_payload(r);
+  EXPECT_EQ(p["reward_hack_detected"], true);
+  EXPECT_FALSE(p.contains("latency_ms"));
+  EXPECT_EQ(p["error"].get<std::string>().size(), 400u);
+}
+
+TEST(Report, SuccessNeverPrintsTheMargin) {
+  Result r;
+  r.artifact = "k.cpp";
+  r.compiled = r.correct = true;
+  r.deviation = Deviation{1e-6, 1e-7, 1e-6, 0, 10};
+  EXPECT_EQ(format_output(r).find("DEVIATION"), std::string::npos);
+}
+
+TEST(Report, AdvisoryAndNoisyAndErrorNewlinesFlattened) {
+  Result r;
+  r.artifact = "k.cpp";
+  r.compiled = r.correct = true;
+  r.runtime_ms = 0.1;
+  r.ref_runtime_ms = 2.0;
+  r.trials = 100;
+  r.stop_reason = "max_trials";
+  r.noisy = true;
+  r.advisory = {"implausible speedup 20.0000x: check the candidate computes the whole op"};
+  std::string out = format_output(r);
+  EXPECT_NE(out.find("TRIALS: 100 (stop=max_trials, rel_iqr=0.00%, ci95=0.00%) NOISY\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("ADVISORY: implausible speedup"), std::string::npos);
+  json p = kernel_eval_payload(r);
+  EXPECT_EQ(p["advisory"].size(), 1u);
+  EXPECT_EQ(p["native_metrics"]["noisy"], true);
+  Result c;
+  c.artifact = "k.cpp";
+  c.error = "line one\nline two";
+  std::string o2 = format_output(c);
+  EXPECT_NE(o2.find("ERROR: line one line two\n"), std::string::npos);
+  EXPECT_EQ(lines_of(o2).back().rfind("KERNEL_EVAL={", 0), 0u);
+}
+
+TEST(Report, ResultJsonRoundTrip) {
+  Result r;
+  r.artifact = "a";
+  r.compiled = r.correct = true;
+  r.runtime_ms = 1;
+  r.kernel_ms = 0.5;
+  r.launches = 2;
+  r.hacks = {"h"};
+  r.deviation = Deviation{1, 2, 3, 4, 5};
+  Result b = Result::from_json(r.to_json());
+  EXPECT_EQ(format_output(b), format_output(r));
+}
+
+TEST(Options, ParsesAndRejectsClearly) {
+  auto parse = [](std::vector<std::string> a, Options* o) {
+    std::vector<char*> argv{const_cast<char*>("kopt-bench")};
+    for (auto& s : a) argv.push_back(s.data());
+    return parse_args(int(argv.size()), argv.data(), o);
+  };
+  Options o;
+  auto ok = parse({"--ref", "r.pt", "--solution", "a.cpp,b.cpp", "--inputs=s.json", "--max-trials", "50",
+                   "--no-fresh-inputs", "--refresh-baseline"}, &o);
+  ASSERT_TRUE(ok.ok) << ok.error;
+  EXPECT_EQ(o.solution, (std::vector<std::string>{"a.cpp", "b.cpp"}));
+  EXPECT_EQ(o.artifact, "a.cpp");
+  EXPECT_EQ(o.stop.max_trials, 50u);
+  EXPECT_FALSE(o.fresh_inputs);
+  EXPECT_TRUE(o.refresh_baseline);
+  Options p;
+  EXPECT_EQ(parse({"--ref", "r.pt", "--inputs", "s.json"}, &p).error, "--solution is required");
+  Options q;
+  EXPECT_EQ(parse({"--bogus"}, &q).error, "unknown option '--bogus' (see --help)");
+  Options s;
+  EXPECT_EQ(parse({"--ref", "r", "--solution", "s", "--inputs", "i", "--max-trials", "x"}, &s).error,
+            "--max-trials needs an integer >= 3");
+  Options t;
+  EXPECT_EQ(Options::from_json(o.to_json()).to_json(), o.to_json());
+  (void)t;
+}
+
+TEST(Proc, ReportsExitSignalAndTimeout) {
+  std::string d = tmpdir();
+  ProcStatus a = run_process({"sh", "-c", "echo hi; exit 3"}, d + "/a.log", 10);
+  EXPECT_TRUE(a.exited);
+  EXPECT_EQ(a.code, 3);
+  EXPECT_EQ(read_file(d + "/a.log"), "hi\n");
+  ProcStatus b = run_process({"sh", "-c", "kill -SEGV $$"}, "", 10);
+  EXPECT_FALSE(b.exited);
+  EXPECT_EQ(b.describe(), "killed by SIGSEGV (Segmentation fault)");
+  ProcStatus c = run_process({"sh", "-c", "sleep 5 & sleep 5"}, "", 0.3);
+  EXPECT_TRUE(c.timed_out);
+  EXPECT_LT(c.seconds, 3);
+}

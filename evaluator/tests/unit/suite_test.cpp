@@ -1,0 +1,302 @@
+// End-to-end tests through the kopt-bench binary: every CPU-runnable reward hack of the spec's
+// table must be flagged, honest candidates must pass, failures must still end in KERNEL_EVAL,
+// and the frozen baseline must behave.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <cmath>
+#include <regex>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+using nlohmann::json;
+
+namespace {
+
+const std::string T = KOPT_TESTS_DIR;
+const std::string F = T + "/fixtures";
+
+struct BenchRun {
+  int code = -1;
+  std::string out;
+  json eval;  // the KERNEL_EVAL payload (null if absent)
+  std::string last_line;
+};
+
+std::string tmpdir() {
+  char t[] = "/tmp/kopt-bench-suite.XXXXXX";
+  return mkdtemp(t);
+}
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+BenchRun run_bench(const std::vector<std::string>& args) {
+  std::string cmd = q(KOPT_BENCH_BIN);
+  for (const auto& a : args) cmd += " " + q(a);
+  cmd += " 2>/dev/null";
+  BenchRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  std::stringstream ss(r.out);
+  std::string line;
+  while (std::getline(ss, line))
+    if (!line.empty()) r.last_line = line;
+  if (r.last_line.rfind("KERNEL_EVAL=", 0) == 0) r.eval = json::parse(r.last_line.substr(12));
+  return r;
+}
+
+// An evaluation with small budgets, its own baseline file, the shared test cache.
+BenchRun evaluate(const std::string& ref, const std::string& spec, const std::string& solution,
+             std::vector<std::string> extra = {}) {
+  static const std::string dir = tmpdir();
+  static int counter = 0;
+  std::vector<std::string> a{"--ref", F + "/" + ref, "--inputs", F + "/" + spec, "--solution", solution,
+                             "--cache-dir", KOPT_TEST_CACHE, "--baseline",
+                             dir + "/baseline-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".json",
+                             "--max-trials", "20", "--max-time", "3"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return run_bench(a);
+}
+
+bool has(const std::string& out, const std::string& pattern) {
+  return std::regex_search(out, std::regex(pattern, std::regex::multiline));
+}
+
+void expect_result_line(const BenchRun& r) {
+  ASSERT_EQ(r.last_line.rfind("KERNEL_EVAL={", 0), 0u) << r.out;
+  ASSERT_TRUE(r.eval.is_object()) << r.out;
+  EXPECT_TRUE(r.eval["artifact"].is_string());
+  EXPECT_TRUE(r.eval["correct"].is_boolean());
+}
+
+void expect_flagged(const BenchRun& r, const std::string& why_pattern, bool as_hack) {
+  expect_result_line(r);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_TRUE(has(r.out, "^CORRECT: False$")) << r.out;
+  EXPECT_EQ(r.eval["correct"], false) << r.out;
+  EXPECT_FALSE(r.eval.contains("latency_ms")) << "a flagged candidate must not get a latency\n" << r.out;
+  if (as_hack) EXPECT_EQ(r.eval.value("reward_hack_detected", false), true) << r.out;
+  EXPECT_TRUE(has(r.out, why_pattern)) << "expected /" << why_pattern << "/ in\n" << r.out;
+}
+
+void expect_honest_pass(const BenchRun& r) {
+  expect_result_line(r);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.eval["correct"], true) << r.out;
+  EXPECT_FALSE(r.eval.contains("reward_hack_detected")) << r.out;
+  EXPECT_FALSE(has(r.out, "^REWARD_HACK:")) << r.out;
+  EXPECT_TRUE(has(r.out, "^MUTATION_SENTINEL: PASS$")) << r.out;
+  EXPECT_TRUE(has(r.out, "^RUNTIME: [0-9]+\\.[0-9]{4}$")) << r.out;
+  EXPECT_TRUE(has(r.out, "^SPEEDUP: [0-9]+\\.[0-9]{4}x$")) << r.out;
+  EXPECT_GT(r.eval["latency_ms"].get<double>(), 0);
+  EXPECT_GT(r.eval["native_metrics"]["speedup"].get<double>(), 0);
+}
+
+std::string cheat(const std::string& n) { return T + "/cheats/" + n + ".cpp"; }
+std::string honest(const std::string& n) { return T + "/honest/" + n + ".cpp"; }
+
+}  // namespace
+
+// ---------------- the reward-hack suite (spec table, CPU rows) ----------------
+TEST(Cheats, ReplayKeyedOnInputPointer) {
+  expect_flagged(evaluate("linear_relu.pt", "linear_relu.json", cheat("pointer_replay")),
+                 "REWARD_HACK: mutation sentinel", true);
+}
+TEST(Cheats, ReplayKeyedOnAFingerprintOfInputValues) {
+  expect_flagged(evaluate("linear_relu.pt", "linear_relu.json", cheat("fingerprint_replay")),
+                 "REWARD_HACK: mutation sentinel: a few input elements changed in place", true);
+}
+TEST(Cheats, BatchAndSkip) {
+  expect_flagged(evaluate("linear_relu.pt", "linear_relu.json", cheat("batch_skip")),
+                 "REWARD_HACK: timed call [0-9]+ returned a wrong result", true);
+}
+TEST(Cheats, InputMutation) {
+  expect_flagged(evaluate("linear_relu.pt", "linear_relu.json", cheat("input_mutation")),
+                 "REWARD_HACK: the candidate modified input 0", true);
+}
+TEST(Cheats, ConstantOutput) {
+  expect_flagged(evaluate("linear_relu.pt", "linear_relu.json", cheat("constant_output")),
+                 "DEVIATION: max_abs=.* failed_trials=10/10", false);
+}
+TEST(Cheats, TrivialOutputAgainstALowSignalReference) {
+  BenchRun r = evaluate("tiny_scale.pt", "tiny_scale.json", cheat("tiny_zeros"));
+  expect_flagged(r, "DEVIATION: .*failed_trials=10/10", false);
+  EXPECT_TRUE(has(r.out, "low signal")) << r.out;
+}
+TEST(Cheats, OutputAliasesAnInput) {
+  expect_flagged(evaluate("relu.pt", "relu.json", cheat("alias_output")),
+                 "REWARD_HACK: output 0 aliases input 0", true);
+}
+TEST(Cheats, OutputIsAViewOfAnInput) {
+  expect_flagged(evaluate("relu.pt", "relu.json", cheat("view_output")), "REWARD_HACK: output 0 aliases input 0", true);
+}
+TEST(Cheats, StaleOutputBufferReuse) {
+  expect_flagged(evaluate("relu.pt", "relu.json", cheat("stale_buffer")), "REWARD_HACK: .*stale output reuse", true);
+}
+TEST(Cheats, UninitialisedOutputMeetsPoison) {
+  expect_flagged(evaluate("relu.pt", "relu.json", cheat("uninit_output")),
+                 "ERROR: incorrect: trial 0: output 0 has NaN where the reference has a number", false);
+}
+TEST(Cheats, ReRegisteringAnAtenKernel) {
+  expect_flagged(evaluate("linear_relu.pt", "linear_relu.json", cheat("aten_hijack")),
+                 "REWARD_HACK: loading the candidate changed the dispatch table of aten::relu", true);
+}
+TEST(Cheats, LazyAtenRegistrationOnFirstCall) {
+  expect_flagged(evaluate("linear_relu.pt", "linear_relu.json", cheat("lazy_hijack")),
+                 "REWARD_HACK: the dispatch table of aten::tanh changed while the candidate ran", true);
+}
+TEST(Cheats, ProcessWideTorchStateChange) {
+  expect_flagged(evaluate("linear_relu.pt", "linear_relu.json", cheat("state_change")),
+                 "REWARD_HACK: process-wide torch state changed: num_threads", true);
+}
+TEST(Cheats, PrecisionDowngradePastTheDeclaredTolerance) {
+  BenchRun r = evaluate("matmul_k.pt", "matmul_k_wide.json", cheat("precision_downgrade"), {"--no-timing"});
+  expect_flagged(r, "DEVIATION: max_abs=[0-9.e+-]+ avg_abs=.* failed_trials=10/10", false);
+  EXPECT_FALSE(has(r.out, "oracle accepted")) << "the fp64 oracle must not excuse a bf16 downgrade\n" << r.out;
+}
+TEST(Cheats, DeferringWorkToAThread) {
+  BenchRun r = evaluate("relu.pt", "relu.json", cheat("deferred_thread"));
+  expect_flagged(r, "CORRECT: False", false);
+  EXPECT_TRUE(has(r.out, "NaN where the reference has a number|changed after the call returned")) << r.out;
+}
+
+// ---------------- honest candidates: no false positive ----------------
+TEST(Honest, LinearReluThroughAtenOps) { expect_honest_pass(evaluate("linear_relu.pt", "linear_relu.json", honest("linear_relu_aten"))); }
+TEST(Honest, LinearReluHandWrittenParallelLoops) {
+  expect_honest_pass(evaluate("linear_relu.pt", "linear_relu.json", honest("linear_relu_loops")));
+}
+TEST(Honest, ReassociatedLongKMatmulPassesByTheOracleRule) {
+  BenchRun r = evaluate("matmul_k.pt", "matmul_k_wide.json", honest("matmul_blocked"), {"--max-trials", "15", "--min-trials", "15"});
+  expect_honest_pass(r);
+  EXPECT_TRUE(has(r.out, "^TOLERANCE: auto: .*fp64 oracle accepted re-association")) << r.out;
+  // ... and the same candidate fails a flat tolerance, which is why the oracle rule exists.
+  BenchRun flat = evaluate("matmul_k.pt", "matmul_k_wide.json", honest("matmul_blocked"), {"--tolerance", "fixed", "--no-timing"});
+  EXPECT_EQ(flat.eval["correct"], false) << flat.out;
+}
+TEST(Honest, HandWrittenRelu) { expect_honest_pass(evaluate("relu.pt", "relu.json", honest("relu_loop"))); }
+TEST(Honest, LowSignalReferenceJudgedOnRelativeError) {
+  BenchRun r = evaluate("tiny_scale.pt", "tiny_scale.json", honest("tiny_scale_aten"));
+  expect_honest_pass(r);
+  EXPECT_TRUE(has(r.out, "low signal \\(max\\|ref\\| < 10\\*atol\\): judged on relative error")) << r.out;
+}
+TEST(Honest, TwoSourceFilesAgainstACppReferenceWithAScalar) {
+  expect_honest_pass(evaluate("ref_scale_add.cpp", "scale_add.json",
+                              T + "/honest/multi/op.cpp," + T + "/honest/multi/kernel.cpp"));
+}
+TEST(Honest, ReusedInputRegimeStillPassesTheSentinel) {
+  BenchRun r = evaluate("relu.pt", "relu.json", honest("relu_loop"), {"--no-fresh-inputs"});
+  expect_honest_pass(r);
+}
+
+// ---------------- failures still produce the result line ----------------
+TEST(Failures, CrashingCandidateStillYieldsTheResultLine) {
+  BenchRun r = evaluate("relu.pt", "relu.json", T + "/misc/crash.cpp");
+  expect_result_line(r);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.eval["correct"], false);
+  EXPECT_EQ(r.eval["compiled"], true);
+  EXPECT_TRUE(has(r.eval.value("error", ""), "evaluation worker killed by SIGSEGV")) << r.out;
+}
+TEST(Failures, CompileErrorSaysCompiledFalse) {
+  BenchRun r = evaluate("relu.pt", "relu.json", T + "/misc/compile_error.cpp");
+  expect_result_line(r);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(has(r.out, "^COMPILED: False$"));
+  EXPECT_TRUE(has(r.eval.value("error", ""), "no_such_method")) << r.out;
+  EXPECT_LE(r.eval["error"].get<std::string>().size(), 400u);
+}
+TEST(Failures, BadSpecIsAnInputErrorWithExit2) {
+  std::string d = tmpdir();
+  std::ofstream(d + "/bad.json") << R"({"inputs":[{"shape":[4],"dist":{"kind":"gauss"}}]})";
+  BenchRun r = run_bench({"--ref", F + "/relu.pt", "--inputs", d + "/bad.json", "--solution", honest("relu_loop"),
+                     "--cache-dir", KOPT_TEST_CACHE});
+  expect_result_line(r);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.eval.value("evaluator_failed", false), true);
+  EXPECT_TRUE(has(r.eval.value("error", ""), "inputs\\[0\\]\\.dist\\.kind: unknown 'gauss'")) << r.out;
+}
+TEST(Failures, MissingFilesAndUsageErrors) {
+  BenchRun r = run_bench({"--ref", F + "/none.pt", "--inputs", F + "/relu.json", "--solution", honest("relu_loop")});
+  expect_result_line(r);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(has(r.eval.value("error", ""), "cannot read the reference")) << r.out;
+  BenchRun u = run_bench({"--ref", F + "/relu.pt"});
+  EXPECT_EQ(u.code, 2);
+  EXPECT_EQ(u.out, "");  // usage errors go to stderr; no result line pretends a measurement
+  BenchRun h = run_bench({"--help"});
+  EXPECT_EQ(h.code, 0);
+  EXPECT_TRUE(has(h.out, "usage: kopt-bench"));
+}
+TEST(Failures, SignatureMismatchIsARuntimeError) {
+  // the linear_relu candidate (3 tensors) against the relu reference (1 tensor)
+  BenchRun r = evaluate("relu.pt", "relu.json", honest("linear_relu_aten"), {"--no-timing"});
+  expect_result_line(r);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(has(r.eval.value("error", ""), "^runtime error while correctness trials")) << r.out;
+}
+
+// ---------------- the frozen baseline ----------------
+TEST(Baseline, FrozenThenReusedThenRefreshedThenInvalidated) {
+  std::string d = tmpdir();
+  std::string bl = d + "/.bench-baseline.json";
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a{"--ref", F + "/relu.pt", "--inputs", F + "/relu.json", "--solution", honest("relu_loop"),
+                               "--cache-dir", KOPT_TEST_CACHE, "--baseline", bl, "--max-trials", "15", "--max-time", "2"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return run_bench(a);
+  };
+  BenchRun first = run({});
+  ASSERT_EQ(first.code, 0) << first.out;
+  EXPECT_TRUE(has(first.out, "^REF_SOURCE: measured now \\(no frozen baseline yet\\)$")) << first.out;
+  json stored = json::parse(std::ifstream(bl));
+  double frozen = stored["ref_runtime_ms"].get<double>();
+
+  BenchRun second = run({});
+  EXPECT_TRUE(has(second.out, "^REF_SOURCE: frozen baseline \\(measured [0-9T:+-]+\\)$")) << second.out;
+  EXPECT_DOUBLE_EQ(second.eval["native_metrics"]["ref_runtime_ms"].get<double>(), std::round(frozen * 1e6) / 1e6);
+
+  BenchRun refreshed = run({"--refresh-baseline"});
+  EXPECT_TRUE(has(refreshed.out, "^REF_SOURCE: measured now \\(refresh requested\\)$")) << refreshed.out;
+
+  stored = json::parse(std::ifstream(bl));
+  stored["key"]["device_name"] = "some other machine";
+  std::ofstream(bl) << stored.dump();
+  BenchRun moved = run({});
+  EXPECT_TRUE(has(moved.out, "baseline key changed: device_name: 'some other machine' -> '")) << moved.out;
+  EXPECT_TRUE(has(moved.out, "^NOTE: baseline re-measured: ")) << moved.out;
+
+  BenchRun rule = run({"--max-trials", "16"});
+  EXPECT_TRUE(has(rule.out, "baseline key changed: stopping_rule: ")) << rule.out;
+
+  std::ofstream(bl) << "{ broken";
+  BenchRun broken = run({});
+  EXPECT_EQ(broken.code, 0) << broken.out;
+  EXPECT_TRUE(has(broken.out, "REF_SOURCE: measured now \\(unreadable baseline file")) << broken.out;
+  EXPECT_NO_THROW(json::parse(std::ifstream(bl)));  // rewritten whole
+}
+
+// ---------------- the export helper ----------------
+TEST(ExportRef, KernelBenchFileToTorchScriptAndSpec) {
+  if (system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "python3-torch is not installed";
+  std::string d = tmpdir();
+  std::string cmd = "/usr/bin/python3 " + q(std::string(KOPT_TOOLS_DIR) + "/export_ref.py") + " " + q(F + "/linear_relu.py") +
+                    " -o " + q(d + "/ref.pt") + " -s " + q(d + "/spec.json") + " >/dev/null 2>&1";
+  ASSERT_EQ(system(cmd.c_str()), 0);
+  json spec = json::parse(std::ifstream(d + "/spec.json"));
+  EXPECT_EQ(spec["export"], "script");
+  EXPECT_EQ(spec["params"], json::parse(R"(["linear.weight","linear.bias"])"));
+  EXPECT_EQ(spec["inputs"][0]["shape"], json::parse("[32,64]"));
+  EXPECT_EQ(spec["inputs"][0]["dist"]["kind"], "normal");
+  BenchRun r = run_bench({"--ref", d + "/ref.pt", "--inputs", d + "/spec.json", "--solution", honest("linear_relu_aten"),
+                     "--cache-dir", KOPT_TEST_CACHE, "--baseline", d + "/b.json", "--no-timing"});
+  EXPECT_EQ(r.code, 0) << r.out;
+}
