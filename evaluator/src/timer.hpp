@@ -12,7 +12,8 @@ struct KernelStats {
   long launches = 0;
   long memcpys = 0;
   int streams = 0;        // distinct streams that ran kernels
-  bool foreign_stream = false;  // a kernel ran on a stream other than the timing stream
+  bool foreign_stream = false;  // kernel time overflowed the timed window (work on a side stream)
+  bool persisting_l2 = false;   // the candidate set an L2 persistence window / persisting-L2 limit
 };
 
 class Timer {

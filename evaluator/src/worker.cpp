@@ -475,6 +475,7 @@ int worker_main(const std::string& job_path) {
           out.stats_sum.memcpys += ks.memcpys;
           out.stats_sum.streams = std::max(out.stats_sum.streams, ks.streams);
           out.stats_sum.foreign_stream |= ks.foreign_stream;
+          out.stats_sum.persisting_l2 |= ks.persisting_l2;
           out.stats_sum.valid = true;
           ++out.stats_trials;
         }
@@ -658,7 +659,9 @@ int worker_main(const std::string& job_path) {
         res.extra_metrics["memcpys_per_call"] = double(ct.stats_sum.memcpys) / double(ct.stats_trials);
         res.extra_metrics["streams"] = ct.stats_sum.streams;
         if (ct.stats_sum.foreign_stream)
-          hacks.push_back("kernels ran on a stream other than the timing stream (work hidden from the timer)");
+          hacks.push_back("kernel time exceeds the timed window: work ran on a side stream the timer does not see");
+        if (ct.stats_sum.persisting_l2)
+          hacks.push_back("the candidate set an L2 persistence window (keeps its data in L2 across the flush)");
         if (ct.stats_sum.launches == 0)
           hacks.push_back("no kernel was launched during the timed calls (answer served from a host-side cache)");
       }
