@@ -74,10 +74,11 @@ export function registerLoop(ctx, deps) {
   const settleMs = deps.settleMs ?? envMs('KOPT_LOOP_SETTLE_MS', 1200)
   const reviewTimeoutMs = deps.supervisorTimeoutMs ?? envMs('KOPT_SUPERVISOR_TIMEOUT_MS', 180_000)
   const sup = config.supervisor
-  const settings = JSON.stringify({
+  // `available`: follow-ups need the agents service (the loop without it could never drive a run).
+  const settings = () => JSON.stringify({
     ...config.loop,
     ...(typeof sup?.instructions === 'string' ? { instructions: sup.instructions } : {}),
-    available: true,
+    available: ctx.agents !== undefined,
   })
   const configRoute = sup === undefined ? null : JSON.stringify({
     provider: sup.provider, model: sup.model, ...(sup.reasoningEffort ? { reasoningEffort: sup.reasoningEffort } : {}),
@@ -97,7 +98,7 @@ export function registerLoop(ctx, deps) {
   const entryFor = (id) => {
     let e = entries.get(id)
     if (e === undefined) {
-      const c = new kopt.LoopController(settings)
+      const c = new kopt.LoopController(settings())
       c.setConfigRoute(configRoute)
       e = { c, timer: undefined, review: undefined }
       entries.set(id, e)
