@@ -32,7 +32,7 @@ npm_into() {
   log "npm install $spec -> $HOST_DIR/$dir"
   rm -rf "$HOST_DIR/$dir.partial" && mkdir -p "$HOST_DIR/$dir.partial"
   echo '{"name":"kopt-host-'"$dir"'","private":true}' > "$HOST_DIR/$dir.partial/package.json"
-  (cd "$HOST_DIR/$dir.partial" && timeout 1800 npm install --no-audit --no-fund --loglevel=error $extra "$spec" >/dev/null)
+  (cd "$HOST_DIR/$dir.partial" && timeout "${KOPT_NPM_TIMEOUT:-3600}" npm install --no-audit --no-fund --prefer-offline --loglevel=error $extra "$spec" >/dev/null)
   rm -rf "$HOST_DIR/$dir" && mv "$HOST_DIR/$dir.partial" "$HOST_DIR/$dir"
 }
 

@@ -5,9 +5,14 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { existsSync } from 'node:fs'
 import { finalizeWithReplay, neutralize, oneLine, pickReplayPoint } from '../../lib/finalize.mjs'
-import { loadKopt } from '../../lib/native/load.mjs'
 
+// The addon built from the current sources when there is one (scripts/test.sh builds it), else the
+// loader's order (the shipped prebuilt).
+const built = new URL('../../build/kopt.node', import.meta.url).pathname
+if (!process.env.KOPT_ADDON && existsSync(built)) process.env.KOPT_ADDON = built
+const { loadKopt } = await import('../../lib/native/load.mjs')
 const { mod: kopt } = loadKopt()
 
 function session(cwd, commands) {
