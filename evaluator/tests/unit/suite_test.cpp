@@ -142,8 +142,8 @@ TEST(Cheats, StaleOutputBufferReuse) {
   expect_flagged(evaluate("relu.pt", "relu.json", cheat("stale_buffer")), "REWARD_HACK: .*stale output reuse", true);
 }
 TEST(Cheats, UninitialisedOutputMeetsPoison) {
-  expect_flagged(evaluate("relu.pt", "relu.json", cheat("uninit_output")),
-                 "ERROR: incorrect: trial 0: output 0 has NaN where the reference has a number", false);
+  // Whatever the allocator hands back (poison NaN or leftovers), it is never the answer.
+  expect_flagged(evaluate("relu.pt", "relu.json", cheat("uninit_output")), "DEVIATION: .*failed_trials=10/10", false);
 }
 TEST(Cheats, ReRegisteringAnAtenKernel) {
   expect_flagged(evaluate("linear_relu.pt", "linear_relu.json", cheat("aten_hijack")),
