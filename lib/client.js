@@ -609,6 +609,10 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       return d
     }
     const Dots = memo(function Dots({ pts }) {
+      // Smaller dots when they crowd (a 1,000-point run), never below 1.6 units.
+      const gap = pts.length > 1 ? Math.abs(pts[pts.length - 1].x - pts[0].x) / (pts.length - 1) : 20
+      const r = Math.max(1.6, Math.min(4, gap * 0.42))
+      const ru = Math.max(1.4, Math.min(3.5, gap * 0.38))
       const ok = [], failed = [], unmeasured = [], bad = [], pending = []
       for (const p of pts) {
         if (p.kind === 'ok') ok.push(p)
@@ -618,11 +622,11 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         else unmeasured.push(p)
       }
       return h('g', { 'data-kopt': 'points', 'data-n': pts.length },
-        h('path', { d: circlesPath(ok, 4), fill: COLORS.ok, 'data-kopt': 'points-ok', 'data-n': ok.length }),
-        h('path', { d: circlesPath(failed, 4), fill: 'var(--k-bg, #fff)', stroke: COLORS.bad, strokeWidth: 1.8, 'data-kopt': 'points-failed', 'data-n': failed.length }),
-        h('path', { d: circlesPath(bad, 3.5), fill: 'none', stroke: COLORS.bad, strokeWidth: 1.5, 'data-kopt': 'points-unmeasured-failed', 'data-n': bad.length }),
-        h('path', { d: circlesPath(unmeasured, 3.5), fill: 'none', stroke: COLORS.faint, strokeWidth: 1.5, 'data-kopt': 'points-unmeasured', 'data-n': unmeasured.length }),
-        h('path', { d: circlesPath(pending, 3.5), fill: 'none', stroke: COLORS.faint, strokeWidth: 1.5, strokeDasharray: '2 2', className: 'kopt-pulse', 'data-kopt': 'points-pending', 'data-n': pending.length }))
+        h('path', { d: circlesPath(ok, r), fill: COLORS.ok, 'data-kopt': 'points-ok', 'data-n': ok.length }),
+        h('path', { d: circlesPath(failed, r), fill: 'var(--k-bg, #fff)', stroke: COLORS.bad, strokeWidth: r < 3 ? 1.1 : 1.8, 'data-kopt': 'points-failed', 'data-n': failed.length }),
+        h('path', { d: circlesPath(bad, ru), fill: 'none', stroke: COLORS.bad, strokeWidth: 1.5, 'data-kopt': 'points-unmeasured-failed', 'data-n': bad.length }),
+        h('path', { d: circlesPath(unmeasured, ru), fill: 'none', stroke: COLORS.faint, strokeWidth: 1.5, 'data-kopt': 'points-unmeasured', 'data-n': unmeasured.length }),
+        h('path', { d: circlesPath(pending, ru), fill: 'none', stroke: COLORS.faint, strokeWidth: 1.5, strokeDasharray: '2 2', className: 'kopt-pulse', 'data-kopt': 'points-pending', 'data-n': pending.length }))
     })
     function Dot({ x, y, kind, pending, failed }) {
       if (kind === 'ok') return h('circle', { cx: x, cy: y, r: 6.5, fill: COLORS.ok, stroke: '#fff', strokeWidth: 2 })

@@ -216,14 +216,15 @@ json chart_json(const Series& s, const ChartOptions& opt) {
     }
     static const double kMant[] = {1, 5, 2, 2.5, 1.5, 3, 4, 6, 8, 1.2, 1.4, 1.6, 1.8, 2.2, 2.4, 2.6, 2.8,
                                    3.5, 4.5, 7, 9, 1.1, 1.3, 1.7, 1.9};
-    const int k0 = static_cast<int>(std::floor(std::log10(std::max(qlo, 1e-300)))) - 1;
+    // Decades from a thousandth of the top (a linear domain may start at 0).
+    const int k0 = static_cast<int>(std::floor(std::log10(std::max({qlo, qhi * 1e-3, 1e-300})))) - 1;
     const int k1 = static_cast<int>(std::ceil(std::log10(std::max(qhi, 1e-300)))) + 1;
     std::vector<double> chosen_y;
     std::vector<std::pair<double, double>> chosen;  // (y, quantity)
     for (double m : kMant) {
       for (int k = k0; k <= k1; ++k) {
         const double q = m * std::pow(10.0, k);
-        if (q < qlo || q > qhi || q <= 0) continue;
+        if (q < qlo || q > qhi || q < qhi * 1e-3) continue;
         const double v = speedup_mode ? q : 1.0 / q;
         const double y = y_of_value(v);
         if (y < top - 0.5 || y > bottom + 0.5) continue;
@@ -235,6 +236,25 @@ json chart_json(const Series& s, const ChartOptions& opt) {
         chosen.emplace_back(y, q);
       }
       if (chosen.size() >= 7) break;
+    }
+    if (speedup_mode && !log_scale) {
+      // Linear speedup axis: evenly spaced round steps (×0, ×5, ×10 … or ×1.1, ×1.2 …).
+      chosen.clear();
+      const double raw = (qhi - qlo) / 5;
+      if (raw > 0) {
+        const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+        double step = mag * 10;
+        for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+          if (m * mag >= raw) {
+            step = m * mag;
+            break;
+          }
+        for (double q = std::ceil(qlo / step) * step; q <= qhi + step * 1e-9; q += step) {
+          const double qq = std::round(q / step) * step;
+          const double y = y_of_value(qq);
+          if (y >= top - 0.5 && y <= bottom + 0.5 && qq >= 0) chosen.emplace_back(y, qq);
+        }
+      }
     }
     std::sort(chosen.begin(), chosen.end(), [](auto a, auto b) { return a.first > b.first; });
     for (auto [y, q] : chosen)

@@ -160,6 +160,7 @@ TEST(Chart, ThousandPointsStaySmall) {
   EXPECT_EQ(c["points"].size(), 1000u);
   EXPECT_LE(c["xTicks"].size(), 12u);
   EXPECT_LT(kopt::js_stringify(c).size(), 200000u);
+  for (const auto& t : c["ticks"]) EXPECT_EQ(t["label"].get<std::string>().find('e'), std::string::npos) << t.dump();
 }
 
 TEST(Chart, M5_PhaseCountsAndFinalNumber) {
