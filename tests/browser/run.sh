@@ -28,6 +28,8 @@ mkdir -p "$KOPT_ARTIFACTS"
 
 timeout 600 node --test --test-reporter=spec --test-timeout=300000 tab.test.mjs
 if [ -f host.test.mjs ] && [ "${KOPT_BROWSER_HOST:-1}" != 0 ]; then
+  # The host comes from scripts/setup-host.sh (the e2e suite runs it before this one in scripts/test.sh).
+  export KOPT_HOST_DIR=${KOPT_HOST_DIR:-$KOPT_ROOT/.dsh-host}
   timeout 900 node --test --test-reporter=spec --test-timeout=600000 host.test.mjs
 fi
 log "browser artifacts: $KOPT_ARTIFACTS"
