@@ -2,6 +2,7 @@
 // (a JSON array of events, a DSH session.jsonl, or session.jsonl.zstd of concatenated frames).
 #pragma once
 #include <cstddef>
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <string>
@@ -34,5 +35,7 @@ bool read_log_text(std::string_view text, const EventSink& sink, LogReadStats& s
 // Reads a file: zstd (by magic number) is decompressed as a stream of frames; JSONL is streamed
 // line by line so memory stays bounded by the longest line. Returns false when the file cannot be read.
 bool read_log_file(const std::string& path, const EventSink& sink, LogReadStats& stats);
+// The same over an open stream (not closed); `name` is used in messages.
+bool read_log_stream(std::FILE* file, const std::string& name, const EventSink& sink, LogReadStats& stats);
 
 }  // namespace kopt

@@ -304,6 +304,14 @@ bool read_log_file(const std::string& path, const EventSink& sink, LogReadStats&
     stats.error = "cannot open " + path;
     return false;
   }
+  return read_log_stream(f.get(), path, sink, stats);
+}
+
+bool read_log_stream(std::FILE* file, const std::string& path, const EventSink& sink, LogReadStats& stats) {
+  struct Borrowed {
+    std::FILE* p;
+    std::FILE* get() const { return p; }
+  } f{file};
   std::vector<char> in(1 << 20);
   long file_size = 0;
   if (std::fseek(f.get(), 0, SEEK_END) == 0) file_size = std::ftell(f.get());

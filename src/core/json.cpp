@@ -51,10 +51,26 @@ std::string js_number(double v) {
   return out;
 }
 
+// Length of a valid UTF-8 sequence at s[i] (non-ASCII lead), or 0 when invalid.
+static std::size_t utf8_valid_len(std::string_view s, std::size_t i) {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  std::size_t len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (len == 0 || c == 0xC0 || c == 0xC1 || c > 0xF4 || i + len > s.size()) return 0;
+  for (std::size_t k = 1; k < len; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  unsigned char d = static_cast<unsigned char>(s[i + 1]);
+  if (c == 0xE0 && d < 0xA0) return 0;                  // overlong
+  if (c == 0xED && d >= 0xA0) return 0;                 // surrogate
+  if (c == 0xF0 && d < 0x90) return 0;                  // overlong
+  if (c == 0xF4 && d >= 0x90) return 0;                 // beyond U+10FFFF
+  return len;
+}
+
 void js_quote_to(std::string& out, std::string_view s) {
   static const char* hex = "0123456789abcdef";
   out.push_back('"');
-  for (unsigned char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -68,8 +84,13 @@ void js_quote_to(std::string& out, std::string_view s) {
           out += "\\u00";
           out.push_back(hex[c >> 4]);
           out.push_back(hex[c & 15]);
-        } else {
+        } else if (c < 0x80) {
           out.push_back(static_cast<char>(c));
+        } else if (std::size_t len = utf8_valid_len(s, i)) {
+          out.append(s.substr(i, len));
+          i += len - 1;
+        } else {
+          out += "\xEF\xBF\xBD";  // U+FFFD: the output is always valid UTF-8
         }
     }
   }

@@ -135,7 +135,8 @@ template <class T>
 static json via_text(const T& v) {
   std::string s;
   write_json(s, v);
-  return json::parse(s);
+  auto j = parse_json(s, 1u << 20);
+  return j ? std::move(*j) : json();
 }
 
 json to_json(const Iteration& it) { return via_text(it); }

@@ -57,6 +57,11 @@ TEST(JsStringify, KeepsKeyOrderAndEscapesLikeJsonStringify) {
   EXPECT_EQ(kopt::js_stringify(*j), R"({"b":1,"a":[true,null,"x\u0001\"\\\n"],"c":12.4})");
 }
 
+TEST(JsStringify, InvalidUtf8NeverReachesTheOutput) {
+  json j = std::string("a\xff\xc0\x80" "b\xe7\xae\x97");
+  EXPECT_EQ(kopt::js_stringify(j), "\"a\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD" "b\xe7\xae\x97\"");
+}
+
 TEST(ParseJson, RejectsTooDeepNestingWithoutCrashing) {
   std::string deep(100000, '[');
   EXPECT_FALSE(kopt::parse_json(deep));
