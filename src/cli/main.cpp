@@ -2,6 +2,7 @@
 //   kopt project LOG [--config CONFIG.json] [--loop LOOP.json] [--session-id ID]
 //   kopt parse [FILE]           contract lines of a benchmark's output (stdin when no file)
 //   kopt bench LOG [--feed N]   timings of cold projection and a warm incremental feed
+//   kopt report LOG -o run.html [--csv F] [--json F] [--lang zh|en]   offline report (src/core/report.cpp)
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "kopt/derived.hpp"
 #include "kopt/events.hpp"
 #include "kopt/projector.hpp"
+#include "kopt/report.hpp"
 
 namespace {
 
@@ -24,7 +26,9 @@ int usage() {
       "  kopt project LOG [--config CONFIG.json] [--loop LOOP.json] [--session-id ID]\n"
       "      LOG: a JSON array of events, session.jsonl or session.jsonl.zstd; prints {series, derived}\n"
       "  kopt parse [FILE]      print the KERNEL_EVAL payloads found in FILE (or stdin)\n"
-      "  kopt bench LOG [--feed N]   cold projection time, warm feed of N events (default 100), peak RSS\n",
+      "  kopt bench LOG [--feed N]   cold projection time, warm feed of N events (default 100), peak RSS\n"
+      "  kopt report LOG -o run.html [--csv OUT.csv] [--json OUT.json] [--lang zh|en] [--budget N] [--config C.json]\n"
+      "      offline, self-contained HTML report of a past session; the run as CSV / JSON\n",
       stderr);
   return 2;
 }
@@ -218,6 +222,7 @@ int main(int argc, char** argv) {
     if (cmd == "project") return cmd_project(args);
     if (cmd == "parse") return cmd_parse(args);
     if (cmd == "bench") return cmd_bench(args);
+    if (cmd == "report") return kopt::report_command(args);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kopt: internal error: %s\n", e.what());
     return 3;

@@ -1,0 +1,78 @@
+// Offline report of a past session (`kopt report`): one self-contained HTML page (inline CSS, the
+// curve as inline SVG from chart_json, no script, no external resource), and the run as CSV / JSON.
+// Everything taken from the log is untrusted and goes through html_escape / csv_field.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kopt/config.hpp"
+#include "kopt/events.hpp"
+#include "kopt/json.hpp"
+#include "kopt/projector.hpp"
+#include "kopt/series.hpp"
+
+namespace kopt {
+
+// Text for HTML content and quoted attribute values: & < > " ' as entities; C0 controls other than
+// tab / LF / CR, DEL and invalid UTF-8 become U+FFFD; bidi embedding / override / isolate controls
+// (U+202A..U+202E, U+2066..U+2069) become a visible "[U+202E]" so a command cannot display reordered.
+std::string html_escape(std::string_view s);
+
+// One RFC 4180 field: quoted (quotes doubled) when it holds `,` `"` CR or LF, or has leading/trailing
+// spaces; as is otherwise.
+std::string csv_field(std::string_view s);
+// A text field from the log for spreadsheets: a value starting with = + - @ tab or CR gets a
+// leading ' so a spreadsheet does not evaluate it as a formula; then csv_field.
+std::string csv_text(std::string_view s);
+
+enum class ReportLang { Zh, En };  // Zh: 中文 with English beside the labels; En: English only
+
+struct ReportInput {
+  Series series;
+  std::string source;    // shown as the source (usually the log's file name)
+  long long budget = 0;  // the loop budget for the phase split; 0 = the last round that states one
+  LogReadStats read;     // how reading the log went (skipped lines, truncation)
+  std::size_t malformedEvents = 0;
+  std::optional<double> firstTimeMs, lastTimeMs;  // `time` of the first / last event read
+  std::optional<std::string> task;                // the first user message (M-16), capped
+  double generatedAtMs = 0;                       // 0: not shown
+};
+
+// Builds the input from a log file (a JSON array, session.jsonl or session.jsonl.zstd).
+// False with `error` set when the file cannot be read.
+bool load_report_input(const std::string& path, const ProjectionConfig& config, ReportInput& out, std::string& error);
+
+// Per-row facts the three formats share.
+struct ReportRow {
+  std::string phase;                    // "optimization" | "over-budget" | "wrap-up"
+  std::string verdict;                  // pending | hack | evaluator | compile | error | ok | wrong | unknown
+  std::string trust;                    // "tool" | "self-reported" | "replay"
+  std::optional<std::size_t> plan;      // index into plans: the approach in force (the last plan logged before)
+  std::optional<std::size_t> round;     // index into rounds: the loop round the evaluation ran in
+  std::optional<double> pooledSpeedup;  // pooled reference latency (J-3) / latency, when both exist
+};
+
+struct Report {
+  ReportInput in;
+  long long budget = 0;  // effective
+  json chart;            // chart_json(series)
+  std::vector<ReportRow> rows;
+};
+
+Report build_report(ReportInput in);
+
+std::string report_html(const Report& r, ReportLang lang = ReportLang::Zh);
+// Header line plus one line per evaluation, CRLF line ends (RFC 4180).
+std::string report_csv(const Report& r);
+// {kind, version, source, budget, summary, series, chart, rows}.
+json report_json(const Report& r);
+
+// The CLI: kopt report LOG [-o OUT.html] [--csv OUT.csv] [--json OUT.json] [--lang zh|en]
+//   [--budget N] [--config CONFIG.json]. Without any output option the HTML goes to stdout.
+// Returns the exit code (2: usage, 1: cannot read or write).
+int report_command(const std::vector<std::string>& args);
+
+}  // namespace kopt

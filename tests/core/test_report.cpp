@@ -1,0 +1,427 @@
+// kopt report: escaping of hostile strings, RFC 4180 quoting, the page's structure and counts that
+// match the series, the CSV / JSON exports, session.jsonl.zstd input and the command line.
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kopt/chart.hpp"
+#include "kopt/derived.hpp"
+#include "kopt/report.hpp"
+
+namespace {
+
+const std::string kZ03 = std::string(KOPT_FIXTURES_DIR) + "/vectors/z03-large-60-evals.events.json";
+const std::string kZ01 = std::string(KOPT_FIXTURES_DIR) + "/vectors/z01-large-shell-job-mix.events.json";
+const std::string kHostile = std::string(KOPT_SOURCE_DIR) + "/tests/report/hostile.events.json";
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::size_t count(const std::string& hay, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + needle.size())) ++n;
+  return n;
+}
+
+kopt::Report report_of(const std::string& path, long long budget = 0) {
+  kopt::ReportInput in;
+  std::string err;
+  EXPECT_TRUE(kopt::load_report_input(path, {}, in, err)) << err;
+  in.budget = budget;
+  return kopt::build_report(std::move(in));
+}
+
+// A strict RFC 4180 reader: records of fields, CRLF line ends, quoted fields with doubled quotes.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text, bool& ok) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string field;
+  ok = true;
+  std::size_t i = 0;
+  bool at_field_start = true;
+  while (i < text.size()) {
+    if (at_field_start && text[i] == '"') {
+      ++i;
+      for (;;) {
+        if (i >= text.size()) return ok = false, rows;
+        if (text[i] == '"') {
+          if (i + 1 < text.size() && text[i + 1] == '"') {
+            field += '"';
+            i += 2;
+            continue;
+          }
+          ++i;
+          break;
+        }
+        field += text[i++];
+      }
+      at_field_start = false;
+      if (i < text.size() && text[i] != ',' && text[i] != '\r') return ok = false, rows;
+      continue;
+    }
+    const char c = text[i];
+    if (c == ',') {
+      row.push_back(field), field.clear(), at_field_start = true, ++i;
+    } else if (c == '\r') {
+      if (i + 1 >= text.size() || text[i + 1] != '\n') return ok = false, rows;
+      row.push_back(field), field.clear(), rows.push_back(row), row.clear(), at_field_start = true, i += 2;
+    } else if (c == '\n' || c == '"') {
+      return ok = false, rows;  // a bare LF or a quote inside an unquoted field
+    } else {
+      field += c, at_field_start = false, ++i;
+    }
+  }
+  if (!row.empty() || !field.empty()) return ok = false, rows;  // last record must end with CRLF
+  return rows;
+}
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/kopt-report-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+const std::string kScript = "<script>document.title='PWNED'</script>";
+const std::string kImg = "\"><img src=x onerror=\"document.title='PWNED'\">";
+const std::string kStyle = "</style><style>body{display:none}</style>";
+
+}  // namespace
+
+// ───────────────────────────── escaping ─────────────────────────────
+
+TEST(Report, HtmlEscapeMarkupCharacters) {
+  EXPECT_EQ(kopt::html_escape("a<b>&\"c\"'d'"), "a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39;");
+  EXPECT_EQ(kopt::html_escape(kScript), "&lt;script&gt;document.title=&#39;PWNED&#39;&lt;/script&gt;");
+  EXPECT_EQ(kopt::html_escape(kImg), "&quot;&gt;&lt;img src=x onerror=&quot;document.title=&#39;PWNED&#39;&quot;&gt;");
+  EXPECT_EQ(kopt::html_escape("&amp;"), "&amp;amp;") << "already-escaped text is escaped again, not trusted";
+  EXPECT_EQ(kopt::html_escape(""), "");
+}
+
+TEST(Report, HtmlEscapeKeepsTextAndWhitespace) {
+  EXPECT_EQ(kopt::html_escape("最佳 Best ×1.5 µs 🚀"), "最佳 Best ×1.5 µs 🚀");
+  EXPECT_EQ(kopt::html_escape("a\tb\nc\r\n"), "a\tb\nc\r\n");
+}
+
+TEST(Report, HtmlEscapeControlsAndInvalidUtf8BecomeReplacement) {
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_EQ(kopt::html_escape(std::string("a\0b", 3)), "a" + fffd + "b");
+  EXPECT_EQ(kopt::html_escape("\x01\x1b[31m\x7f"), fffd + fffd + "[31m" + fffd);
+  EXPECT_EQ(kopt::html_escape("\xff"), fffd);
+  EXPECT_EQ(kopt::html_escape("\xC0\xBC"), fffd + fffd) << "an overlong '<' must not decode to '<'";
+  EXPECT_EQ(kopt::html_escape("\xED\xA0\x80"), fffd + fffd + fffd) << "UTF-16 surrogates are not UTF-8";
+  EXPECT_EQ(kopt::html_escape("\xE4\xB8"), fffd + fffd) << "truncated sequence";
+  EXPECT_EQ(kopt::html_escape("\xF4\x90\x80\x80"), fffd + fffd + fffd + fffd) << "beyond U+10FFFF";
+}
+
+TEST(Report, HtmlEscapeShowsBidiControls) {
+  EXPECT_EQ(kopt::html_escape("rm \u202E#txt.exe"), "rm [U+202E]#txt.exe");
+  EXPECT_EQ(kopt::html_escape("\u2066x\u2069"), "[U+2066]x[U+2069]");
+  EXPECT_EQ(kopt::html_escape("\u200F"), "\u200F") << "marks that cannot reorder a run are kept";
+}
+
+// ───────────────────────────── CSV ─────────────────────────────
+
+TEST(Report, CsvFieldQuotingRfc4180) {
+  EXPECT_EQ(kopt::csv_field("plain"), "plain");
+  EXPECT_EQ(kopt::csv_field(""), "");
+  EXPECT_EQ(kopt::csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(kopt::csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(kopt::csv_field("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(kopt::csv_field("cr\rhere"), "\"cr\rhere\"");
+  EXPECT_EQ(kopt::csv_field(" padded "), "\" padded \"");
+  EXPECT_EQ(kopt::csv_field("\""), "\"\"\"\"");
+  EXPECT_EQ(kopt::csv_field("中文,逗号"), "\"中文,逗号\"");
+}
+
+TEST(Report, CsvTextGuardsSpreadsheetFormulas) {
+  EXPECT_EQ(kopt::csv_text("=1+1"), "'=1+1");
+  EXPECT_EQ(kopt::csv_text("+x"), "'+x");
+  EXPECT_EQ(kopt::csv_text("-x"), "'-x");
+  EXPECT_EQ(kopt::csv_text("@SUM(A1)"), "'@SUM(A1)");
+  EXPECT_EQ(kopt::csv_text("=HYPERLINK(\"u\",\"x\")"), "\"'=HYPERLINK(\"\"u\"\",\"\"x\"\")\"");
+  EXPECT_EQ(kopt::csv_text("python bench.py"), "python bench.py");
+  EXPECT_EQ(kopt::csv_text("a=b"), "a=b");
+}
+
+TEST(Report, CsvOfZ03IsStrictRfc4180WithOneRecordPerEvaluation) {
+  const auto r = report_of(kZ03);
+  bool ok = false;
+  const auto rows = parse_csv(kopt::report_csv(r), ok);
+  ASSERT_TRUE(ok);
+  ASSERT_EQ(rows.size(), r.in.series.iterations.size() + 1);
+  const auto& head = rows[0];
+  EXPECT_EQ(head[0], "index");
+  for (const auto& row : rows) ASSERT_EQ(row.size(), head.size());
+  auto col = [&](const char* name) {
+    for (std::size_t k = 0; k < head.size(); ++k)
+      if (head[k] == name) return k;
+    ADD_FAILURE() << name;
+    return std::size_t{0};
+  };
+  const auto phases = kopt::evaluation_phases(r.in.series, r.budget);
+  std::size_t best_rows = 0;
+  for (std::size_t i = 0; i < r.in.series.iterations.size(); ++i) {
+    const auto& it = r.in.series.iterations[i];
+    const auto& row = rows[i + 1];
+    EXPECT_EQ(row[col("index")], std::to_string(i + 1));
+    EXPECT_EQ(row[col("phase")], phases[i]);
+    EXPECT_EQ(row[col("latencyMs")], it.latencyMs ? kopt::js_number(*it.latencyMs) : "");
+    EXPECT_EQ(row[col("command")], it.fullCommand);
+    EXPECT_EQ(row[col("trust")], it.is_replay() ? "replay" : it.channel ? "self-reported" : "tool");
+    best_rows += row[col("best")] == "true";
+  }
+  EXPECT_EQ(best_rows, r.in.series.bestIndex ? 1u : 0u);
+}
+
+// ───────────────────────────── the page ─────────────────────────────
+
+TEST(Report, HtmlStructureIsSelfContained) {
+  const auto r = report_of(kZ03);
+  const std::string html = kopt::report_html(r);
+  EXPECT_EQ(html.rfind("<!doctype html>", 0), 0u);
+  EXPECT_NE(html.find("<html lang=\"zh-CN\">"), std::string::npos);
+  EXPECT_NE(html.find("<meta charset=\"utf-8\">"), std::string::npos);
+  EXPECT_NE(html.find("Content-Security-Policy\" content=\"default-src 'none'"), std::string::npos);
+  EXPECT_EQ(count(html, "<script"), 0u);
+  EXPECT_EQ(count(html, "<link"), 0u);
+  EXPECT_EQ(count(html, "<img"), 0u);
+  EXPECT_EQ(count(html, "url("), 0u);
+  EXPECT_EQ(count(html, "@import"), 0u);
+  EXPECT_EQ(count(html, "src="), 0u);
+  // The only absolute URL is the SVG namespace.
+  EXPECT_EQ(count(html, "http://") + count(html, "https://"), 1u);
+  EXPECT_EQ(count(html, "http://www.w3.org/2000/svg"), 1u);
+  EXPECT_EQ(count(html, "<style>"), 1u);
+  EXPECT_EQ(count(html, "</style>"), 1u);
+  EXPECT_NE(html.find("Noto Sans CJK SC"), std::string::npos) << "system font stack with CJK fonts";
+  for (const char* part : {"data-kopt=\"chips\"", "data-kopt=\"curve\"", "data-kopt=\"chart\"", "data-kopt=\"records\"",
+                           "data-kopt=\"env\"", "data-kopt=\"plans\"", "data-kopt=\"reviews\"", "data-kopt=\"task\"",
+                           "data-kopt=\"denominator\"", "</html>"})
+    EXPECT_NE(html.find(part), std::string::npos) << part;
+  EXPECT_NE(html.find("最佳 Best"), std::string::npos);
+}
+
+TEST(Report, HtmlCountsMatchTheSeries) {
+  const auto r = report_of(kZ03);
+  const auto& s = r.in.series;
+  const std::string html = kopt::report_html(r);
+  ASSERT_EQ(s.iterations.size(), 57u) << "z03: 60 evaluations, identical failure lines merge (G-4)";
+  EXPECT_EQ(r.budget, 60) << "the budget comes from the rounds' counters";
+  EXPECT_EQ(count(html, "data-kopt=\"point\""), s.iterations.size());
+  EXPECT_EQ(count(html, "data-kopt=\"row\""), s.iterations.size());
+  EXPECT_NE(html.find("data-kopt=\"points\" data-n=\"57\""), std::string::npos);
+  for (std::size_t i = 1; i <= s.iterations.size(); ++i) {
+    EXPECT_NE(html.find("<tr id=\"e" + std::to_string(i) + "\""), std::string::npos) << i;
+    EXPECT_NE(html.find("href=\"#e" + std::to_string(i) + "\""), std::string::npos) << i;
+  }
+  // Chips: the counts of the chart's phase split (M-5), which must agree with evaluation_phases.
+  const auto phases = kopt::evaluation_phases(s, r.budget);
+  long long opt = 0, over = 0, wrap = 0;
+  for (std::size_t i = 0; i < phases.size(); ++i) {
+    if (s.iterations[i].pending) continue;
+    (phases[i] == "wrap-up" ? wrap : phases[i] == "over-budget" ? over : opt)++;
+  }
+  auto chip = [&](const std::string& name) {
+    const std::regex re("data-kopt=\"" + name + "\"[^>]*><b>([^<]*)</b>");
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(html, m, re)) << name;
+    return m.size() > 1 ? m[1].str() : std::string();
+  };
+  EXPECT_EQ(chip("chip-opt"), std::to_string(opt));
+  EXPECT_EQ(chip("chip-over"), std::to_string(over));
+  EXPECT_EQ(chip("chip-wrap"), std::to_string(wrap));
+  EXPECT_EQ(opt + over + wrap, static_cast<long long>(s.iterations.size()));
+  ASSERT_TRUE(s.bestIndex.has_value());
+  EXPECT_NE(chip("chip-best").find(kopt::format_latency(*s.iterations[*s.bestIndex].latencyMs)), std::string::npos);
+  const auto& fin = r.chart["final"];
+  ASSERT_TRUE(fin.is_object());
+  EXPECT_NE(chip("chip-final").find(fin["label"].get<std::string>()), std::string::npos);
+  EXPECT_NE(html.find(fin["remeasured"].get<bool>() ? "data-kopt=\"remeasured\"" : "data-kopt=\"not-remeasured\""),
+            std::string::npos);
+  // Trust levels, one tag per row.
+  std::size_t tool = 0, self = 0, replay = 0;
+  for (const auto& it : s.iterations) (it.is_replay() ? replay : it.channel ? self : tool)++;
+  EXPECT_EQ(count(html, "data-kopt=\"trust-tool\""), tool);
+  EXPECT_EQ(count(html, "data-kopt=\"trust-self-reported\""), self);
+  EXPECT_EQ(count(html, "data-kopt=\"trust-replay\""), replay);
+  EXPECT_GT(tool, 0u);
+  EXPECT_GT(self, 0u);
+  // Supervision records: one per reviewed round.
+  std::size_t reviewed = 0;
+  for (const auto& rd : s.rounds) reviewed += rd.review.has_value();
+  EXPECT_EQ(count(html, "data-kopt=\"review\""), reviewed);
+}
+
+TEST(Report, BudgetOverrideMovesThePhaseSplit) {
+  const auto r = report_of(kZ03, 20);
+  EXPECT_EQ(r.budget, 20);
+  const auto phases = kopt::evaluation_phases(r.in.series, 20);
+  long long over = 0;
+  for (const auto& p : phases) over += p == "over-budget";
+  ASSERT_GT(over, 0);
+  EXPECT_EQ(r.chart["counts"]["overBudget"].get<long long>(), over);
+  const std::string html = kopt::report_html(r);
+  EXPECT_NE(html.find("data-kopt=\"band-over-budget\""), std::string::npos);
+}
+
+TEST(Report, DriftWarningAndDenominatorNote) {
+  // z01 mixes channels whose implied references disagree; the page says so when the core does.
+  for (const auto& path : {kZ01, kZ03}) {
+    const auto r = report_of(path);
+    const std::string html = kopt::report_html(r);
+    EXPECT_EQ(html.find("data-kopt=\"drift\"") != std::string::npos, r.chart["drift"].is_object()) << path;
+    EXPECT_EQ(html.find("data-kopt=\"denominator\"") != std::string::npos, r.chart["reference"].is_object()) << path;
+  }
+}
+
+TEST(Report, EnglishPageHasNoChineseLabels) {
+  const auto r = report_of(kZ03);
+  const std::string html = kopt::report_html(r, kopt::ReportLang::En);
+  EXPECT_NE(html.find("<html lang=\"en\">"), std::string::npos);
+  EXPECT_NE(html.find("Kernel optimization report"), std::string::npos);
+  for (const char* zh : {"最佳", "评测", "优化", "监督", "环境"}) EXPECT_EQ(html.find(zh), std::string::npos) << zh;
+}
+
+TEST(Report, EmptyLogStillRenders) {
+  const auto r = report_of(std::string(KOPT_FIXTURES_DIR) + "/vectors/a01-empty-log.events.json");
+  const std::string html = kopt::report_html(r);
+  EXPECT_EQ(count(html, "data-kopt=\"point\""), 0u);
+  EXPECT_EQ(count(html, "data-kopt=\"row\""), 0u);
+  EXPECT_NE(html.find("</html>"), std::string::npos);
+  EXPECT_EQ(kopt::report_csv(r).find("\r\n") + 2, kopt::report_csv(r).size()) << "header only";
+}
+
+// ───────────────────────────── hostile logs ─────────────────────────────
+
+TEST(Report, HostileStringsAreEscapedEverywhere) {
+  const auto r = report_of(kHostile);
+  const auto& s = r.in.series;
+  ASSERT_EQ(s.iterations.size(), 4u);
+  ASSERT_EQ(s.plans.size(), 1u);
+  ASSERT_EQ(s.envs.size(), 1u);
+  ASSERT_EQ(s.rounds.size(), 2u);
+  for (auto lang : {kopt::ReportLang::Zh, kopt::ReportLang::En}) {
+    const std::string html = kopt::report_html(r, lang);
+    EXPECT_EQ(count(html, "<script"), 0u);
+    EXPECT_EQ(count(html, "<img"), 0u);
+    EXPECT_EQ(count(html, "</style>"), 1u);
+    EXPECT_EQ(count(html, "<style>"), 1u);
+    EXPECT_EQ(count(html, "<!--"), 0u);
+    EXPECT_EQ(count(html, "<b>explore"), 0u);
+    EXPECT_EQ(count(html, "<i>2.6"), 0u);
+    EXPECT_EQ(count(html, "onerror=\"document"), 0u);
+    EXPECT_EQ(count(html, "\u202E"), 0u);
+    EXPECT_NE(html.find("[U+202E]"), std::string::npos);
+    // Each hostile value shows up, escaped, where it belongs.
+    EXPECT_NE(html.find(kopt::html_escape(kScript)), std::string::npos);
+    EXPECT_NE(html.find(kopt::html_escape(kImg)), std::string::npos);
+    EXPECT_NE(html.find(kopt::html_escape(kStyle)), std::string::npos);
+    EXPECT_NE(html.find("&lt;b&gt;explore&lt;/b&gt;"), std::string::npos) << "plan phase";
+    EXPECT_NE(html.find("&lt;b&gt;torch&lt;/b&gt; &lt;i&gt;2.6&lt;/i&gt;"), std::string::npos) << "env versions";
+    EXPECT_NE(html.find("&lt;e1&gt;"), std::string::npos) << "evaluation id";
+    EXPECT_NE(html.find("&lt;x&gt; 1"), std::string::npos) << "metric key";
+    // Every attribute value is closed by the quote that opened it: no quote-breaking sequence survives.
+    EXPECT_EQ(count(html, "' onmouseover='"), 0u);
+    EXPECT_EQ(count(html, "\"><img"), 0u);
+  }
+}
+
+TEST(Report, HostileCsvAndJsonRoundTrip) {
+  const auto r = report_of(kHostile);
+  const auto& s = r.in.series;
+  bool ok = false;
+  const auto rows = parse_csv(kopt::report_csv(r), ok);
+  ASSERT_TRUE(ok);
+  ASSERT_EQ(rows.size(), s.iterations.size() + 1);
+  std::size_t cmd = 0, err = 0, review = 0;
+  for (std::size_t k = 0; k < rows[0].size(); ++k) {
+    if (rows[0][k] == "command") cmd = k;
+    if (rows[0][k] == "error") err = k;
+    if (rows[0][k] == "review") review = k;
+  }
+  EXPECT_EQ(rows[1][cmd], s.iterations[0].fullCommand) << "commas, quotes and markup survive quoting";
+  ASSERT_TRUE(s.iterations[1].error.has_value());
+  EXPECT_EQ(rows[2][err], "'" + *s.iterations[1].error) << "a formula is neutralised";
+  EXPECT_EQ(rows[3][cmd], s.iterations[2].fullCommand) << "bidi controls are data in CSV";
+  EXPECT_EQ(rows[2][review], *s.rounds[0].review) << "multi-line advice in one field";
+
+  const auto j = kopt::parse_json(kopt::js_stringify(kopt::report_json(r)));
+  ASSERT_TRUE(j.has_value());
+  EXPECT_EQ((*j)["series"]["iterations"].size(), s.iterations.size());
+  EXPECT_EQ((*j)["rows"].size(), s.iterations.size());
+  EXPECT_EQ((*j)["rows"][0]["command"], s.iterations[0].fullCommand);
+  EXPECT_EQ((*j)["rows"][3]["trust"], "replay");
+  EXPECT_EQ((*j)["summary"]["final"]["remeasured"], true);
+  EXPECT_EQ((*j)["source"]["task"].get<std::string>().find("<script>"), 9u);
+}
+
+// ───────────────────────────── input and command line ─────────────────────────────
+
+TEST(Report, ReadsSessionJsonlZstd) {
+  const auto events = kopt::parse_json(slurp(kZ03));
+  ASSERT_TRUE(events && events->is_array());
+  std::string jsonl;
+  for (const auto& ev : *events) jsonl += ev.dump() + "\n";
+  // Two frames, as DSH appends them.
+  std::string packed;
+  const std::size_t half = jsonl.find('\n', jsonl.size() / 2) + 1;
+  for (const std::string part : {jsonl.substr(0, half), jsonl.substr(half)}) {
+    std::string buf(ZSTD_compressBound(part.size()), '\0');
+    const std::size_t n = ZSTD_compress(buf.data(), buf.size(), part.data(), part.size(), 3);
+    ASSERT_FALSE(ZSTD_isError(n));
+    packed.append(buf.data(), n);
+  }
+  TempDir dir;
+  const auto path = (dir.path / "session.jsonl.zstd").string();
+  std::ofstream(path, std::ios::binary) << packed;
+  const auto from_zstd = report_of(path);
+  const auto from_json = report_of(kZ03);
+  EXPECT_EQ(from_zstd.in.source, "session.jsonl.zstd");
+  EXPECT_EQ(from_zstd.in.series.iterations.size(), from_json.in.series.iterations.size());
+  EXPECT_EQ(kopt::report_csv(from_zstd), kopt::report_csv(from_json));
+  EXPECT_TRUE(from_zstd.in.task.has_value());
+  EXPECT_EQ(from_zstd.in.firstTimeMs, from_json.in.firstTimeMs);
+}
+
+TEST(Report, CommandWritesTheThreeFiles) {
+  TempDir dir;
+  const auto html = (dir.path / "run.html").string(), csv = (dir.path / "run.csv").string(),
+             js = (dir.path / "run.json").string();
+  ASSERT_EQ(kopt::report_command({kZ03, "-o", html, "--csv", csv, "--json", js, "--lang", "en"}), 0);
+  const std::string page = slurp(html);
+  EXPECT_NE(page.find("<html lang=\"en\">"), std::string::npos);
+  EXPECT_EQ(count(page, "data-kopt=\"point\""), 57u);
+  bool ok = false;
+  EXPECT_EQ(parse_csv(slurp(csv), ok).size(), 58u);
+  EXPECT_TRUE(ok);
+  const auto j = kopt::parse_json(slurp(js));
+  ASSERT_TRUE(j.has_value());
+  EXPECT_EQ((*j)["kind"], "kopt-report");
+  EXPECT_EQ((*j)["rows"].size(), 57u);
+}
+
+TEST(Report, CommandRejectsBadArguments) {
+  EXPECT_EQ(kopt::report_command({}), 2);
+  EXPECT_EQ(kopt::report_command({kZ03, "--lang", "fr"}), 2);
+  EXPECT_EQ(kopt::report_command({kZ03, "--budget", "0"}), 2);
+  EXPECT_EQ(kopt::report_command({kZ03, "--budget", "x"}), 2);
+  EXPECT_EQ(kopt::report_command({kZ03, "--bogus"}), 2);
+  EXPECT_EQ(kopt::report_command({"/nonexistent/session.jsonl", "-o", "/tmp/x.html"}), 1);
+  TempDir dir;
+  EXPECT_EQ(kopt::report_command({kZ03, "-o", (dir.path / "no/such/dir/run.html").string()}), 1);
+}
