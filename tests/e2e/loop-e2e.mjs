@@ -213,7 +213,7 @@ try {
     assert.ok(judged.length >= 4, String(judged.length)) // a host may retry a blank answer itself
     assert.ok(judged.every(r => r.model === 'judge'))
     assert.match(judged[0].system ?? '', /Correctness first/)
-    assert.match(judged[1].prompt ?? '', /bash bench\.sh/)
+    assert.match(judged[1].prompt ?? '', /bash bench\.sh --variant/)
   })
   check('OK → one approval line; advice → the next continuation; blank and too slow → no review', () => {
     assert.match(msgs[0], /\nSupervisor review: OK\. baseline measured honestly\n/)

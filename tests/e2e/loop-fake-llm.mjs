@@ -33,7 +33,9 @@ function agentReply(body) {
   const slow = messages.some(m => m?.role === 'user' && textOf(m).includes('SLOW-TASK'))
   const loopTurn = lastUser >= 0 && textOf(messages[lastUser]).includes('[kernel-loop round ')
   if (step === 0) {
-    const command = slow && loopTurn ? 'sleep 120' : 'bash bench.sh'
+    // A different argument on every call: the host nudges a model that repeats a call verbatim.
+    const n = messages.filter(m => m?.role === 'assistant').length
+    const command = slow && loopTurn ? 'sleep 120' : `bash bench.sh --variant ${n}`
     return { step, tool_calls: [{ name: 'bash', arguments: { command, description: 'evaluate the kernel' } }] }
   }
   return { step, text: 'Measured this variant; next I will try a wider tile.' }
