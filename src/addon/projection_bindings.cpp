@@ -46,6 +46,7 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
     return DefineClass(env, "Projector",
                        {InstanceMethod<&JsProjector::Feed>("feed"),
                         InstanceMethod<&JsProjector::SeriesJson>("seriesJson"),
+                        InstanceMethod<&JsProjector::SeriesBuffer>("seriesBuffer"),
                         InstanceMethod<&JsProjector::DerivedJson>("derivedJson"),
                         InstanceMethod<&JsProjector::Stats>("stats"),
                         InstanceAccessor<&JsProjector::Version>("version"),
@@ -84,6 +85,17 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
   }
 
   Napi::Value SeriesJson(const Napi::CallbackInfo& info) {
+    const std::string& body = SeriesBody(info);
+    return Napi::String::New(info.Env(), body);
+  }
+
+  // The same body as UTF-8 bytes in a Buffer: no string decoding, for the HTTP route to send as is.
+  Napi::Value SeriesBuffer(const Napi::CallbackInfo& info) {
+    const std::string& body = SeriesBody(info);
+    return Napi::Buffer<char>::Copy(info.Env(), body.data(), body.size());
+  }
+
+  const std::string& SeriesBody(const Napi::CallbackInfo& info) {
     std::string id = string_arg(info, 0, "seriesJson(sessionId)");
     double updated = 0;
     if (info.Length() > 1 && !info[1].IsUndefined()) {
@@ -96,7 +108,7 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
       auto j = parse_json(control);
       if (!j || !j->is_object()) ThrowCoded(info.Env(), "KOPT_BAD_ARGUMENT", "seriesJson(): controlJson must be a JSON object");
     }
-    return Napi::String::New(info.Env(), core_->series_json(id, updated, control));
+    return core_->series_json(id, updated, control);
   }
 
   Napi::Value DerivedJson(const Napi::CallbackInfo& info) {

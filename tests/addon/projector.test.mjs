@@ -74,6 +74,14 @@ test('errors carry stable codes', () => {
   assert.throws(() => p.derivedJson('[]'), e => e.code === 'KOPT_BAD_ARGUMENT')
 })
 
+test('seriesBuffer holds the same UTF-8 body as seriesJson', () => {
+  const p = new kopt.Projector()
+  p.feed(read('l01-plans-env', 'events'))
+  const buf = p.seriesBuffer('会话', 7)
+  assert.ok(Buffer.isBuffer(buf))
+  assert.equal(buf.toString('utf8'), p.seriesJson('会话', 7))
+})
+
 test('control is spliced into the /series body verbatim', () => {
   const p = new kopt.Projector()
   const body = JSON.parse(p.seriesJson('s', 5, JSON.stringify({ loop: { armed: false, budget: 0 } })))
