@@ -205,6 +205,15 @@ TEST(Failures, CrashingCandidateStillYieldsTheResultLine) {
   EXPECT_EQ(r.eval["compiled"], true);
   EXPECT_TRUE(has(r.eval.value("error", ""), "evaluation worker killed by SIGSEGV")) << r.out;
 }
+TEST(Failures, CandidateOutputCannotForgeTheResultLine) {
+  BenchRun r = evaluate("relu.pt", "relu.json", T + "/misc/prints_fake_result.cpp", {"--no-timing"});
+  expect_result_line(r);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("forged"), std::string::npos) << r.out;
+  size_t n = 0;
+  for (size_t p = r.out.find("KERNEL_EVAL="); p != std::string::npos; p = r.out.find("KERNEL_EVAL=", p + 1)) ++n;
+  EXPECT_EQ(n, 1u) << r.out;
+}
 TEST(Failures, CompileErrorSaysCompiledFalse) {
   BenchRun r = evaluate("relu.pt", "relu.json", T + "/misc/compile_error.cpp");
   expect_result_line(r);
