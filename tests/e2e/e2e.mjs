@@ -1,0 +1,363 @@
+// End-to-end: a real `dsh web` (the pinned host from scripts/setup-host.sh) with this plugin added
+// through `dsh plugin --profile web add file:<checkout>`, driven over the web UI's HTTP API, talking
+// to a scripted model on 127.0.0.1 (fake-llm.mjs + script.json). Asserts on the plugin's routes.
+// Run by tests/e2e/run.sh (which installs the host); needs Node 22 (the host's) on PATH.
+//   env: KOPT_HOST_DIR (required), KOPT_E2E_KEEP=1 keeps the scratch folder, KOPT_ADDON (optional)
+import { spawn, execFile } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, chmodSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { request as httpRequest } from 'node:http'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import assert from 'node:assert/strict'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const ROOT = join(here, '../..')
+const HOST_DIR = process.env.KOPT_HOST_DIR
+if (!HOST_DIR) throw new Error('KOPT_HOST_DIR is required (run tests/e2e/run.sh)')
+const DSH = join(HOST_DIR, 'bin/dsh')
+const run = promisify(execFile)
+const t0 = Date.now()
+const log = (msg) => console.log(`[e2e +${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`)
+const sleep = (ms) => new Promise(r => setTimeout(r, ms))
+
+const work = mkdtempSync(join(tmpdir(), 'kopt-e2e-'))
+const home = join(work, 'home')
+const ws = join(work, 'ws')
+mkdirSync(ws, { recursive: true })
+const children = new Set()
+let failed = true
+
+// Hard stop: nothing here may hang the test suite.
+const watchdog = setTimeout(() => {
+  console.error('[e2e] watchdog: 420 s elapsed, giving up')
+  cleanup()
+  process.exit(2)
+}, 420_000)
+
+function cleanup() {
+  for (const child of children) {
+    try { process.kill(-child.pid, 'SIGKILL') } catch {}
+  }
+  children.clear()
+  if (!failed && process.env.KOPT_E2E_KEEP !== '1') rmSync(work, { recursive: true, force: true })
+  else console.log(`[e2e] scratch kept in ${work}`)
+}
+process.on('exit', cleanup)
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { cleanup(); process.exit(130) })
+
+function startDetached(cmd, args, env, logFile) {
+  const out = join(work, logFile)
+  writeFileSync(out, '')
+  const child = spawn('bash', ['-c', `exec "$0" "$@" >>"${out}" 2>&1`, cmd, ...args], {
+    env: { ...process.env, ...env }, detached: true, stdio: 'ignore',
+  })
+  children.add(child)
+  child.on('exit', () => children.delete(child))
+  return { child, out }
+}
+async function stop(proc) {
+  if (!children.has(proc.child)) return
+  const exited = new Promise(r => proc.child.once('exit', r))
+  try { process.kill(-proc.child.pid, 'SIGTERM') } catch {}
+  await Promise.race([exited, sleep(8000)])
+  try { process.kill(-proc.child.pid, 'SIGKILL') } catch {}
+  children.delete(proc.child)
+}
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer()
+    s.once('error', reject)
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)) })
+  })
+}
+async function waitFor(what, fn, timeoutMs, everyMs = 300) {
+  const end = Date.now() + timeoutMs
+  let last
+  while (Date.now() < end) {
+    try {
+      const v = await fn()
+      if (v) return v
+    } catch (error) { last = error }
+    await sleep(everyMs)
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`)
+}
+async function http(port, path, { method = 'GET', headers = {}, body } = {}) {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method, headers, body, signal: AbortSignal.timeout(15_000),
+  })
+  const text = await res.text()
+  return { status: res.status, headers: res.headers, text, json: () => JSON.parse(text) }
+}
+// fetch() may not set Host; node:http can, which is what a rebinding attacker's browser would send.
+function rawGet(port, path, headers) {
+  return new Promise((resolve, reject) => {
+    const rq = httpRequest({ host: '127.0.0.1', port, path, headers, timeout: 15_000 }, (res) => {
+      const chunks = []
+      res.on('data', c => chunks.push(c))
+      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }))
+    })
+    rq.on('timeout', () => rq.destroy(new Error('timeout')))
+    rq.on('error', reject)
+    rq.end()
+  })
+}
+async function rpc(port, method, payload) {
+  const r = await http(port, `/api/${method}`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ type: 'client-request', rpcId: crypto.randomUUID(), method, payload }),
+  })
+  const reply = r.json()
+  if (!reply.result?.ok) throw new Error(`${method}: ${r.text.slice(0, 500)}`)
+  return reply.result.value
+}
+function sessionLog(sid) {
+  const base = join(home, 'sessions')
+  if (!existsSync(base)) return undefined
+  for (const d of readdirSync(base)) {
+    for (const name of ['session.jsonl.zstd', 'session.jsonl']) {
+      const p = join(base, d, sid, name)
+      if (existsSync(p)) return p
+    }
+  }
+  return undefined
+}
+async function decodedLog(sid) {
+  const p = sessionLog(sid)
+  if (!p) return ''
+  if (p.endsWith('.zstd')) return (await run('zstd', ['-qdc', p], { maxBuffer: 64 << 20, timeout: 20_000 })).stdout
+  return readFileSync(p, 'utf8')
+}
+
+let checks = 0
+const check = (name, fn) => {
+  try {
+    fn()
+    checks += 1
+    log(`ok  ${name}`)
+  } catch (error) {
+    log(`FAIL ${name}`)
+    throw error
+  }
+}
+
+try {
+  // ── the scripted model ──
+  const ready = join(work, 'fake-ready.json')
+  const fake = startDetached(process.execPath, [join(here, 'fake-llm.mjs'), '--script', join(here, 'script.json'),
+    '--ready', ready, '--log', join(work, 'fake-requests.jsonl')], {}, 'fake-llm.log')
+  const llmPort = (await waitFor('the fake model', () => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')).port, 15_000))
+  log(`fake model on 127.0.0.1:${llmPort}`)
+
+  // ── profile + plugin ──
+  const env = {
+    DSH_HOME: home, DEEPSEEK_BASE_URL: `http://127.0.0.1:${llmPort}/v1`, DEEPSEEK_API_KEY: 'e2e-key',
+    DSH_PERMISSION_MODE: 'danger-full-access', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1',
+  }
+  const dsh = (args, timeout) => run(DSH, args, { env: { ...process.env, ...env }, timeout, maxBuffer: 32 << 20 })
+  await dsh(['--profile', 'web', '--dump-config'], 120_000)
+  // The hmr row must be on for boot on this host (docs/install.md); our row's config replaces the
+  // default one: a shorter replay timeout, and one unknown key whose error must reach the host log.
+  writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), [
+    '- id: hmr', '  disabled: false', '  config:', '    root: []',
+    '- id: kernel-opt', '  config:', '    replay:', '      timeoutSec: 60', '    e2eUnknownKey: 1', '',
+  ].join('\n'))
+  const added = await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`], 300_000)
+  log(`dsh plugin add: ${(added.stdout + added.stderr).trim().split('\n').slice(-2).join(' | ')}`)
+  const dump = (await dsh(['--profile', 'web', '--dump-config'], 120_000)).stdout
+  check('the composed profile holds our row', () => assert.match(dump, /name: dsh-kernel-opt/))
+
+  // ── workspace: a kernel with a latency knob and a benchmark program (not an echo) ──
+  writeFileSync(join(ws, 'k.cu'), '// scripted kernel for the e2e test\n// LAT=3.0\n__global__ void k() {}\n')
+  writeFileSync(join(ws, 'bench.sh'), [
+    '#!/usr/bin/env bash',
+    '# scripted benchmark: the latency comes from the LAT knob in k.cu',
+    'if [ "${1:-}" = "--broken" ]; then',
+    '  echo "nvcc: error: expected a \';\'" >&2',
+    '  printf \'KERNEL_EVAL={"artifact":"k.cu","compiled":false,"correct":false,"error":"compile error"}\\n\'',
+    '  exit 1',
+    'fi',
+    'lat=$(sed -n \'s/.*LAT=\\([0-9.]*\\).*/\\1/p\' k.cu | head -n 1)',
+    'printf \'KERNEL_EVAL={"artifact":"k.cu","compiled":true,"correct":true,"latency_ms":%s,"ref_runtime_ms":6.0}\\n\' "$lat"',
+    '',
+  ].join('\n'))
+  chmodSync(join(ws, 'bench.sh'), 0o755)
+
+  // ── dsh web ──
+  const extra = process.env.KOPT_ADDON ? { KOPT_ADDON: process.env.KOPT_ADDON } : {}
+  const startWeb = async (n) => {
+    const port = await freePort()
+    const web = startDetached(DSH, ['web', '--no-open', '--port', String(port)], { ...env, ...extra }, `dsh-${n}.log`)
+    await waitFor(`dsh web #${n} on :${port}`, async () => (await http(port, '/')).status === 200, 120_000, 500)
+    log(`dsh web #${n} on 127.0.0.1:${port}`)
+    return { ...web, port }
+  }
+  let web = await startWeb(1)
+  const presetDir = join(home, '.agent-presets/kernel-opt')
+  check('preset synced into the user root with a manifest', () => {
+    assert.ok(existsSync(join(presetDir, 'agent.cordis.yml')), 'agent.cordis.yml')
+    assert.match(readFileSync(join(presetDir, 'preset.yml'), 'utf8'), /算子优化模式/)
+    const m = JSON.parse(readFileSync(join(presetDir, '.dsh-kernel-opt-files.json'), 'utf8'))
+    assert.equal(m.schema, 1)
+    assert.ok(typeof m.files['agent.cordis.yml'] === 'string' && m.files['agent.cordis.yml'].length === 64)
+  })
+  check('config errors reach the host log', () => assert.match(readFileSync(web.out, 'utf8'), /unknown key "e2eUnknownKey"/))
+
+  const created = await rpc(web.port, 'session.create', { cwd: ws, agentPreset: 'kernel-opt' })
+  const sid = created.sessionId
+  check('session created in 算子优化模式', () => assert.equal(created.agentPreset, 'kernel-opt'))
+  await rpc(web.port, 'session.prompt', { sessionId: sid, mode: 'queue', content: [{ type: 'text', text: '请优化 k.cu（bench.sh 是评测脚本）' }] })
+  log(`session ${sid}: prompt sent`)
+  await waitFor('the turn to end', async () => /"type":"turn\/end"/.test(await decodedLog(sid)), 180_000, 1000)
+  const logText = await decodedLog(sid)
+  writeFileSync(join(work, 'session.jsonl'), logText)
+  check('the model saw our tools', () => {
+    const reqs = readFileSync(join(work, 'fake-requests.jsonl'), 'utf8').trim().split('\n').map(l => JSON.parse(l))
+    const tools = new Set(reqs.flatMap(r => r.tools))
+    for (const t of ['kernel_plan', 'kernel_env', 'kernel_finalize', 'self_compact', 'bash']) assert.ok(tools.has(t), t)
+    assert.ok(reqs.some(r => r.step === 8), 'the script ran to its last step')
+  })
+
+  // ── /series ──
+  const seriesPath = `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(sid)}`
+  const first = await http(web.port, seriesPath)
+  check('/series 200 JSON', () => {
+    assert.equal(first.status, 200)
+    assert.match(first.headers.get('content-type'), /application\/json/)
+    assert.equal(first.headers.get('x-kernel-opt-source'), 'live')
+  })
+  const s = first.json()
+  writeFileSync(join(work, 'series-live.json'), first.text)
+  const shell = s.iterations.filter(p => p.channel === 'shell')
+  const replayPts = s.iterations.filter(p => p.channel === 'replay')
+  check('points: four shell measurements in order (3.0, 2.0, failure, 1.5)', () => {
+    assert.equal(shell.length, 4)
+    assert.deepEqual(shell.map(p => p.latencyMs ?? null), [3, 2, null, 1.5])
+    assert.ok(shell.every(p => p.tool === 'bash' && p.artifactPath === 'k.cu'))
+    assert.equal(shell[0].command, 'bash bench.sh')
+  })
+  check('the failure is a point: correct=false with its error', () => {
+    assert.equal(shell[2].correct, false)
+    assert.equal(shell[2].compiled, false)
+    assert.equal(shell[2].error, 'compile error')
+  })
+  check('the echoed line is not a point and is flagged', () => {
+    assert.ok(!s.iterations.some(p => p.latencyMs === 0.1))
+    const echoCall = logText.split('\n').filter(Boolean).map(l => JSON.parse(l))
+      .find(e => e.type === 'tool/call' && e.data?.name === 'bash' && String(e.data.arguments).includes('echo '))
+    assert.ok(echoCall, 'echo call in the log')
+    assert.deepEqual(s.echoedSeqs, [echoCall.seq])
+  })
+  check('replay point: re-measured by the plugin, finalized, same command, 1.5 ms', () => {
+    assert.equal(replayPts.length, 1)
+    const r = replayPts[0]
+    assert.equal(r.tool, 'kernel_finalize')
+    assert.equal(r.finalized, true)
+    assert.equal(r.latencyMs, 1.5)
+    assert.equal(r.correct, true)
+    assert.equal(r.command, shell[3].command)
+  })
+  check('trust levels: shell = self-reported, replay = re-measured; the best self-reported point is finalized', () => {
+    assert.equal(shell[3].finalized, true)
+    assert.ok(shell.slice(0, 3).every(p => p.finalized === undefined))
+  })
+  check('best = the 1.5 ms shell point (never the replay)', () => {
+    assert.equal(s.bestIndex, s.iterations.indexOf(shell[3]))
+  })
+  check('plan and environment reported', () => {
+    assert.equal(s.plans.length, 1)
+    assert.equal(s.plans[0].phase, 'explore')
+    assert.equal(s.envs.length, 1)
+    assert.equal(s.envs[0].device, 'CPU (scripted)')
+    assert.deepEqual(s.envs[0].versions, { bash: '5', cuda: '12.4' })
+  })
+  check('control: no loop armed, zeros', () => {
+    assert.equal(s.control.loop.armed, false)
+    assert.equal(s.control.loop.defaultBudget, 20)
+    assert.equal(s.control.supervisor.enabled, false)
+  })
+  check('finalize result carries the [replay] anchor and the real output', () => {
+    assert.match(logText, /\[replay\] sed -i 's\/LAT=2\.0\/LAT=1\.5\/' k\.cu && bash bench\.sh/)
+    assert.match(logText, /\[replay exit 0;/)
+  })
+
+  // ── HTTP behaviour ──
+  const etag = first.headers.get('etag')
+  const again = await http(web.port, seriesPath, { headers: { 'if-none-match': etag } })
+  check('304 on a repeat poll with If-None-Match', () => {
+    assert.ok(etag)
+    assert.equal(again.status, 304)
+    assert.equal(again.text, '')
+  })
+  const evil = await rawGet(web.port, seriesPath, { host: 'evil.example' })
+  const evilCtl = await rawGet(web.port, `/plugins/kernel-opt/control?sessionId=${sid}`, { host: 'evil.example:80' })
+  const goodRaw = await rawGet(web.port, seriesPath, { host: `localhost:${web.port}` })
+  check('403 for a foreign Host (series and control), 200 for localhost', () => {
+    assert.equal(evil.status, 403)
+    assert.equal(evilCtl.status, 403)
+    assert.equal(goodRaw.status, 200)
+  })
+  const crossOrigin = await http(web.port, seriesPath, { headers: { origin: 'http://evil.example' } })
+  check('403 for a foreign Origin', () => assert.equal(crossOrigin.status, 403))
+  const noId = await http(web.port, '/plugins/kernel-opt/series')
+  check('400 without sessionId', () => { assert.equal(noId.status, 400); assert.equal(noId.json().error, 'sessionId query parameter required') })
+  const unknown = await http(web.port, '/plugins/kernel-opt/series?sessionId=session-does-not-exist')
+  check('404 for an unknown session', () => { assert.equal(unknown.status, 404); assert.equal(unknown.json().error, 'unknown session') })
+  const ctlGet = await http(web.port, `/plugins/kernel-opt/control?sessionId=${sid}`)
+  check('/control GET', () => { assert.equal(ctlGet.status, 200); assert.equal(ctlGet.json().control.loop.armed, false) })
+  const post = (body) => http(web.port, '/plugins/kernel-opt/control', { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+  const badJson = await post('not json')
+  const badAction = await post(JSON.stringify({ sessionId: sid, action: 'explode' }))
+  const badLang = await post(JSON.stringify({ sessionId: sid, action: 'loop-arm', outputLanguage: 'fr' }))
+  const ctlUnknown = await post(JSON.stringify({ sessionId: 'session-does-not-exist', action: 'loop-stop' }))
+  check('/control POST: bad JSON 400, unknown action 400, bad language refused, unknown session 404', () => {
+    assert.equal(badJson.status, 400)
+    assert.equal(badJson.json().error, 'JSON body required')
+    assert.equal(badAction.status, 400)
+    assert.equal(badAction.json().error, 'unknown action: explode')
+    assert.ok(badLang.status === 400 || badLang.status === 503, String(badLang.status))
+    assert.equal(ctlUnknown.status, 404)
+  })
+  const put = await http(web.port, '/plugins/kernel-opt/control', { method: 'PUT' })
+  check('/control PUT → 405', () => assert.equal(put.status, 405))
+  const models = await http(web.port, '/plugins/kernel-opt/models')
+  check('/models lists the configured provider', () => {
+    assert.equal(models.status, 200)
+    assert.ok(models.json().providers.some(p => p.id === 'deepseek-official'))
+  })
+  const oneSided = await http(web.port, '/plugins/kernel-opt/models?provider=deepseek-official')
+  check('/models with only a provider → 400', () => assert.equal(oneSided.status, 400))
+
+  // ── restart: the same session, now served from persistence ──
+  await stop(web)
+  web = await startWeb(2)
+  const after = await http(web.port, seriesPath)
+  writeFileSync(join(work, 'series-restarted.json'), after.text)
+  check('after restarting dsh web, /series of the past session is byte-identical', () => {
+    assert.equal(after.status, 200)
+    assert.equal(after.headers.get('x-kernel-opt-source'), 'persisted')
+    assert.equal(after.text, first.text)
+  })
+  const after304 = await http(web.port, seriesPath, { headers: { 'if-none-match': after.headers.get('etag') } })
+  check('304 also for a past session', () => assert.equal(after304.status, 304))
+  check('preset kept in step on the second boot (no backups)', () => {
+    assert.ok(!readdirSync(presetDir).some(n => n.includes('.bak-')))
+  })
+  await stop(web)
+  await stop(fake)
+  failed = false
+  log(`PASS: ${checks} checks`)
+} catch (error) {
+  console.error(`[e2e] ${error?.stack ?? error}`)
+  for (const f of readdirSync(work).filter(n => n.endsWith('.log'))) {
+    const text = readFileSync(join(work, f), 'utf8')
+    console.error(`--- ${f} (last 40 lines)\n${text.split('\n').slice(-40).join('\n')}`)
+  }
+  process.exitCode = 1
+} finally {
+  clearTimeout(watchdog)
+  cleanup()
+}
