@@ -68,11 +68,13 @@ set -m
 dsh web --no-open --port "$PORT" &
 WEB=$!
 set +m
+echo "$WEB" > "$DSH_HOME/web.pgid"
 stop() {
   trap - EXIT INT TERM HUP
   kill -TERM -- "-$WEB" 2>/dev/null || true
   for _ in $(seq 1 50); do kill -0 -- "-$WEB" 2>/dev/null || break; sleep 0.1; done
   kill -KILL -- "-$WEB" 2>/dev/null || true
+  rm -f "$DSH_HOME/web.pgid"
 }
 trap 'stop; exit 130' INT TERM HUP
 trap stop EXIT

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Follows the README literally: clone this repository (the current commit) into a temp folder, run
+# the README's run command there (`bash scripts/run.sh`) in the background, wait until the web UI
+# answers on 127.0.0.1, check that the demo session is listed and that its 评测 series has its points,
+# then stop it (process groups) and exit 0/1. Loopback only; every step is bounded.
+#   It reuses this checkout's host (.dsh-host/, via KOPT_HOST_DIR) when it is complete, so the clone
+#   does not install Node/pnpm/dsh again; KOPT_README_FRESH_HOST=1 lets the clone install its own.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+say() { echo "[readme] $*"; }
+t0=$SECONDS
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/kopt-readme-XXXXXX")
+RUN_PG=""
+rc=1
+
+# ── a free loopback port (not 8787, which a user's own run may hold) ──
+busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+PORT=$((20000 + RANDOM % 20000))
+while busy "$PORT"; do PORT=$((20000 + RANDOM % 20000)); done
+
+cleanup() {
+  trap - EXIT INT TERM
+  if [ -n "$RUN_PG" ]; then
+    kill -TERM -- "-$RUN_PG" 2>/dev/null
+    for _ in $(seq 1 100); do kill -0 -- "-$RUN_PG" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL -- "-$RUN_PG" 2>/dev/null
+  fi
+  # dsh web runs in its own process group; scripts/run.sh records it and stops it on exit
+  local web_pg
+  web_pg=$(cat "$TMP/repo/.dsh-home/web.pgid" 2>/dev/null || true)
+  if [ -n "$web_pg" ] && kill -0 -- "-$web_pg" 2>/dev/null; then
+    say "dsh web still up after run.sh stopped; killing its group"
+    kill -KILL -- "-$web_pg" 2>/dev/null
+  fi
+  if [ "$rc" -ne 0 ] && [ -f "$TMP/run.log" ]; then say "run.log (last 40 lines):"; tail -n 40 "$TMP/run.log"; fi
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ── 1. git clone of the current commit ──
+timeout 120 git clone -q --no-hardlinks "$ROOT" "$TMP/repo" || { say "git clone failed"; exit 1; }
+say "cloned $(git -C "$TMP/repo" rev-parse --short HEAD) into $TMP/repo"
+
+LIMIT=600
+if [ "${KOPT_README_FRESH_HOST:-0}" != 1 ] && [ -x "$ROOT/.dsh-host/bin/dsh" ] && [ -e "$ROOT/.dsh-host/dsh/node_modules/@deepseek-ai/dsh/lib/bin.js" ]; then
+  export KOPT_HOST_DIR="$ROOT/.dsh-host"
+  say "reusing the host in $KOPT_HOST_DIR"
+else
+  LIMIT=2400
+  say "the clone installs its own host (up to $LIMIT s)"
+fi
+
+# ── 2. the README's run command, in the background, in its own process group ──
+cd "$TMP/repo"
+KOPT_PORT=$PORT setsid timeout -k 10 "$LIMIT" bash scripts/run.sh > "$TMP/run.log" 2>&1 < /dev/null &
+RUN_PG=$!
+say "bash scripts/run.sh started (pgid $RUN_PG, port $PORT)"
+
+# ── 3. wait for the web UI on loopback ──
+up=0
+for _ in $(seq 1 $((LIMIT * 2))); do
+  if curl -fsS -o /dev/null --max-time 3 "http://127.0.0.1:$PORT/" 2>/dev/null && grep -q 'is running:' "$TMP/run.log"; then up=1; break; fi
+  kill -0 "$RUN_PG" 2>/dev/null || break
+  sleep 0.5
+done
+[ "$up" = 1 ] || { say "FAIL: the web UI did not answer on 127.0.0.1:$PORT"; exit 1; }
+say "web UI answers on 127.0.0.1:$PORT after $((SECONDS - t0)) s"
+grep -q "http://127.0.0.1:$PORT/" "$TMP/run.log" || { say "FAIL: run.sh did not print the URL"; exit 1; }
+grep -q 'Ctrl-C' "$TMP/run.log" || { say "FAIL: run.sh did not say how to stop"; exit 1; }
+
+# ── 4. the demo session: listed, and its series has the recorded points ──
+HOST_ENV="${KOPT_HOST_DIR:-$TMP/repo/.dsh-host}/env.sh"
+. "$HOST_ENV"   # Node 22 for the JSON checks below
+DEMO_ID=$(node -p 'require(process.argv[1]).sessionId' "$TMP/repo/demo/kernel-opt-demo/meta.json")
+list=$(curl -sS --max-time 15 -X POST "http://127.0.0.1:$PORT/api/session.list" -H "Host: 127.0.0.1:$PORT" \
+  -H 'content-type: application/json' -d '{"type":"client-request","rpcId":"readme-1","method":"session.list","payload":{}}')
+node -e '
+  const [list, id, cwd] = process.argv.slice(1)
+  const items = JSON.parse(list).result.value.items
+  const it = items.find(s => s.sessionId === id)
+  if (!it) { console.error("[readme] FAIL: demo session not listed: " + list.slice(0, 300)); process.exit(1) }
+  if (it.agentPreset !== "kernel-opt" || it.cwd !== cwd) { console.error("[readme] FAIL: demo listed wrongly: " + JSON.stringify(it)); process.exit(1) }
+' "$list" "$DEMO_ID" "$TMP/repo/demo/workspace" || exit 1
+say "ok  the demo session $DEMO_ID is listed (kernel-opt, cwd demo/workspace)"
+series=$(curl -sS --max-time 15 -H "Host: 127.0.0.1:$PORT" "http://127.0.0.1:$PORT/plugins/kernel-opt/series?sessionId=$DEMO_ID")
+node -e '
+  const s = JSON.parse(process.argv[1]), pts = s.iterations || []
+  const fail = m => { console.error("[readme] FAIL: " + m + ": " + process.argv[1].slice(0, 300)); process.exit(1) }
+  if (pts.length < 5) fail("fewer than 5 points")
+  if (!pts.some(p => p.correct === false)) fail("no failing point")
+  if (!pts.some(p => p.channel === "replay" && p.tool === "kernel_finalize")) fail("no finalize re-measurement")
+  const ok = pts.filter(p => p.channel === "shell" && p.correct && p.latencyMs > 0).map(p => p.latencyMs)
+  if (ok.length < 3 || !(ok[ok.length - 1] < ok[0])) fail("no honest candidates that get faster")
+  console.log("[readme] ok  /series: " + pts.length + " points (" + pts.map(p => p.correct === false ? "fail" : p.latencyMs).join(", ") + ")")
+' "$series" || exit 1
+
+# ── 5. stop it: the process group, and nothing is left on the port ──
+kill -TERM -- "-$RUN_PG" 2>/dev/null
+for _ in $(seq 1 100); do kill -0 -- "-$RUN_PG" 2>/dev/null || break; sleep 0.1; done
+sleep 0.5
+if busy "$PORT"; then say "FAIL: something still listens on 127.0.0.1:$PORT after stopping"; exit 1; fi
+web_pg=$(cat "$TMP/repo/.dsh-home/web.pgid" 2>/dev/null || true)
+if [ -n "$web_pg" ] && kill -0 -- "-$web_pg" 2>/dev/null; then say "FAIL: dsh web's process group survived"; exit 1; fi
+say "ok  stopped: nothing left on the port"
+RUN_PG=""
+rc=0
+say "PASS in $((SECONDS - t0)) s"
