@@ -65,16 +65,24 @@ TEST(Hostile, NestedTenThousandDeep) {
   p.feed_event(result(2, "c", "KERNEL_EVAL=" + deep_obj + "\n" + deep));
   p.feed_event(call(3, "e", "bash", "{\"command\":\"./b\"}"));
   p.feed_event(result(4, "e", "KERNEL_EVAL={\"artifact\":\"k\",\"correct\":true,\"x\":" + deep + "}"));
-  // A deeply nested message tree (the walk is iterative).
+  // A deeply nested message tree: as deep as parsing admits (2048), walked iteratively.
   json nested = json{{"text", "KERNEL_EVAL={\"artifact\":\"k\",\"correct\":false}"}};
-  for (int i = 0; i < 10000; ++i) {  // built by moving, so the test itself stays linear
+  for (int i = 0; i < 2000; ++i) {  // built by moving, so the test itself stays linear
     json outer = json::object();
     outer["content"] = json::array();
     outer["content"].push_back(std::move(nested));
     nested = std::move(outer);
   }
   p.feed_event(call(5, "n", "bash", "{\"command\":\"./b\"}"));
-  p.feed_event(json{{"type", "tool/result"}, {"seq", 6}, {"data", {{"callId", "n"}, {"message", nested}}}});
+  p.feed_event(json{{"type", "tool/result"}, {"seq", 6}, {"data", {{"callId", "n"}, {"message", std::move(nested)}}}});
+  // Deeper than that only arrives as text: the event is skipped and counted, the log goes on.
+  std::string deep_event = "{\"type\":\"tool/result\",\"seq\":7,\"data\":{\"callId\":\"n\",\"message\":" +
+                           std::string(10000, '[') + std::string(10000, ']') + "}}";
+  kopt::LogReadStats lst;
+  kopt::read_log_text(deep_event + "\n" + call(8, "after", "bash", "{}").dump() + "\n",
+                      [&](const json& e) { p.feed_event(e); }, lst);
+  EXPECT_EQ(lst.skipped, 1u);
+  EXPECT_EQ(lst.events, 1u);
   json s = json::parse(p.series_json("h", 0));
   EXPECT_EQ(s["iterations"].size(), 2u);  // the pending bench row and the nested-text point
   expect_good_point_survives(p, 7);
