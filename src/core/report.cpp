@@ -404,7 +404,11 @@ std::string num(double v) {
   return js_number(v);
 }
 
+// Times come from the log: anything outside ±100 000 years is shown as "?".
+constexpr double kMaxTimeMs = 3.2e15;
+
 std::string utc_time(double ms) {
+  if (!(std::fabs(ms) < kMaxTimeMs)) return "?";
   const std::time_t t = static_cast<std::time_t>(std::floor(ms / 1000));
   std::tm tm{};
   if (!gmtime_r(&t, &tm)) return "?";
@@ -414,6 +418,7 @@ std::string utc_time(double ms) {
 }
 
 std::string duration_text(double ms) {
+  if (!(std::fabs(ms) < kMaxTimeMs)) return "?";
   const long long sec = static_cast<long long>(std::llround(std::max(0.0, ms) / 1000));
   char buf[48];
   if (sec < 60)

@@ -308,6 +308,18 @@ TEST(Report, EmptyLogStillRenders) {
 
 // ───────────────────────────── hostile logs ─────────────────────────────
 
+TEST(Report, AbsurdTimesAndBudgetsRender) {
+  kopt::ReportInput in;
+  in.source = "t";
+  in.firstTimeMs = -1e300;
+  in.lastTimeMs = 1e300;
+  in.generatedAtMs = 1e19;
+  in.budget = 9223372036854775807LL;
+  const std::string html = kopt::report_html(kopt::build_report(std::move(in)));
+  EXPECT_NE(html.find("?"), std::string::npos);
+  EXPECT_NE(html.find("</html>"), std::string::npos);
+}
+
 TEST(Report, HostileStringsAreEscapedEverywhere) {
   const auto r = report_of(kHostile);
   const auto& s = r.in.series;
