@@ -33,6 +33,7 @@ run_suite addon node --test --test-reporter=spec "${node_tests[@]}"
 [ -f evaluator/tests/run-cpu.sh ] && run_suite evaluator bash evaluator/tests/run-cpu.sh
 [ -f tests/e2e/run.sh ] && run_suite e2e bash tests/e2e/run.sh
 [ -f tests/browser/run.sh ] && run_suite browser bash tests/browser/run.sh
+[ -f tests/report/run.sh ] && run_suite report bash tests/report/run.sh
 [ -f tests/readme/run.sh ] && run_suite readme bash tests/readme/run.sh
 
 [ ${#failed_names[@]} -gt 0 ] && log "failed suites: ${failed_names[*]}"
