@@ -13,6 +13,7 @@ export const inject = ['tools', 'agents', 'compaction']
 
 const SETTLE_MS = 800
 const IDLE_WAIT_MS = 60_000
+const COMPACT_TIMEOUT_MS = 300_000
 
 const CONTINUE_TEXT = (reason) => '[kernel-opt] 已按你的请求压缩了较早的上下文，完整记录仍在会话日志中。请从刚才停下的地方继续。'
   + ` / The older context was compacted as you asked; the full record stays in the session log. Continue where you left off.${reason ? ` (reason: ${reason})` : ''}`
@@ -42,7 +43,8 @@ export function apply(ctx) {
     pending.delete(sessionId)
     let summary
     try {
-      const result = await ctx.compaction.compactNow(agent)
+      // The service requires a signal; bound the run so a stuck summary call cannot hold the session.
+      const result = await ctx.compaction.compactNow(agent, AbortSignal.timeout(COMPACT_TIMEOUT_MS))
       summary = result === null ? 'nothing to compact' : `${result.shadowedSeqs?.length ?? 0} items (~${result.shadowedTokenCount ?? 0} tokens)`
       console.warn(`[kernel-opt] self_compact for ${sessionId}: ${summary}`)
     } catch (error) {

@@ -331,6 +331,33 @@ try {
   const oneSided = await http(web.port, '/plugins/kernel-opt/models?provider=deepseek-official')
   check('/models with only a provider → 400', () => assert.equal(oneSided.status, 400))
 
+  // ── self_compact: deferred to the end of the turn, then the agent is prompted to continue ──
+  await rpc(web.port, 'session.prompt', { sessionId: sid, mode: 'queue', content: [{ type: 'text', text: 'SELF-COMPACT TEST: 换方案前先压缩上下文' }] })
+  const turnEnds = (text) => (text.match(/"type":"turn\/end"/g) ?? []).length
+  await waitFor('the compaction follow-up turn to end', async () => turnEnds(await decodedLog(sid)) >= 3, 120_000, 1000)
+  const events2 = (await decodedLog(sid)).split('\n').filter(Boolean).map(l => JSON.parse(l)).filter(e => typeof e.seq === 'number')
+  check('self_compact: accepted in the tool call, compacted after the turn, then a follow-up continued the run', () => {
+    const call = events2.find(e => e.type === 'tool/call' && e.data?.name === 'self_compact')
+    assert.ok(call, 'self_compact was called')
+    const result = events2.find(e => e.type === 'tool/result' && e.data?.message?.source?.callId === call.data.callId)
+    assert.ok(result, 'its result')
+    assert.equal(result.data.message.content[0].isError, false)
+    const firstEndAfter = events2.find(e => e.type === 'turn/end' && e.seq > result.seq)
+    const compaction = events2.find(e => e.type === 'compaction/start')
+    assert.ok(compaction && compaction.seq > firstEndAfter.seq, 'compaction ran after the turn ended')
+    assert.ok(events2.some(e => e.type === 'compaction/end' && e.seq > compaction.seq), 'compaction finished')
+    const followup = events2.find(e => e.type === 'user/message' && e.seq > compaction.seq && (e.data?.source ?? e.data?.message?.source)?.plugin === 'kernel-opt')
+    assert.ok(followup, 'the follow-up message from the plugin')
+    assert.ok(events2.some(e => e.type === 'turn/end' && e.seq > followup.seq), 'the follow-up turn ran')
+    assert.doesNotMatch(readFileSync(web.out, 'utf8'), /self_compact .*failed/)
+  })
+  const beforeRestart = await http(web.port, seriesPath)
+  check('the projection is unchanged by compaction (same points, same best)', () => {
+    const b = beforeRestart.json()
+    assert.deepEqual(b.iterations, s.iterations)
+    assert.equal(b.bestIndex, s.bestIndex)
+  })
+
   // ── restart: the same session, now served from persistence ──
   await stop(web)
   web = await startWeb(2)
@@ -339,7 +366,7 @@ try {
   check('after restarting dsh web, /series of the past session is byte-identical', () => {
     assert.equal(after.status, 200)
     assert.equal(after.headers.get('x-kernel-opt-source'), 'persisted')
-    assert.equal(after.text, first.text)
+    assert.equal(after.text, beforeRestart.text)
   })
   const after304 = await http(web.port, seriesPath, { headers: { 'if-none-match': after.headers.get('etag') } })
   check('304 also for a past session', () => assert.equal(after304.status, 304))

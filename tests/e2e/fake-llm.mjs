@@ -20,7 +20,11 @@ const arg = (name, fallback) => {
   const i = argv.indexOf(`--${name}`)
   return i >= 0 && i + 1 < argv.length ? argv[i + 1] : fallback
 }
-const steps = JSON.parse(readFileSync(arg('script'), 'utf8'))
+// The script: an array of steps, or {steps, scenarios: [{match, steps}]} where a scenario applies when
+// a user message contains `match` (the latest such message decides).
+const script = JSON.parse(readFileSync(arg('script'), 'utf8'))
+const defaultSteps = Array.isArray(script) ? script : script.steps
+const scenarios = Array.isArray(script) ? [] : (script.scenarios ?? [])
 const logPath = arg('log')
 const readyPath = arg('ready')
 let served = 0
@@ -32,7 +36,14 @@ function chooseReply(body, headers) {
   let lastUser = -1
   messages.forEach((m, i) => { if (m && m.role === 'user') lastUser = i })
   const k = messages.slice(lastUser + 1).filter(m => m && m.role === 'assistant').length
-  return { ...steps[Math.min(k, steps.length - 1)], step: k }
+  let steps = defaultSteps
+  let name = 'default'
+  for (const m of messages) {
+    if (!m || m.role !== 'user') continue
+    const text = typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '')
+    for (const sc of scenarios) if (text.includes(sc.match)) { steps = sc.steps; name = sc.match }
+  }
+  return { ...steps[Math.min(k, steps.length - 1)], step: k, scenario: name }
 }
 
 function frames(reply, model) {
@@ -82,7 +93,7 @@ const server = createServer((req, res) => {
     const reply = chooseReply(body, req.headers)
     if (logPath) {
       appendFileSync(logPath, JSON.stringify({
-        at: Date.now(), step: reply.step ?? null, compact: req.headers['x-deepseek-harness-compact'] === '1',
+        at: Date.now(), step: reply.step ?? null, scenario: reply.scenario ?? null, compact: req.headers['x-deepseek-harness-compact'] === '1',
         tools: (body.tools ?? []).map(t => t?.function?.name), lastRoles: (body.messages ?? []).slice(-4).map(m => m.role),
       }) + '\n')
     }
