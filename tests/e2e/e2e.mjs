@@ -192,6 +192,12 @@ try {
     const port = await freePort()
     const web = startDetached(DSH, ['web', '--no-open', '--port', String(port)], { ...env, ...extra }, `dsh-${n}.log`)
     await waitFor(`dsh web #${n} on :${port}`, async () => (await http(port, '/')).status === 200, 120_000, 500)
+    // GET / answers before every route is registered (the host's startup fallback says 404 until the
+    // owner registers): wait for the API gateway and for our own route too.
+    await waitFor(`the API and plugin routes of #${n}`, async () => {
+      await rpc(port, 'host.describe', {})
+      return (await http(port, '/plugins/kernel-opt/series')).status === 400
+    }, 60_000, 300)
     log(`dsh web #${n} on 127.0.0.1:${port}`)
     return { ...web, port }
   }
