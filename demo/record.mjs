@@ -129,6 +129,14 @@ try {
   await rpc(port, 'session.prompt', { sessionId: sid, mode: 'queue', content: [{ type: 'text', text: '请用 kopt-bench 优化 solution/kernel.cpp（参考实现 ref.pt 是 torch.relu，输入规格 inputs.json）。' }] })
   log(`session ${sid}: prompt sent; kopt-bench compiles and times each candidate`)
   await waitFor('the turn to end', async () => /"type":"turn\/end"/.test(await decoded(sid)), 900_000, 2000)
+  // The recording ran with danger-full-access (no approval prompts for the scripted bash calls); hand
+  // the session back in the default preset, so continuing the demo with a real key asks as usual.
+  const perm = await http(port, '/api/commands/execute', {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ type: 'client-request', rpcId: crypto.randomUUID(), method: 'commands/execute', payload: { args: { agentId: sid, line: '/permission workspace-write', images: [] } } }),
+  })
+  log(`/permission workspace-write: ${perm.text.slice(0, 200)}`)
+  await waitFor('the preset switch in the log', async () => /"type":"permission\/preset","seq":\d+,"time":\d+,"data":\{"preset":"workspace-write"/.test(await decoded(sid)), 30_000, 500)
   await sleep(1500)
   const series = (await http(port, `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(sid)}`)).json()
   const pts = series.iterations ?? []

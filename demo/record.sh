@@ -4,7 +4,10 @@
 # CPU relu kernel (demo/candidates/). Needs the host (scripts/setup-host.sh) and kopt-bench
 # (cmake -S evaluator -B build-evaluator). Loopback only; bounded by timeouts.
 #   KOPT_BENCH_CACHE   kopt-bench's compile cache (reuse one with a warm precompiled header: the first
-#                      compile takes ~1.5 min on 2 cores)
+#                      compile takes ~1.5 min on 2 cores; with it the whole recording takes ~20-80 s)
+#   KOPT_DEMO_KEEP=1   keep the scratch folder (host logs, the workspace after the run)
+# The recording runs under danger-full-access (no approval prompts) and ends with
+# `/permission workspace-write`, so the demo, continued with a real key, asks as usual.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"

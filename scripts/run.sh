@@ -86,7 +86,9 @@ done
 cat >&2 <<MSG
 
   dsh-kernel-opt is running:  http://127.0.0.1:$PORT/
-  demo session (算子优化模式): $DEMO_ID — open it from the session list, tab 「评测」
+  demo session (算子优化模式): $DEMO_ID
+    open it in the sidebar (workspace → Kernel optimization run), tab 「评测」;
+    without DEEPSEEK_API_KEY the shell first asks for a key: 「稍后配置」 (later) closes that dialog
   DSH home: $DSH_HOME      stop: Ctrl-C
 
 MSG
