@@ -78,11 +78,14 @@ stop() {
 }
 trap 'stop; exit 130' INT TERM HUP
 trap stop EXIT
+# GET / answers before every route is registered: wait for the demo's series from the plugin route.
+ready=0
 for _ in $(seq 1 240); do
-  curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$PORT/" 2>/dev/null && break
+  curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$PORT/plugins/kernel-opt/series?sessionId=$DEMO_ID" 2>/dev/null && { ready=1; break; }
   kill -0 "$WEB" 2>/dev/null || { say "dsh web exited"; wait "$WEB" || true; exit 1; }
   sleep 0.5
 done
+[ "$ready" = 1 ] || say "warning: the plugin route /plugins/kernel-opt/series did not answer within 2 min (see the dsh web output above)"
 cat >&2 <<MSG
 
   dsh-kernel-opt is running:  http://127.0.0.1:$PORT/

@@ -73,7 +73,15 @@ grep -q 'Ctrl-C' "$TMP/run.log" || { say "FAIL: run.sh did not say how to stop";
 HOST_ENV="${KOPT_HOST_DIR:-$TMP/repo/.dsh-host}/env.sh"
 . "$HOST_ENV"   # Node 22 for the JSON checks below
 DEMO_ID=$(node -p 'require(process.argv[1]).sessionId' "$TMP/repo/demo/kernel-opt-demo/meta.json")
-list=$(curl -sS --max-time 15 -X POST "http://127.0.0.1:$PORT/api/session.list" -H "Host: 127.0.0.1:$PORT" \
+api() { # retried: the API gateway may still be registering right after the UI answers
+  local out i
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    out=$(curl -fsS --max-time 15 "$@" 2>/dev/null) && { printf '%s' "$out"; return 0; }
+    sleep 1
+  done
+  return 1
+}
+list=$(api -X POST "http://127.0.0.1:$PORT/api/session.list" -H "Host: 127.0.0.1:$PORT" \
   -H 'content-type: application/json' -d '{"type":"client-request","rpcId":"readme-1","method":"session.list","payload":{}}')
 node -e '
   const [list, id, cwd] = process.argv.slice(1)
@@ -83,7 +91,7 @@ node -e '
   if (it.agentPreset !== "kernel-opt" || it.cwd !== cwd) { console.error("[readme] FAIL: demo listed wrongly: " + JSON.stringify(it)); process.exit(1) }
 ' "$list" "$DEMO_ID" "$TMP/repo/demo/workspace" || exit 1
 say "ok  the demo session $DEMO_ID is listed (kernel-opt, cwd demo/workspace)"
-series=$(curl -sS --max-time 15 -H "Host: 127.0.0.1:$PORT" "http://127.0.0.1:$PORT/plugins/kernel-opt/series?sessionId=$DEMO_ID")
+series=$(api -H "Host: 127.0.0.1:$PORT" "http://127.0.0.1:$PORT/plugins/kernel-opt/series?sessionId=$DEMO_ID")
 node -e '
   const s = JSON.parse(process.argv[1]), pts = s.iterations || []
   const fail = m => { console.error("[readme] FAIL: " + m + ": " + process.argv[1].slice(0, 300)); process.exit(1) }
@@ -95,8 +103,8 @@ node -e '
   console.log("[readme] ok  /series: " + pts.length + " points (" + pts.map(p => p.correct === false ? "fail" : p.latencyMs).join(", ") + ")")
 ' "$series" || exit 1
 
-# ── 5. stop it: the process group, and nothing is left on the port ──
-kill -TERM -- "-$RUN_PG" 2>/dev/null
+# ── 5. stop it as Ctrl-C does (SIGINT to its process group); nothing may be left on the port ──
+kill -INT -- "-$RUN_PG" 2>/dev/null
 for _ in $(seq 1 100); do kill -0 -- "-$RUN_PG" 2>/dev/null || break; sleep 0.1; done
 sleep 0.5
 if busy "$PORT"; then say "FAIL: something still listens on 127.0.0.1:$PORT after stopping"; exit 1; fi
