@@ -240,7 +240,7 @@ json chart_json(const Series& s, const ChartOptions& opt) {
     if (speedup_mode && !log_scale) {
       // Linear speedup axis: evenly spaced round steps (×0, ×5, ×10 … or ×1.1, ×1.2 …).
       chosen.clear();
-      const double raw = (qhi - qlo) / 5;
+      const double raw = (qhi - qlo) / 6;
       if (raw > 0) {
         const double mag = std::pow(10.0, std::floor(std::log10(raw)));
         double step = mag * 10;
