@@ -52,7 +52,7 @@ else
 fi
 
 # ── 2. the README's run command, in the background, in its own process group ──
-cd "$TMP/repo"
+cd "$TMP/repo" || exit 1
 KOPT_PORT=$PORT setsid timeout -k 10 "$LIMIT" bash scripts/run.sh > "$TMP/run.log" 2>&1 < /dev/null &
 RUN_PG=$!
 say "bash scripts/run.sh started (pgid $RUN_PG, port $PORT)"
@@ -71,11 +71,12 @@ grep -q 'Ctrl-C' "$TMP/run.log" || { say "FAIL: run.sh did not say how to stop";
 
 # ── 4. the demo session: listed, and its series has the recorded points ──
 HOST_ENV="${KOPT_HOST_DIR:-$TMP/repo/.dsh-host}/env.sh"
+# shellcheck source=/dev/null
 . "$HOST_ENV"   # Node 22 for the JSON checks below
 DEMO_ID=$(node -p 'require(process.argv[1]).sessionId' "$TMP/repo/demo/kernel-opt-demo/meta.json")
 api() { # retried: the API gateway may still be registering right after the UI answers
-  local out i
-  for i in 1 2 3 4 5 6 7 8 9 10; do
+  local out
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
     out=$(curl -fsS --max-time 15 "$@" 2>/dev/null) && { printf '%s' "$out"; return 0; }
     sleep 1
   done
