@@ -70,7 +70,9 @@ WEB=$!
 set +m
 echo "$WEB" > "$DSH_HOME/web.pgid"
 stop() {
-  trap - EXIT INT TERM HUP
+  # ignore further signals while stopping (Ctrl-C may arrive twice, e.g. through `timeout`)
+  trap '' INT TERM HUP
+  trap - EXIT
   kill -TERM -- "-$WEB" 2>/dev/null || true
   for _ in $(seq 1 50); do kill -0 -- "-$WEB" 2>/dev/null || break; sleep 0.1; done
   kill -KILL -- "-$WEB" 2>/dev/null || true
