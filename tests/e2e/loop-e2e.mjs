@@ -170,6 +170,12 @@ try {
   const port = await freePort()
   const web = startDetached(DSH, ['web', '--no-open', '--port', String(port)], env, 'dsh.log')
   await waitFor('dsh web', async () => (await http(port, '/')).status === 200, 120_000, 500)
+  // GET / answers before every route is registered (the host's startup fallback says 404 "not found"
+  // until then): wait for the API gateway and our own route as well.
+  await waitFor('the API and plugin routes', async () => {
+    await rpc(port, 'host.describe', {})
+    return (await http(port, '/plugins/kernel-opt/series')).status === 400
+  }, 60_000, 300)
   log(`dsh web on 127.0.0.1:${port}`)
   const control = async (sid) => (await http(port, `/plugins/kernel-opt/control?sessionId=${encodeURIComponent(sid)}`)).json().control
   const series = async (sid) => (await http(port, `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(sid)}`)).json()
