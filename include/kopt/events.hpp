@@ -20,7 +20,8 @@ std::string result_text(const json& message);
 struct LogReadStats {
   std::size_t lines = 0;    // non-empty lines (JSONL) or array elements
   std::size_t events = 0;   // handed to the callback
-  std::size_t skipped = 0;  // unparsable lines, oversized lines, non-records, headers and packed rows
+  std::size_t skipped = 0;     // unparsable or oversized lines
+  std::size_t non_events = 0;  // rows that are not events: the session header, packed chunk rows
   bool truncated = false;   // the compressed stream ended inside a frame, or a read failed midway
   std::string error;        // why reading stopped early or failed
 };

@@ -165,13 +165,17 @@ void take_event(std::string_view text, const EventSink& sink, LogReadStats& stat
     sink(ignored_event());  // counted; carries nothing the projection reads
     return;
   }
-  if (peek == Peek::NoSeq) {  // a header row or a packed chunk row
-    ++stats.skipped;
+  if (peek == Peek::NoSeq) {  // a header row or a packed chunk row: not an event, not an error
+    ++stats.non_events;
     return;
   }
   auto ev = parse_json(text);
-  if (!ev || (need_seq && (!ev->is_object() || !ev->contains("seq")))) {
+  if (!ev || (need_seq && !ev->is_object())) {
     ++stats.skipped;
+    return;
+  }
+  if (need_seq && !ev->contains("seq")) {
+    ++stats.non_events;
     return;
   }
   ++stats.events;
