@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { waitFor, http, rpc } from '../tests/e2e/harness.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const ROOT = join(here, '..')
@@ -53,29 +54,6 @@ const freePort = () => new Promise((resolve, reject) => {
   const s = createServer(); s.once('error', reject)
   s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)) })
 })
-async function waitFor(what, fn, timeoutMs, everyMs = 500) {
-  const end = Date.now() + timeoutMs
-  let last
-  while (Date.now() < end) {
-    try { const v = await fn(); if (v) return v } catch (error) { last = error }
-    await sleep(everyMs)
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`)
-}
-async function http(port, path, { method = 'GET', headers = {}, body } = {}) {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers, body, signal: AbortSignal.timeout(15_000) })
-  const text = await res.text()
-  return { status: res.status, text, json: () => JSON.parse(text) }
-}
-async function rpc(port, method, payload) {
-  const r = await http(port, `/api/${method}`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ type: 'client-request', rpcId: crypto.randomUUID(), method, payload }),
-  })
-  const reply = r.json()
-  if (!reply.result?.ok) throw new Error(`${method}: ${r.text.slice(0, 500)}`)
-  return reply.result.value
-}
 function sessionFile(sid) {
   const base = join(home, 'sessions')
   if (!existsSync(base)) return undefined

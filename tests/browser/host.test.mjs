@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -14,6 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { chromium } from 'playwright-core'
 import { demoEvents } from './lib/demo-run.mjs'
+import { freePort, waitFor, http, rpc } from '../e2e/harness.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(here, '../..')
@@ -49,35 +49,6 @@ function killAll () {
   children.clear()
 }
 process.on('exit', killAll)
-async function freePort () {
-  return new Promise((resolve, reject) => {
-    const s = createServer(); s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)) })
-  })
-}
-async function waitFor (what, fn, ms, every = 300) {
-  const end = Date.now() + ms
-  let last
-  while (Date.now() < end) {
-    try { const v = await fn(); if (v) return v } catch (e) { last = e }
-    await sleep(every)
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`)
-}
-async function http (port, p, opts = {}) {
-  const res = await fetch(`http://127.0.0.1:${port}${p}`, { ...opts, signal: AbortSignal.timeout(15_000) })
-  const text = await res.text()
-  return { status: res.status, text, json: () => JSON.parse(text) }
-}
-async function rpc (port, method, payload) {
-  const r = await http(port, `/api/${method}`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ type: 'client-request', rpcId: crypto.randomUUID(), method, payload }),
-  })
-  const reply = r.json()
-  if (!reply.result?.ok) throw new Error(`${method}: ${r.text.slice(0, 400)}`)
-  return reply.result.value
-}
 const series = async (port, sid) => (await http(port, `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(sid)}`)).json()
 
 // A session log in the host's store: the header line in a zstd frame of its own, then one frame

@@ -3,15 +3,15 @@
 // to a scripted model on 127.0.0.1 (fake-llm.mjs + script.json). Asserts on the plugin's routes.
 // Run by tests/e2e/run.sh (which installs the host); needs Node 22 (the host's) on PATH.
 //   env: KOPT_HOST_DIR (required), KOPT_E2E_KEEP=1 keeps the scratch folder, KOPT_ADDON (optional)
-import { spawn, execFile } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, chmodSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import assert from 'node:assert/strict'
+import { detachedProcesses, freePort, waitFor, http, rpc } from './harness.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const ROOT = join(here, '../..')
@@ -27,7 +27,8 @@ const work = mkdtempSync(join(tmpdir(), 'kopt-e2e-'))
 const home = join(work, 'home')
 const ws = join(work, 'ws')
 mkdirSync(ws, { recursive: true })
-const children = new Set()
+const procs = detachedProcesses(work)
+const { startDetached, stop } = procs
 let failed = true
 
 // Hard stop: nothing here may hang the test suite.
@@ -38,60 +39,13 @@ const watchdog = setTimeout(() => {
 }, 420_000)
 
 function cleanup() {
-  for (const child of children) {
-    try { process.kill(-child.pid, 'SIGKILL') } catch {}
-  }
-  children.clear()
+  procs.killAll()
   if (!failed && process.env.KOPT_E2E_KEEP !== '1') rmSync(work, { recursive: true, force: true })
   else console.log(`[e2e] scratch kept in ${work}`)
 }
 process.on('exit', cleanup)
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { cleanup(); process.exit(130) })
 
-function startDetached(cmd, args, env, logFile) {
-  const out = join(work, logFile)
-  writeFileSync(out, '')
-  const child = spawn('bash', ['-c', `exec "$0" "$@" >>"${out}" 2>&1`, cmd, ...args], {
-    env: { ...process.env, ...env }, detached: true, stdio: 'ignore',
-  })
-  children.add(child)
-  child.on('exit', () => children.delete(child))
-  return { child, out }
-}
-async function stop(proc) {
-  if (!children.has(proc.child)) return
-  const exited = new Promise(r => proc.child.once('exit', r))
-  try { process.kill(-proc.child.pid, 'SIGTERM') } catch {}
-  await Promise.race([exited, sleep(8000)])
-  try { process.kill(-proc.child.pid, 'SIGKILL') } catch {}
-  children.delete(proc.child)
-}
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)) })
-  })
-}
-async function waitFor(what, fn, timeoutMs, everyMs = 300) {
-  const end = Date.now() + timeoutMs
-  let last
-  while (Date.now() < end) {
-    try {
-      const v = await fn()
-      if (v) return v
-    } catch (error) { last = error }
-    await sleep(everyMs)
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`)
-}
-async function http(port, path, { method = 'GET', headers = {}, body } = {}) {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
-    method, headers, body, signal: AbortSignal.timeout(15_000),
-  })
-  const text = await res.text()
-  return { status: res.status, headers: res.headers, text, json: () => JSON.parse(text) }
-}
 // fetch() may not set Host; node:http can, which is what a rebinding attacker's browser would send.
 function rawGet(port, path, headers) {
   return new Promise((resolve, reject) => {
@@ -104,15 +58,6 @@ function rawGet(port, path, headers) {
     rq.on('error', reject)
     rq.end()
   })
-}
-async function rpc(port, method, payload) {
-  const r = await http(port, `/api/${method}`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ type: 'client-request', rpcId: crypto.randomUUID(), method, payload }),
-  })
-  const reply = r.json()
-  if (!reply.result?.ok) throw new Error(`${method}: ${r.text.slice(0, 500)}`)
-  return reply.result.value
 }
 function sessionLog(sid) {
   const base = join(home, 'sessions')

@@ -6,14 +6,14 @@
 //   B  /kloop 5 while a loop turn runs `sleep 120`: /kloop stop aborts that turn at once, no wrap-up.
 // Run by tests/e2e/run.sh (host installed, Node 22 on PATH). env: KOPT_HOST_DIR (required),
 // KOPT_ADDON (optional), KOPT_E2E_KEEP=1 keeps the scratch folder.
-import { spawn, execFile } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import assert from 'node:assert/strict'
+import { detachedProcesses, freePort, waitFor, http, rpc } from './harness.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const ROOT = join(here, '../..')
@@ -27,7 +27,8 @@ const sleep = (ms) => new Promise(resolve => setTimeout(resolve, ms))
 
 const work = mkdtempSync(join(tmpdir(), 'kopt-loop-e2e-'))
 const home = join(work, 'home')
-const children = new Set()
+const procs = detachedProcesses(work)
+const { startDetached } = procs
 let failed = true
 const watchdog = setTimeout(() => {
   console.error('[loop-e2e] watchdog: 480 s elapsed, giving up')
@@ -36,59 +37,13 @@ const watchdog = setTimeout(() => {
 }, 480_000)
 
 function cleanup() {
-  for (const child of children) {
-    try { process.kill(-child.pid, 'SIGKILL') } catch {}
-  }
-  children.clear()
+  procs.killAll()
   if (!failed && process.env.KOPT_E2E_KEEP !== '1') rmSync(work, { recursive: true, force: true })
   else console.log(`[loop-e2e] scratch kept in ${work}`)
 }
 process.on('exit', cleanup)
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { cleanup(); process.exit(130) })
 
-function startDetached(cmd, args, env, logFile) {
-  const out = join(work, logFile)
-  writeFileSync(out, '')
-  const child = spawn('bash', ['-c', `exec "$0" "$@" >>"${out}" 2>&1`, cmd, ...args], {
-    env: { ...process.env, ...env }, detached: true, stdio: 'ignore',
-  })
-  children.add(child)
-  child.on('exit', () => children.delete(child))
-  return { child, out }
-}
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)) })
-  })
-}
-async function waitFor(what, fn, timeoutMs, everyMs = 300) {
-  const end = Date.now() + timeoutMs
-  let last
-  while (Date.now() < end) {
-    try {
-      const v = await fn()
-      if (v) return v
-    } catch (error) { last = error }
-    await sleep(everyMs)
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`)
-}
-async function http(port, path, { method = 'GET', headers = {}, body } = {}) {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers, body, signal: AbortSignal.timeout(15_000) })
-  const text = await res.text()
-  return { status: res.status, text, json: () => JSON.parse(text) }
-}
-async function rpc(port, method, payload) {
-  const r = await http(port, `/api/${method}`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ type: 'client-request', rpcId: crypto.randomUUID(), method, payload }),
-  })
-  const reply = r.json()
-  if (!reply.result?.ok) throw new Error(`${method}: ${r.text.slice(0, 500)}`)
-  return reply.result.value
-}
 async function command(port, sid, line) {
   const value = await rpc(port, 'commands/execute', { args: { agentId: sid, line, images: [] } })
   return value?.result ?? value
