@@ -10,10 +10,10 @@ SECS=${KOPT_FUZZ_SECONDS:-60}
 B=build-fuzz
 CC=clang CXX=clang++ cmake -S . -B $B -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKOPT_BUILD_FUZZERS=ON -DKOPT_BUILD_TESTS=OFF \
   -DKOPT_BUILD_ADDON=OFF -DKOPT_SANITIZE=address,undefined >/dev/null
-cmake --build $B -j"$(nproc)" --target fuzz_contract fuzz_shell fuzz_log fuzz_projector
+cmake --build $B -j"$(nproc)" --target fuzz_contract fuzz_shell fuzz_log fuzz_projector fuzz_evaluator_spec
 rm -rf $B/corpus && node tests/fuzz/seeds.mjs $B/corpus
 status=0
-for t in fuzz_contract fuzz_shell fuzz_log fuzz_projector; do
+for t in fuzz_contract fuzz_shell fuzz_log fuzz_projector fuzz_evaluator_spec; do
   mkdir -p $B/artifacts/$t
   log=$B/$t.log
   if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const out = process.argv[2]
 const vec = path.join(root, 'tests/fixtures/vectors')
-const dirs = Object.fromEntries(['fuzz_contract', 'fuzz_shell', 'fuzz_log', 'fuzz_projector'].map(t => {
+const dirs = Object.fromEntries(['fuzz_contract', 'fuzz_shell', 'fuzz_log', 'fuzz_projector', 'fuzz_evaluator_spec'].map(t => {
   const d = path.join(out, t); fs.mkdirSync(d, { recursive: true }); return [t, d]
 }))
 let n = 0
@@ -35,4 +35,9 @@ for (const c of [...unit.commands, ...unit.profileCommands]) put('fuzz_shell', c
 for (const t of [...unit.trailerTexts, ...unit.resultTexts]) put('fuzz_contract', t)
 for (const f of fs.readdirSync(path.join(root, 'tests/fixtures')).filter(f => f.endsWith('.jsonl'))) put('fuzz_log', fs.readFileSync(path.join(root, 'tests/fixtures', f)))
 for (let i = 0; i < 16; i++) put('fuzz_projector', Buffer.from(Array.from({ length: 64 }, (_, k) => (k * 37 + i * 11) & 255).map((x, k) => k === 0 ? 0 : x)))
+const walk = (d) => fs.existsSync(d) ? fs.readdirSync(d, { withFileTypes: true }).flatMap(e => e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]) : []
+for (const f of [...walk(path.join(root, 'evaluator/tests')), ...walk(path.join(root, 'demo/workspace'))]) {
+  if (f.endsWith('.json')) put('fuzz_evaluator_spec', fs.readFileSync(f))
+}
+put('fuzz_evaluator_spec', '{"inputs":[{"name":"x","shape":[4,4],"dtype":"float32","dist":{"kind":"normal"}}],"seed":1}')
 console.log(`seeds: ${n}`)
