@@ -1,27 +1,8 @@
-// SHA-256 (FIPS 180-4), streaming; used for cache keys and baseline keys.
+// kopt-bench uses the project's one SHA-256 (include/kopt/sha256.hpp, src/core/sha256.cpp).
 #pragma once
-#include <cstdint>
-#include <string>
-#include <string_view>
+#include "kopt/sha256.hpp"
 
 namespace kopt::bench {
-
-class Sha256 {
- public:
-  Sha256();
-  Sha256& update(std::string_view data);
-  // Adds a length-prefixed field, so ("ab","c") and ("a","bc") hash differently.
-  Sha256& field(std::string_view data);
-  std::string hex();  // finalizes; the object must not be updated afterwards
-
- private:
-  void block(const unsigned char* p);
-  uint32_t h_[8];
-  unsigned char buf_[64];
-  uint64_t len_ = 0;
-  size_t used_ = 0;
-};
-
-std::string sha256_hex(std::string_view data);
-
+using kopt::Sha256;
+using kopt::sha256_hex;
 }  // namespace kopt::bench

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kopt/sha256.hpp"
+
 namespace kopt {
 
 inline constexpr const char* kPresetManifestName = ".dsh-kernel-opt-files.json";
@@ -32,9 +34,6 @@ struct PresetSyncReport {
 // they land in `errors` (or `skipped` when the source cannot be read at all).
 PresetSyncReport sync_preset(const std::filesystem::path& source, const std::filesystem::path& target,
                              std::string_view timestamp = {});
-
-// Lowercase hex SHA-256 of bytes.
-std::string sha256_hex(std::string_view data);
 
 // `~` or `~/…` expanded with $HOME; other paths unchanged.
 std::filesystem::path expand_home(std::string_view path);

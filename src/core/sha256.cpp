@@ -1,8 +1,8 @@
-#include "sha256.hpp"
+#include "kopt/sha256.hpp"
 
 #include <cstring>
 
-namespace kopt::bench {
+namespace kopt {
 namespace {
 constexpr uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -76,4 +76,4 @@ std::string Sha256::hex() {
 
 std::string sha256_hex(std::string_view data) { return Sha256().update(data).hex(); }
 
-}  // namespace kopt::bench
+}  // namespace kopt
