@@ -86,7 +86,7 @@ static std::string normalize_dtype(std::string d) {
   return d;
 }
 
-InputSpec parse_spec(const json& j, const std::string& base_dir) {
+static InputSpec parse_spec_fields(const json& j, const std::string& base_dir) {
   InputSpec s;
   s.raw = j;
   s.base_dir = base_dir;
@@ -151,6 +151,16 @@ InputSpec parse_spec(const json& j, const std::string& base_dir) {
     s.seed = j["seed"].get<uint64_t>();
   }
   return s;
+}
+
+// A field of the wrong JSON type (found by fuzzing: "name": [8192, 64]) must also end in a
+// SpecError that says where, never in another exception.
+InputSpec parse_spec(const json& j, const std::string& base_dir) {
+  try {
+    return parse_spec_fields(j, base_dir);
+  } catch (const json::exception& e) {
+    throw SpecError(std::string("spec: a field has the wrong type (") + e.what() + ")");
+  }
 }
 
 InputSpec load_spec(const std::string& path) {
