@@ -3,14 +3,13 @@
 // kernel (relu over 64x256 floats): three honest candidates that get faster, one that fails to
 // compile, then kernel_finalize (the plugin re-measures the best one).
 // Run by demo/record.sh, which provides: KOPT_HOST_DIR, KOPT_BENCH_DIR (folder of kopt-bench), Node 22.
-import { spawn, execFile } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { waitFor, http, rpc } from '../tests/e2e/harness.mjs'
+import { detachedProcesses, freePort, waitFor, http, rpc } from '../tests/e2e/harness.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const ROOT = join(here, '..')
@@ -28,32 +27,18 @@ const work = mkdtempSync(join(tmpdir(), 'kopt-demo-'))
 const home = join(work, 'home')
 const ws = join(work, 'workspace')
 cpSync(join(here, 'workspace'), ws, { recursive: true })
-const children = new Set()
+const procs = detachedProcesses(work)
+const { startDetached } = procs
 let failed = true
 const watchdog = setTimeout(() => { console.error('[record] watchdog: 1200 s elapsed'); cleanup(); process.exit(2) }, 1_200_000)
 function cleanup() {
-  for (const child of children) { try { process.kill(-child.pid, 'SIGKILL') } catch {} }
-  children.clear()
+  procs.killAll()
   if (!failed && process.env.KOPT_DEMO_KEEP !== '1') rmSync(work, { recursive: true, force: true })
   else console.log(`[record] scratch kept in ${work}`)
 }
 process.on('exit', cleanup)
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { cleanup(); process.exit(130) })
 
-function startDetached(cmd, args, env, logFile) {
-  const out = join(work, logFile)
-  writeFileSync(out, '')
-  const child = spawn('bash', ['-c', `exec "$0" "$@" >>"${out}" 2>&1`, cmd, ...args], {
-    env: { ...process.env, ...env }, detached: true, stdio: 'ignore',
-  })
-  children.add(child)
-  child.on('exit', () => children.delete(child))
-  return { child, out }
-}
-const freePort = () => new Promise((resolve, reject) => {
-  const s = createServer(); s.once('error', reject)
-  s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)) })
-})
 function sessionFile(sid) {
   const base = join(home, 'sessions')
   if (!existsSync(base)) return undefined
