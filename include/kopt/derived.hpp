@@ -37,6 +37,18 @@ struct Drift {
 inline constexpr double kReferenceDriftRatio = 1.15;
 
 bool in_wrap_up_phase(const std::vector<Round>& rounds, double seq);
+// The same rule (M-5) for many seqs: built once in O(rounds), each query O(log rounds), so the
+// per-point figures below cost O(points log rounds), not O(points × rounds).
+class WrapUpIndex {
+ public:
+  explicit WrapUpIndex(const std::vector<Round>& rounds);
+  bool operator()(double seq) const;
+
+ private:
+  std::vector<double> reach_;  // reach_[k]: the largest round seq among rounds[0..k]
+  std::vector<char> phase_;    // phase_[k]: the phase after rounds[0..k]
+  std::size_t first_nan_;      // the first round whose seq is not a number: every walk stops there
+};
 long long completed_evals(const Series& s);
 // "optimization" | "over-budget" | "wrap-up" per iteration.
 std::vector<std::string> evaluation_phases(const Series& s, long long budget);

@@ -38,6 +38,9 @@ class Projector {
 
   // The series with finalize marks and bestIndex applied.
   Series series() const;
+  // The same without the texts (commands, changes, metrics, plans, envs, seq lists but profileSeqs):
+  // what the chart and the loop counters read, at a fraction of series()'s copying.
+  Series series_outline() const;
   // The /series body (a reference to an internal buffer, valid until the next call).
   // control_json, when non-empty, is inserted verbatim as "control". Cost: the fragments that
   // changed since the last call, plus the small lists after the iterations.

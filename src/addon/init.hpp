@@ -10,10 +10,13 @@ void InitProjection(Napi::Env env, Napi::Object exports);  // projection_binding
 void InitHost(Napi::Env env, Napi::Object exports);        // host_bindings.cpp: preset sync, replay
 void InitLoop(Napi::Env env, Napi::Object exports);        // loop_bindings.cpp: loop controller, supervisor
 void InitChart(Napi::Env env, Napi::Object exports);       // chart_bindings.cpp: curve geometry
+void InitSession(Napi::Env env, Napi::Object exports);     // session_bindings.cpp: the /series route's session
 
 // The core Projector inside a JS Projector object (other bindings read the series through it);
 // throws a coded TypeError when the value is not one.
 kopt::Projector& UnwrapProjector(Napi::Env env, Napi::Value value);
+// A new JS Projector (config: a routing JSON string, or undefined for the defaults).
+Napi::Object NewProjector(Napi::Env env, Napi::Value config);
 
 // Throws a JS Error with a stable `code` property.
 [[noreturn]] void ThrowCoded(Napi::Env env, const char* code, const std::string& message);

@@ -16,6 +16,7 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   kopt::addon::InitHost(env, exports);
   kopt::addon::InitLoop(env, exports);
   kopt::addon::InitChart(env, exports);
+  kopt::addon::InitSession(env, exports);
   return exports;
 }
 

@@ -192,6 +192,11 @@ Projector& UnwrapProjector(Napi::Env env, Napi::Value value) {
   return JsProjector::Unwrap(value.As<Napi::Object>())->core();
 }
 
+Napi::Object NewProjector(Napi::Env env, Napi::Value config) {
+  if (config.IsUndefined() || config.IsNull()) return JsProjector::constructor->New({});
+  return JsProjector::constructor->New({config});
+}
+
 void InitProjection(Napi::Env env, Napi::Object exports) {
   Napi::Function ctor = JsProjector::Define(env);
   JsProjector::constructor = new Napi::FunctionReference(Napi::Persistent(ctor));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace kopt {
 
@@ -65,10 +66,33 @@ bool in_wrap_up_phase(const std::vector<Round>& rounds, double seq) {
   return phase;
 }
 
+WrapUpIndex::WrapUpIndex(const std::vector<Round>& rounds) : first_nan_(rounds.size()) {
+  reach_.reserve(rounds.size());
+  phase_.reserve(rounds.size());
+  double reach = -std::numeric_limits<double>::infinity();
+  bool phase = false;
+  for (const auto& r : rounds) {
+    if (std::isnan(r.seq.num)) first_nan_ = std::min(first_nan_, reach_.size());  // !(NaN <= seq)
+    else reach = std::max(reach, r.seq.num);
+    if (r.wrapUp || r.audit) phase = true;
+    else if (r.round) phase = false;
+    reach_.push_back(reach);
+    phase_.push_back(phase);
+  }
+}
+
+bool WrapUpIndex::operator()(double seq) const {
+  if (std::isnan(seq)) return false;
+  // The walk stops at the first round with seq > the point's: the first k whose reach exceeds it.
+  auto stop = std::min(static_cast<std::size_t>(std::upper_bound(reach_.begin(), reach_.end(), seq) - reach_.begin()), first_nan_);
+  return stop > 0 && phase_[stop - 1] != 0;
+}
+
 long long completed_evals(const Series& s) {
+  const WrapUpIndex wrap(s.rounds);
   long long n = 0;
   for (const auto& it : s.iterations)
-    if (!it.pending && !it.is_replay() && !in_wrap_up_phase(s.rounds, it.seq.num)) ++n;
+    if (!it.pending && !it.is_replay() && !wrap(it.seq.num)) ++n;
   return n;
 }
 
@@ -76,8 +100,9 @@ std::vector<std::string> evaluation_phases(const Series& s, long long budget) {
   std::vector<std::string> out;
   out.reserve(s.iterations.size());
   long long counted = 0;
+  const WrapUpIndex wrap(s.rounds);
   for (const auto& it : s.iterations) {
-    if (it.is_replay() || in_wrap_up_phase(s.rounds, it.seq.num)) {
+    if (it.is_replay() || wrap(it.seq.num)) {
       out.emplace_back("wrap-up");
       continue;
     }
@@ -208,7 +233,8 @@ json derived_json(const Series& s, bool has_user_task, const json& loop_inputs) 
   j["completedEvals"] = completed_evals(s);
   j["evaluationPhases"] = evaluation_phases(s, ls.budget);
   json wrap = json::array();
-  for (const auto& it : s.iterations) wrap.push_back(in_wrap_up_phase(s.rounds, it.seq.num));
+  const WrapUpIndex in_wrap(s.rounds);
+  for (const auto& it : s.iterations) wrap.push_back(in_wrap(it.seq.num));
   j["inWrapUpPhase"] = wrap;
   j["latestRunStart"] = latest_run_start(s);
   j["unfinishedRun"] = unfinished_run(s);

@@ -1,0 +1,60 @@
+// One session as the /series route serves it (spec P): the projector's state plus the time of the
+// last projected event and the control object, under one revision number. The body — the series,
+// `control` and the curve's `chart` — is assembled at most once per revision and shared as bytes.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "kopt/chart.hpp"
+#include "kopt/json.hpp"
+#include "kopt/projector.hpp"
+#include "kopt/series.hpp"
+
+namespace kopt {
+
+class Session {
+ public:
+  // `projector` must outlive the session (the binding keeps both alive together).
+  Session(Projector& projector, std::string session_id, ChartOptions chart = {});
+
+  // Events in log order (an array or one event): fed to the projector; `updatedAt` becomes the
+  // largest `time` of a tool/call, tool/result or user/message event (the events the projection
+  // reads), so the body depends on the log alone.
+  FeedStats feed(const json& events);
+  double updated_at() const { return updated_at_; }
+
+  // completedEvals (M-5) of the current projection; recomputed only when the projection changed.
+  long long completed_evals();
+
+  // Brings the revision up to date: it advances when the projection, updatedAt or the control
+  // object's text changed since the last call. Costs a comparison when nothing changed.
+  std::uint64_t revise(std::string_view control_json);
+  std::uint64_t revision() const { return revision_; }
+
+  // The /series body of the current revision (UTF-8 JSON): assembled on the first call after a
+  // change, then the same bytes until the next revision.
+  std::shared_ptr<const std::string> body();
+
+  const std::string& session_id() const { return id_; }
+
+ private:
+  void refresh_outline();
+
+  Projector& projector_;
+  std::string id_;
+  ChartOptions chart_;
+  double updated_at_ = 0;
+  std::string control_;
+  long long budget_ = 0;  // control.loop.budget, what the chart's phase split reads
+  std::uint64_t revision_ = 0;
+  std::uint64_t seen_version_ = UINT64_MAX;
+  double seen_updated_ = 0;
+  std::uint64_t outline_version_ = UINT64_MAX;
+  Series outline_;
+  long long evals_ = 0;
+  std::shared_ptr<const std::string> body_;
+};
+
+}  // namespace kopt

@@ -1,0 +1,117 @@
+// JS Session class: the /series route's one crossing per request. It owns a JS Projector (the
+// loop and the tools read the same projection through it) and a core kopt::Session; the route
+// asks for the revision, compares ETags in JS, and takes the body as a Buffer over the core's bytes.
+//
+//   new Session(sessionId, projector | routingJson?)
+//     .feed(eventsJson) -> {events, skipped}       .projector  .updatedAt  .completedEvals
+//     .revise(controlJson) -> revision              .revision   .etag
+//     .body() -> Buffer (the /series body of the current revision; the same Buffer until it changes)
+#include <atomic>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "init.hpp"
+#include "kopt/session.hpp"
+
+namespace kopt::addon {
+namespace {
+
+// ETags name a revision of one session object in one process: an epoch drawn at load time keeps
+// an ETag from an earlier process (or an earlier object for the same session) from matching.
+std::string g_epoch;
+std::atomic<std::uint64_t> g_instances{0};
+
+std::string base36(std::uint64_t v) {
+  std::string s;
+  do {
+    s.insert(s.begin(), "0123456789abcdefghijklmnopqrstuvwxyz"[v % 36]);
+    v /= 36;
+  } while (v);
+  return s;
+}
+
+class JsSession : public Napi::ObjectWrap<JsSession> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "Session",
+                       {InstanceMethod<&JsSession::Feed>("feed"), InstanceMethod<&JsSession::Revise>("revise"),
+                        InstanceMethod<&JsSession::Body>("body"),
+                        InstanceAccessor<&JsSession::ProjectorObj>("projector"),
+                        InstanceAccessor<&JsSession::UpdatedAt>("updatedAt"),
+                        InstanceAccessor<&JsSession::CompletedEvals>("completedEvals"),
+                        InstanceAccessor<&JsSession::Revision>("revision"),
+                        InstanceAccessor<&JsSession::Etag>("etag")});
+  }
+
+  explicit JsSession(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsSession>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsString()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "Session(sessionId) must be a string");
+    Napi::Value arg = info.Length() > 1 ? info[1] : env.Undefined();
+    Napi::Object projector = arg.IsObject() ? arg.As<Napi::Object>() : NewProjector(env, arg);
+    Projector& core = UnwrapProjector(env, projector);
+    projector_ = Napi::Persistent(projector);
+    core_ = std::make_unique<Session>(core, info[0].As<Napi::String>().Utf8Value());
+    tag_ = "\"k" + g_epoch + "." + base36(++g_instances) + ".";
+  }
+
+ private:
+  Napi::Value Feed(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsString()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "feed(eventsJson) must be a string");
+    auto j = parse_json(info[0].As<Napi::String>().Utf8Value());
+    if (!j || !(j->is_array() || j->is_object()))
+      ThrowCoded(env, "KOPT_BAD_EVENTS", "feed(): not a JSON array or an event object (or nested too deep)");
+    FeedStats s = core_->feed(*j);
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("events", Napi::Number::New(env, static_cast<double>(s.events)));
+    o.Set("skipped", Napi::Number::New(env, static_cast<double>(s.skipped)));
+    return o;
+  }
+
+  Napi::Value Revise(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsString()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "revise(controlJson) must be a string");
+    return Napi::Number::New(env, static_cast<double>(core_->revise(info[0].As<Napi::String>().Utf8Value())));
+  }
+
+  Napi::Value Body(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!buffer_.IsEmpty() && buffer_rev_ == core_->revision()) return buffer_.Value();
+    // The Buffer views the core's bytes; it keeps them alive after the next revision replaces them.
+    auto* hold = new std::shared_ptr<const std::string>(core_->body());
+    Napi::Buffer<char> buf = Napi::Buffer<char>::New(
+        env, const_cast<char*>((*hold)->data()), (*hold)->size(),
+        [](Napi::Env, char*, std::shared_ptr<const std::string>* h) { delete h; }, hold);
+    buffer_ = Napi::Persistent(buf);
+    buffer_rev_ = core_->revision();
+    return buf;
+  }
+
+  Napi::Value ProjectorObj(const Napi::CallbackInfo&) { return projector_.Value(); }
+  Napi::Value UpdatedAt(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), core_->updated_at()); }
+  Napi::Value CompletedEvals(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(core_->completed_evals()));
+  }
+  Napi::Value Revision(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(core_->revision()));
+  }
+  Napi::Value Etag(const Napi::CallbackInfo& info) {
+    return Napi::String::New(info.Env(), tag_ + base36(core_->revision()) + "\"");
+  }
+
+  Napi::ObjectReference projector_;
+  std::unique_ptr<Session> core_;
+  std::string tag_;
+  Napi::Reference<Napi::Buffer<char>> buffer_;
+  std::uint64_t buffer_rev_ = 0;
+};
+
+}  // namespace
+
+void InitSession(Napi::Env env, Napi::Object exports) {
+  if (g_epoch.empty()) g_epoch = base36(std::random_device{}() ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32));
+  exports.Set("Session", JsSession::Define(env));
+}
+
+}  // namespace kopt::addon

@@ -1,0 +1,97 @@
+#include "kopt/session.hpp"
+
+#include <cmath>
+
+#include "kopt/derived.hpp"
+
+namespace kopt {
+
+namespace {
+
+bool projected_type(const json& ev) {
+  auto t = ev.find("type");
+  if (t == ev.end() || !t->is_string()) return false;
+  const auto& s = t->get_ref<const std::string&>();
+  return s == "tool/call" || s == "tool/result" || s == "user/message";
+}
+
+// control.loop.budget as the chart reads it from a body (chart_json_from_wire): a number ≥ 1.
+long long budget_of(std::string_view control) {
+  auto c = parse_json(control);
+  if (!c || !c->is_object()) return 0;
+  auto lp = c->find("loop");
+  if (lp == c->end() || !lp->is_object()) return 0;
+  auto b = lp->find("budget");
+  if (b == lp->end()) return 0;
+  auto n = as_number(*b);
+  return n && *n >= 1 ? static_cast<long long>(*n) : 0;
+}
+
+}  // namespace
+
+Session::Session(Projector& projector, std::string session_id, ChartOptions chart)
+    : projector_(projector), id_(std::move(session_id)), chart_(chart) {}
+
+FeedStats Session::feed(const json& events) {
+  auto note = [&](const json& ev) {
+    if (!ev.is_object() || !projected_type(ev)) return;
+    auto t = ev.find("time");
+    if (t != ev.end() && t->is_number()) {
+      const double v = t->get<double>();
+      if (v > updated_at_) updated_at_ = v;
+    }
+  };
+  if (events.is_array())
+    for (const auto& ev : events) note(ev);
+  else
+    note(events);
+  return projector_.feed(events);
+}
+
+void Session::refresh_outline() {
+  if (outline_version_ == projector_.version()) return;
+  outline_ = projector_.series_outline();
+  evals_ = kopt::completed_evals(outline_);
+  outline_version_ = projector_.version();
+}
+
+long long Session::completed_evals() {
+  refresh_outline();
+  return evals_;
+}
+
+std::uint64_t Session::revise(std::string_view control_json) {
+  const std::uint64_t v = projector_.version();
+  const bool control_changed = control_json != control_;
+  if (v == seen_version_ && updated_at_ == seen_updated_ && !control_changed) return revision_;
+  if (control_changed) {
+    control_.assign(control_json);
+    budget_ = budget_of(control_);
+  }
+  seen_version_ = v;
+  seen_updated_ = updated_at_;
+  ++revision_;
+  body_.reset();
+  return revision_;
+}
+
+std::shared_ptr<const std::string> Session::body() {
+  if (body_) return body_;
+  if (revision_ == 0) revise(control_);
+  const std::string& series = projector_.series_json(id_, updated_at_, control_);
+  refresh_outline();
+  ChartOptions opt = chart_;
+  if (opt.budget == 0) opt.budget = budget_;
+  std::string chart = js_stringify(chart_json(outline_, opt));
+  // The series object with a `chart` key before its closing brace (the series is never `{}`).
+  auto out = std::make_shared<std::string>();
+  out->reserve(series.size() + chart.size() + 10);
+  out->append(series, 0, series.size() - 1);
+  out->append(",\"chart\":");
+  out->append(chart);
+  out->push_back('}');
+  body_ = std::move(out);
+  return body_;
+}
+
+}  // namespace kopt

@@ -1,0 +1,97 @@
+// kopt.Session: the /series route's one crossing. Its body must equal, byte for byte, what the
+// route assembled before (seriesJson + chartJson spliced in), and its revision must move exactly
+// when the body would change.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { kopt, vectorsDir } from './addon.mjs'
+
+const cases = fs.readdirSync(vectorsDir).filter(f => f.endsWith('.events.json')).map(f => f.slice(0, -'.events.json'.length))
+const read = (name, ext) => {
+  const p = path.join(vectorsDir, `${name}.${ext}.json`)
+  return fs.existsSync(p) ? fs.readFileSync(p, 'utf8') : undefined
+}
+const PROJECTED = new Set(['tool/call', 'tool/result', 'user/message'])
+const CHART_OPTIONS = JSON.stringify({ width: 960, height: 300 })
+
+// The body as the route built it before the session object: series text, then the chart computed
+// from that text and spliced in before the closing brace.
+function referenceBody(events, id, control, config) {
+  const p = new kopt.Projector(config)
+  p.feed(JSON.stringify(events))
+  let updatedAt = 0
+  for (const e of events) if (e && typeof e.time === 'number' && e.time > updatedAt && PROJECTED.has(e.type)) updatedAt = e.time
+  const body = p.seriesJson(id, updatedAt, control)
+  const end = body.lastIndexOf('}')
+  return `${body.slice(0, end)},"chart":${kopt.chartJson(body, CHART_OPTIONS)}${body.slice(end)}`
+}
+
+const controlWith = (budget, evalsDone) => JSON.stringify({
+  loop: { armed: budget > 0, budget, round: 0, evalsDone, evalsOverBudget: 0, available: true, defaultBudget: 20 },
+  supervisor: { enabled: false, configured: false },
+})
+
+test('every vector: the session body equals the former route body byte for byte, fed whole or event by event', () => {
+  assert.ok(cases.length >= 70)
+  for (const name of cases) {
+    const events = JSON.parse(read(name, 'events'))
+    const config = read(name, 'config')
+    // Some times, so updatedAt is exercised (the vectors' events carry none).
+    events.forEach((e, i) => { if (e && typeof e === 'object' && i % 3 !== 2) e.time = 1000 + i * 7 })
+    for (const budget of [0, 3]) {
+      const whole = new kopt.Session(name, config)
+      whole.feed(JSON.stringify(events))
+      const control = controlWith(budget, whole.completedEvals)
+      whole.revise(control)
+      const want = referenceBody(events, name, control, config)
+      assert.equal(whole.body().toString('utf8'), want, `${name} whole budget=${budget}`)
+      const live = new kopt.Session(name, config)
+      for (const e of events) live.feed(JSON.stringify(e))
+      live.revise(control)
+      assert.equal(live.body().toString('utf8'), want, `${name} event by event`)
+      assert.equal(live.completedEvals, JSON.parse(live.projector.derivedJson()).completedEvals, name)
+    }
+  }
+})
+
+test('the revision moves only when the projection, updatedAt or control changes; ETag names it', () => {
+  const events = JSON.parse(read('z03-large-60-evals', 'events'))
+  const s = new kopt.Session('s1')
+  s.feed(JSON.stringify(events.slice(0, 50)))
+  const c = controlWith(0, 0)
+  const r1 = s.revise(c)
+  const e1 = s.etag
+  const b1 = s.body()
+  assert.equal(s.revise(c), r1, 'nothing changed')
+  assert.equal(s.etag, e1)
+  assert.equal(s.body(), b1, 'the same Buffer object while the revision stands')
+  s.feed(JSON.stringify({ type: 'turn/end', seq: 10_000, time: 1 }))
+  assert.equal(s.revise(c), r1, 'an event the projection ignores changes nothing')
+  s.feed(JSON.stringify(events.slice(50)))
+  const r2 = s.revise(c)
+  assert.ok(r2 > r1)
+  assert.notEqual(s.etag, e1)
+  assert.notEqual(s.body().toString(), b1.toString())
+  const r3 = s.revise(controlWith(5, 0))
+  assert.ok(r3 > r2, 'a new control object is a new revision')
+  s.feed(JSON.stringify({ type: 'user/message', seq: 99_999, time: 5e12, data: { message: { source: { kind: 'user' }, content: [] } } }))
+  assert.ok(s.revise(controlWith(5, 0)) > r3, 'a later projected event moves updatedAt')
+  assert.equal(s.updatedAt, 5e12)
+  assert.equal(JSON.parse(s.body()).updatedAt, 5e12)
+  assert.notEqual(new kopt.Session('s1').etag, s.etag, 'another object for the same id never shares an ETag')
+  assert.equal(b1.toString('utf8').length > 0, true, 'an old Buffer stays readable after the revision moved')
+})
+
+test('the session shares its projector with the loop and the tools; bad input is a coded error', () => {
+  const p = new kopt.Projector()
+  const s = new kopt.Session('x', p)
+  assert.equal(s.projector, p)
+  s.feed(read('z03-large-60-evals', 'events'))
+  assert.ok(p.version > 0)
+  const deep = '['.repeat(5000) + ']'.repeat(5000)
+  assert.throws(() => s.feed(`[${deep}]`), { code: 'KOPT_BAD_EVENTS' })
+  assert.throws(() => s.feed(5), { code: 'KOPT_BAD_ARGUMENT' })
+  assert.throws(() => new kopt.Session(), { code: 'KOPT_BAD_ARGUMENT' })
+  assert.throws(() => s.revise(), { code: 'KOPT_BAD_ARGUMENT' })
+})
