@@ -61,8 +61,28 @@ export function validSessionId(id) {
   return typeof id === 'string' && id.length <= 200 && /^[A-Za-z0-9][A-Za-z0-9._:-]*$/.test(id)
 }
 
-/** A JSON record of at most maxBytes, else null (never throws, never waits past the body). */
-export function readJsonBody(req, maxBytes = 16_384) {
+/** How deeply `text` nests arrays and objects (brackets inside strings do not count). */
+export function jsonNesting(text) {
+  let depth = 0
+  let deepest = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c) i++ // backslash: skip the escaped character
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x7b || c === 0x5b) deepest = Math.max(deepest, ++depth)
+    else if (c === 0x7d || c === 0x5d) depth--
+  }
+  return deepest
+}
+
+/**
+ * A JSON record of at most maxBytes and maxDepth levels of nesting, else null (never throws, never
+ * waits past the body). The depth bound keeps a hostile body from reaching code that recurses.
+ */
+export function readJsonBody(req, maxBytes = 16_384, maxDepth = 32) {
   return new Promise((resolve) => {
     const chunks = []
     let size = 0
@@ -91,7 +111,9 @@ export function readJsonBody(req, maxBytes = 16_384) {
     req.on('end', () => {
       clearTimeout(timer)
       try {
-        const v = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+        const text = Buffer.concat(chunks).toString('utf8')
+        if (jsonNesting(text) > maxDepth) return finish(null)
+        const v = JSON.parse(text)
         finish(typeof v === 'object' && v !== null && !Array.isArray(v) ? v : null)
       } catch {
         finish(null)

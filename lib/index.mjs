@@ -10,7 +10,6 @@
 //   * publishes the `kernelOpt` service the agent-plane rows (lib/agent.mjs, lib/self-compact.mjs)
 //     read: the resolved config, the addon, projectors, the loop service.
 // Every decision about a run is made in C++ (kopt.node); this file moves data.
-import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -20,7 +19,6 @@ import {
 import { Service } from './host.mjs'
 import { loadKopt } from './native/load.mjs'
 import { checkTrust, jsonResponse, readJsonBody, validSessionId } from './http.mjs'
-import { withChart } from './chart-route.mjs' // the 评测 tab's curve (browser-half engineer)
 
 export const name = 'kernel-opt'
 export const inject = ['sessions', 'agents']
@@ -64,7 +62,8 @@ export class KernelOptService extends Service {
   }
 }
 
-const PROJECTED_TYPES = new Set(['tool/call', 'tool/result', 'user/message'])
+// Catch-up feeds the addon slices of the log, never the whole log as one JSON tree.
+const FEED_SLICE = 2048
 const PAST_CACHE_MAX = 16
 const PAST_TTL_MS = 10_000
 
@@ -74,17 +73,31 @@ const PAST_TTL_MS = 10_000
  */
 export function createStore(kopt, config, hooks) {
   const routing = routingJson(config)
-  const live = new Map() // sessionId -> {p, next, lastTime, cache}
+  const live = new Map() // sessionId -> {s, next, unreadable}
   const past = new Map() // sessionId -> {promise, at} (insertion order = LRU)
 
-  const newState = () => ({ p: new kopt.Projector(routing), next: 0, lastTime: 0, cache: null })
-  // updatedAt = the time of the last event the projection reads (spec A-2), so the body depends on
-  // the log alone: a past session served from persistence is byte-identical to its live rendering.
+  // s: the kopt.Session (projector, updatedAt, the /series body per revision); next: events fed;
+  // unreadable: events the addon could not read (nested too deep), skipped and counted.
+  const newState = (id) => ({ s: new kopt.Session(id, routing), next: 0, unreadable: 0 })
+  // Too deep for the addon's bounded parser (KOPT_BAD_EVENTS) or for JSON.stringify itself (RangeError).
+  const unreadable = (error) => error?.code === 'KOPT_BAD_EVENTS' || error instanceof RangeError
   const feed = (st, events) => {
-    if (events.length === 0) return
-    st.p.feed(JSON.stringify(events))
-    for (const e of events) {
-      if (e && typeof e.time === 'number' && e.time > st.lastTime && PROJECTED_TYPES.has(e.type)) st.lastTime = e.time
+    for (let i = 0; i < events.length; i += FEED_SLICE) {
+      const slice = events.slice(i, i + FEED_SLICE)
+      try {
+        st.s.feed(JSON.stringify(slice))
+      } catch (error) {
+        if (!unreadable(error)) throw error
+        // One unreadable event must not cost the others: feed the slice one event at a time.
+        for (const e of slice) {
+          try {
+            st.s.feed(JSON.stringify(e) ?? 'null')
+          } catch (inner) {
+            if (!unreadable(inner)) throw inner
+            st.unreadable += 1
+          }
+        }
+      }
     }
   }
   const catchUp = (st, session) => {
@@ -111,7 +124,7 @@ export function createStore(kopt, config, hooks) {
     }
     let st = live.get(sessionId)
     if (st === undefined) {
-      st = newState()
+      st = newState(sessionId)
       live.set(sessionId, st)
     }
     catchUp(st, session)
@@ -125,7 +138,7 @@ export function createStore(kopt, config, hooks) {
     let st = live.get(id)
     if (st === undefined) {
       if (session.header?.agentPreset !== watchPreset) return
-      st = newState()
+      st = newState(id)
       live.set(id, st)
       catchUp(st, session)
       return
@@ -143,7 +156,10 @@ export function createStore(kopt, config, hooks) {
     live.delete(sessionId)
   }
 
-  /** Live first, then persistence. Resolves {st, live} or undefined (unknown session). */
+  /**
+   * Live first, then persistence. Resolves {st, live}, {error} (the log exists but cannot be read:
+   * its reason), or undefined (unknown session).
+   */
   const getView = async (sessionId) => {
     const st = getProjector(sessionId)
     if (st !== undefined) return { st, live: true }
@@ -157,11 +173,14 @@ export function createStore(kopt, config, hooks) {
         let inspection
         try {
           inspection = await persistence.inspect(sessionId)
-        } catch {
-          return undefined // not persisted (or unreadable): unknown to us
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error)
+          // The host says "session "<id>" not found" for a log it does not have.
+          if (/\bnot found\b/.test(message)) return undefined
+          return { error: message }
         }
         if (!inspection || !Array.isArray(inspection.events)) return undefined
-        const pst = newState()
+        const pst = newState(sessionId)
         feed(pst, inspection.events)
         pst.next = inspection.events.length
         return pst
@@ -172,26 +191,14 @@ export function createStore(kopt, config, hooks) {
       while (past.size > PAST_CACHE_MAX) past.delete(past.keys().next().value)
     }
     const pst = await entry.promise
-    if (pst === undefined) {
-      past.delete(sessionId)
-      return undefined
+    if (pst === undefined || pst.error !== undefined) {
+      if (past.get(sessionId) === entry) past.delete(sessionId) // asked again, read again
+      return pst
     }
     return { st: pst, live: false }
   }
 
   return { getProjector, getView, onEvent, forget, live, past }
-}
-
-/** The /series body and its ETag, cached per (projection version, updatedAt, control). */
-export function seriesBody(st, sessionId, controlJson) {
-  const updatedAt = st.lastTime
-  const key = `${st.p.version}|${updatedAt}|${controlJson}`
-  if (st.cache === null || st.cache.key !== key) {
-    const body = st.p.seriesJson(sessionId, updatedAt, controlJson)
-    const etag = `"k${createHash('sha1').update(body).digest('base64url')}"`
-    st.cache = { key, body, etag }
-  }
-  return st.cache
 }
 
 /** The control object when no loop service owns the session (spec P-4 zeros). */
@@ -211,14 +218,6 @@ export function defaultControl(config, derived, loopAvailable = false) {
       configured: route !== undefined,
       ...(route !== undefined ? { configRoute: route, effective: { ...route, source: 'config' } } : {}),
     },
-  }
-}
-
-function parseDerived(st) {
-  try {
-    return JSON.parse(st.p.derivedJson())
-  } catch {
-    return undefined
   }
 }
 
@@ -261,10 +260,10 @@ export function apply(ctx, rawConfig) {
     sessions: () => ctx.sessions,
     persistence: () => persistence,
   })
-  const getProjector = (id) => store?.getProjector(id)?.p
+  const getProjector = (id) => store?.getProjector(id)?.s.projector
   const getView = async (id) => {
     const view = await store?.getView(id)
-    return view === undefined ? undefined : { projector: view.st.p, live: view.live, updatedAt: view.st.lastTime }
+    return view?.st === undefined ? undefined : { projector: view.st.s.projector, live: view.live, updatedAt: view.st.s.updatedAt }
   }
 
   // HOOK (see the top of this file): the loop module, when present.
@@ -319,7 +318,8 @@ export function apply(ctx, rawConfig) {
 
   // ── routes ──
   const controlFor = (sessionId, st) => {
-    const derived = st ? parseDerived(st) : undefined
+    // What the control object reads of the projection (M-5), kept per revision by the session.
+    const derived = st ? { completedEvals: st.s.completedEvals } : undefined
     let control
     try {
       control = loop?.control?.(sessionId, derived)
@@ -368,6 +368,23 @@ export function apply(ctx, rawConfig) {
     return id
   }
 
+  // The session's view, or undefined after answering 404 (unknown) or 422 (a log that exists but
+  // cannot be read, with the host's reason).
+  const viewOrAnswer = async (res, id) => {
+    const view = await store.getView(id)
+    if (view === undefined) {
+      jsonResponse(res, 404, { error: 'unknown session' })
+      return undefined
+    }
+    if (view.error !== undefined) {
+      jsonResponse(res, 422, { error: `session log unreadable: ${view.error}` })
+      return undefined
+    }
+    return view
+  }
+
+  // One request, one crossing: the session object compares the revision (projection, updatedAt,
+  // control) and, only for a 200, hands out the body of that revision as bytes assembled once.
   route(SERIES_PATH, async (req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       jsonResponse(res, 405, { error: 'GET only' })
@@ -375,15 +392,16 @@ export function apply(ctx, rawConfig) {
     }
     const id = sessionParam(req, res)
     if (id === undefined) return
-    const view = await store.getView(id)
-    if (view === undefined) {
-      jsonResponse(res, 404, { error: 'unknown session' })
-      return
-    }
-    const control = JSON.stringify(controlFor(id, view.st))
-    const { body, etag } = seriesBody(view.st, id, control)
+    const view = await viewOrAnswer(res, id)
+    if (view === undefined) return
+    const session = view.st.s
+    const revision = session.revise(JSON.stringify(controlFor(id, view.st)))
+    const etag = session.etag
     // x-kernel-opt-source says where the events came from: the live session or the host's persistence.
-    const headers = { etag, 'cache-control': 'no-cache', 'x-kernel-opt-source': view.live ? 'live' : 'persisted' }
+    const headers = {
+      etag, 'cache-control': 'no-cache', 'x-kernel-opt-source': view.live ? 'live' : 'persisted', 'x-kopt-revision': String(revision),
+      ...(view.st.unreadable > 0 ? { 'x-kernel-opt-unreadable-events': String(view.st.unreadable) } : {}),
+    }
     const inm = req.headers['if-none-match']
     if (typeof inm === 'string' && inm.split(',').map(s => s.trim().replace(/^W\//, '')).includes(etag)) {
       res.writeHead(304, headers)
@@ -391,23 +409,15 @@ export function apply(ctx, rawConfig) {
       return
     }
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', ...headers })
-    // The 评测 tab's curve geometry (lib/chart-route.mjs, computed by the core): a `chart` key
-    // appended to the body once per cached body; the ETag stays the body's (the chart is a
-    // function of it).
-    const cached = view.st.cache
-    if (cached.charted === undefined) cached.charted = withChart(kopt, body)
-    res.end(req.method === 'HEAD' ? undefined : cached.charted)
+    res.end(req.method === 'HEAD' ? undefined : session.body())
   }, 'kernel-opt: series route')
 
   route(CONTROL_PATH, async (req, res) => {
     if (req.method === 'GET') {
       const id = sessionParam(req, res)
       if (id === undefined) return
-      const view = await store.getView(id)
-      if (view === undefined) {
-        jsonResponse(res, 404, { error: 'unknown session' })
-        return
-      }
+      const view = await viewOrAnswer(res, id)
+      if (view === undefined) return
       jsonResponse(res, 200, { control: controlFor(id, view.st) })
       return
     }
@@ -429,11 +439,8 @@ export function apply(ctx, rawConfig) {
       jsonResponse(res, 400, { error: 'invalid sessionId' })
       return
     }
-    const view = await store.getView(id)
-    if (view === undefined) {
-      jsonResponse(res, 404, { error: 'unknown session' })
-      return
-    }
+    const view = await viewOrAnswer(res, id)
+    if (view === undefined) return
     const checked = checkControlAction(body, config, loop)
     if (checked.status !== 200) {
       jsonResponse(res, checked.status, { ...checked.body, ...(checked.status === 409 ? { control: controlFor(id, view.st) } : {}) })

@@ -218,16 +218,3 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
     await page.close()
   })
 })
-
-test('withChart appends the core\'s chart to a series body and never throws', async () => {
-  const { withChart } = await import('../../lib/chart-route.mjs')
-  const body = JSON.stringify({ sessionId: 's', iterations: [{ seq: 1, tool: 'bash', correct: true, latencyMs: 2 }], profileSeqs: [], bestIndex: 0 })
-  const out = JSON.parse(withChart(kopt, body))
-  assert.equal(out.sessionId, 's')
-  assert.equal(out.chart.points.length, 1)
-  assert.equal(out.chart.mode, 'latency')
-  assert.equal(JSON.parse(withChart(kopt, '{}')).chart.empty, true)
-  assert.equal(withChart({ chartJson () { throw new Error('x') } }, body), body)
-  assert.equal(withChart(undefined, body), body)
-  assert.equal(withChart(kopt, 'not json'), 'not json')
-})

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
-import { checkTrust, readJsonBody, validSessionId } from '../../lib/http.mjs'
+import { checkTrust, jsonNesting, readJsonBody, validSessionId } from '../../lib/http.mjs'
 
 const req = (headers) => ({ headers })
 
@@ -50,6 +50,24 @@ test('readJsonBody: records only, bounded size', async () => {
     assert.equal(await post('[1]'), null)
     assert.equal(await post('nope'), null)
     assert.equal(await post(JSON.stringify({ a: 'x'.repeat(100) })), null)
+  } finally {
+    server.close()
+  }
+})
+
+test('readJsonBody: a body nested deeper than the bound is refused before parsing', async () => {
+  assert.equal(jsonNesting('{"a":[1,{"b":"[[[["}]}'), 3)
+  assert.equal(jsonNesting('"\\"[["'), 0)
+  const server = createServer(async (rq, rs) => {
+    const v = await readJsonBody(rq, 1 << 20)
+    rs.end(JSON.stringify({ ok: v !== null }))
+  })
+  await new Promise(r => server.listen(0, '127.0.0.1', r))
+  const { port } = server.address()
+  const post = async (body) => (await (await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body })).json()).ok
+  try {
+    assert.equal(await post(`{"sessionId":"s","x":${'['.repeat(5000)}${']'.repeat(5000)}}`), false)
+    assert.equal(await post(`{"a":${'['.repeat(31)}${']'.repeat(31)}}`), true)
   } finally {
     server.close()
   }

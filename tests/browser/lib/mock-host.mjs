@@ -1,14 +1,12 @@
 // A stand-in for DSH web's shell and the plugin's routes, on 127.0.0.1, for the fast browser tests
 // and the benchmark: serves a small page that plays the shell (module loader, slots, locale,
 // sessions, a composer), React 18 (the host's major version), lib/client.js, and
-// /plugins/kernel-opt/{series,control,models} projected by the real core (kopt.node): Projector +
-// chartJson through lib/chart-route.mjs, with ETags as the real route sends them.
-import { createHash } from 'node:crypto'
+// /plugins/kernel-opt/{series,control,models} projected by the real core (kopt.node): the same
+// kopt.Session the route uses (body with the chart, ETag, revision).
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { withChart } from '../../../lib/chart-route.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '../../..')
@@ -25,14 +23,13 @@ export function startMockHost ({ kopt, port = 0, sessions }) {
   const log = []
 
   const project = (st, id) => {
-    const p = new kopt.Projector()
-    p.feed(JSON.stringify(st.events))
-    const derived = JSON.parse(p.derivedJson(JSON.stringify({ state: { budget: st.control.loop.budget } })))
-    st.control.loop.evalsDone = derived.completedEvals ?? 0
+    const s = new kopt.Session(id)
+    s.feed(JSON.stringify(st.events))
+    st.control.loop.evalsDone = s.completedEvals
     st.control.loop.evalsOverBudget = Math.max(0, st.control.loop.evalsDone - st.control.loop.budget)
-    const body = p.seriesJson(id, st.events.length ? st.events[st.events.length - 1].time : 0, JSON.stringify(st.control))
-    st.etag = `"m${createHash('sha1').update(body).digest('base64url')}"`
-    st.body = withChart(kopt, body)
+    s.revise(JSON.stringify(st.control))
+    st.etag = s.etag
+    st.body = s.body()
   }
   const json = (res, status, obj, headers = {}) => { res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers }); res.end(JSON.stringify(obj)) }
   const readBody = req => new Promise((resolve) => { let b = ''; req.on('data', (c) => { b += c }); req.on('end', () => { try { resolve(JSON.parse(b)) } catch { resolve(null) } }) })

@@ -1,0 +1,59 @@
+// The session store behind the routes (lib/index.mjs createStore): catch-up and live feeding into
+// one kopt.Session per session, unreadable events skipped and counted, past sessions from the
+// host's persistence with a reason when their log cannot be read.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
+import { createStore } from '../../lib/index.mjs'
+import { resolveConfig } from '../../lib/config.mjs'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+const kopt = createRequire(import.meta.url)(process.env.KOPT_ADDON || path.join(root, 'build/kopt.node'))
+const { config } = resolveConfig({})
+const events = JSON.parse(fs.readFileSync(path.join(root, 'tests/fixtures/vectors/z03-large-60-evals.events.json'), 'utf8'))
+  .map((e, i) => ({ ...e, seq: i, time: 1000 + i }))
+
+function deep(n) {
+  let v = 1
+  for (let i = 0; i < n; i++) v = [v]
+  return v
+}
+
+test('a live session: catch-up and later events give the body of the whole log; a deep event is skipped and counted', () => {
+  const session = { id: 's', header: { agentPreset: 'kernel-opt' }, events: events.slice(0, 40) }
+  session.events.splice(5, 0, { type: 'tool/call', seq: 5, data: { callId: 'deep', name: 'kernel_evaluate', arguments: deep(5000) } })
+  session.events.forEach((e, i) => { e.seq = i })
+  const store = createStore(kopt, config, { sessions: () => new Map([['s', session]]), persistence: () => undefined })
+  const st = store.getProjector('s')
+  assert.equal(st.unreadable, 1)
+  for (const e of events.slice(40)) {
+    const ev = { ...e, seq: session.events.length }
+    session.events.push(ev)
+    store.onEvent(session, ev, 'kernel-opt')
+  }
+  const whole = new kopt.Session('s')
+  whole.feed(JSON.stringify(session.events.filter(e => e.data?.callId !== 'deep')))
+  whole.revise('{}')
+  st.s.revise('{}')
+  assert.equal(st.s.body().toString(), whole.body().toString())
+  assert.equal(st.s.updatedAt, session.events.at(-1).time)
+})
+
+test('past sessions: unknown → undefined, an unreadable log → its reason, a readable one → projected', async () => {
+  const persistence = {
+    async inspect (id) {
+      if (id === 'gone') throw new Error('session "gone" not found')
+      if (id === 'bad') throw new Error('session "bad" contains malformed pre-react-loop turn/end at seq 7')
+      return { meta: {}, events }
+    },
+  }
+  const store = createStore(kopt, config, { sessions: () => new Map(), persistence: () => persistence })
+  assert.equal(await store.getView('gone'), undefined)
+  assert.deepEqual(await store.getView('bad'), { error: 'session "bad" contains malformed pre-react-loop turn/end at seq 7' })
+  const view = await store.getView('old')
+  assert.equal(view.live, false)
+  assert.ok(view.st.s.completedEvals > 0)
+})
