@@ -31,6 +31,10 @@ std::string format_latency(double ms);
 //   overBudget, wrapUp}, final {index, latencyMs, label, remeasured} | null (the finalized number:
 //   the plugin's replay when there is one, else the finalized point as reported).
 json chart_json(const Series& s, const ChartOptions& opt = {});
+// The same object as compact JSON text, exactly as js_stringify(chart_json(s, opt)) writes it,
+// without building the tree (the /series body embeds it once per revision).
+std::string chart_json_text(const Series& s, const ChartOptions& opt = {});
+void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt = {});  // appends
 
 // The same from a series as it travels on the wire (the /series body or a vectors `series`).
 // Reads the fields the chart needs (budget from control.loop.budget unless the options set one);

@@ -41,6 +41,7 @@ class Projector {
   // The same without the texts (commands, changes, metrics, plans, envs, seq lists but profileSeqs):
   // what the chart and the loop counters read, at a fraction of series()'s copying.
   Series series_outline() const;
+  void series_outline(Series& into) const;  // the same, reusing into's storage
   // The /series body (a reference to an internal buffer, valid until the next call).
   // control_json, when non-empty, is inserted verbatim as "control". Cost: the fragments that
   // changed since the last call, plus the small lists after the iterations.

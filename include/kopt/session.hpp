@@ -3,7 +3,6 @@
 // `control` and the curve's `chart` — is assembled at most once per revision and shared as bytes.
 #pragma once
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
 
@@ -34,8 +33,16 @@ class Session {
   std::uint64_t revision() const { return revision_; }
 
   // The /series body of the current revision (UTF-8 JSON): assembled on the first call after a
-  // change, then the same bytes until the next revision.
-  std::shared_ptr<const std::string> body();
+  // change, then the same bytes until the next revision (the reference stays valid until then).
+  const std::string& body();
+  // The same body in pieces, for a caller that copies it once into its own buffer:
+  // head + ",\"chart\":" + chart + "}". Valid until the next revision.
+  struct Pieces {
+    std::string_view head, chart;
+    std::size_t size() const { return head.size() + chart.size() + 10; }
+    void copy_to(char* out) const;
+  };
+  Pieces pieces();
 
   const std::string& session_id() const { return id_; }
 
@@ -54,7 +61,10 @@ class Session {
   std::uint64_t outline_version_ = UINT64_MAX;
   Series outline_;
   long long evals_ = 0;
-  std::shared_ptr<const std::string> body_;
+  std::string chart_text_;  // storage reused from revision to revision
+  bool pieces_ok_ = false;
+  std::string body_;
+  bool body_ok_ = false;
 };
 
 }  // namespace kopt

@@ -1,6 +1,6 @@
 // JS Session class: the /series route's one crossing per request. It owns a JS Projector (the
 // loop and the tools read the same projection through it) and a core kopt::Session; the route
-// asks for the revision, compares ETags in JS, and takes the body as a Buffer over the core's bytes.
+// asks for the revision, compares ETags in JS, and takes the body of a revision as one Buffer.
 //
 //   new Session(sessionId, projector | routingJson?)
 //     .feed(eventsJson) -> {events, skipped}       .projector  .updatedAt  .completedEvals
@@ -78,11 +78,11 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
   Napi::Value Body(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (!buffer_.IsEmpty() && buffer_rev_ == core_->revision()) return buffer_.Value();
-    // The Buffer views the core's bytes; it keeps them alive after the next revision replaces them.
-    auto* hold = new std::shared_ptr<const std::string>(core_->body());
-    Napi::Buffer<char> buf = Napi::Buffer<char>::New(
-        env, const_cast<char*>((*hold)->data()), (*hold)->size(),
-        [](Napi::Env, char*, std::shared_ptr<const std::string>* h) { delete h; }, hold);
+    // One copy, straight from the core's pieces: the core reuses its storage for the next
+    // revision while this one may still be on its way to a client.
+    const Session::Pieces pieces = core_->pieces();
+    Napi::Buffer<char> buf = Napi::Buffer<char>::New(env, pieces.size());
+    pieces.copy_to(buf.Data());
     buffer_ = Napi::Persistent(buf);
     buffer_rev_ = core_->revision();
     return buf;

@@ -102,19 +102,88 @@ std::string format_latency(double ms) {
   return to_precision(ms / 1000, 3) + "s";
 }
 
-json chart_json(const Series& s, const ChartOptions& opt) {
+namespace {
+
+// The chart is written as text (it is O(points) and sits in every changed /series body), in the
+// exact form js_stringify would give the same object: keys in this order, js_number, js_quote_to.
+class Text {
+ public:
+  explicit Text(std::string& out) : out_(out) {}
+  Text& raw(std::string_view v) { return out_ += v, *this; }
+  Text& key(std::string_view k) {
+    sep();
+    js_quote_to(out_, k);
+    out_.push_back(':');
+    return *this;
+  }
+  Text& num(double v) { return out_ += js_number(v), *this; }
+  Text& str(std::string_view v) { return js_quote_to(out_, v), *this; }
+  Text& boolean(bool v) { return out_ += v ? "true" : "false", *this; }
+  Text& null() { return out_ += "null", *this; }
+  Text& open(char c) {
+    sep();
+    out_.push_back(c);
+    first_ = true;
+    return *this;
+  }
+  Text& close(char c) {
+    out_.push_back(c);
+    first_ = false;
+    return *this;
+  }
+  // A value inside an array (objects and arrays open with their own separator).
+  Text& item() {
+    sep();
+    return *this;
+  }
+  Text& value_done() {
+    first_ = false;
+    return *this;
+  }
+
+ private:
+  void sep() {
+    if (!first_ && !out_.empty() && out_.back() != '[' && out_.back() != '{' && out_.back() != ':') out_.push_back(',');
+    first_ = false;
+  }
+  std::string& out_;
+  bool first_ = true;
+};
+
+struct PointGeo {
+  double x = 0, y = 0;
+  bool measured = false;
+  std::string speedup_label;  // "×…" when in speedup mode and measured
+};
+
+}  // namespace
+
+std::string chart_json_text(const Series& s, const ChartOptions& opt) {
+  std::string out;
+  write_chart_json(out, s, opt);
+  return out;
+}
+
+void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt) {
   const double W = opt.width, H = opt.height;
   const double left = 66, right = W - 22, top = 22, bottom = H - 56;
   const double baseline = bottom + 16, profile_row = bottom + 32, xlabel_row = H - 6;
   const auto& its = s.iterations;
   const std::size_t n = its.size();
 
-  json out = json::object();
-  out["width"] = W;
-  out["height"] = H;
-  out["plot"] = {{"left", left}, {"top", top}, {"right", right}, {"bottom", bottom}};
-  out["baselineY"] = baseline;
-  out["profileY"] = profile_row;
+  out.reserve(out.size() + 256 + n * 96);
+  Text t(out);
+  t.open('{');
+  t.key("width").num(W);
+  t.key("height").num(H);
+  t.key("plot").open('{');
+  t.key("left").num(left);
+  t.key("top").num(top);
+  t.key("right").num(right);
+  t.key("bottom").num(bottom);
+  t.close('}');
+  t.key("baselineY").num(baseline);
+  t.key("profileY").num(profile_row);
 
   const std::optional<double> ref = reference_latency(s);
   const bool speedup_mode = ref.has_value() && *ref > 0;
@@ -131,9 +200,9 @@ json chart_json(const Series& s, const ChartOptions& opt) {
   }
   const bool any_measured = lat_max > 0;
   const bool log_scale = any_measured && lat_max / lat_min > 20;
-  out["mode"] = speedup_mode ? "speedup" : "latency";
-  out["scale"] = log_scale ? "log" : "linear";
-  out["empty"] = n == 0;
+  t.key("mode").str(speedup_mode ? "speedup" : "latency");
+  t.key("scale").str(log_scale ? "log" : "linear");
+  t.key("empty").boolean(n == 0);
 
   // Value domain, padded so no point sits on the frame.
   double vlo = 0, vhi = 1;
@@ -153,8 +222,8 @@ json chart_json(const Series& s, const ChartOptions& opt) {
   auto tr = [&](double v) { return log_scale ? std::log10(v) : v; };
   const double tlo = tr(vlo), thi = tr(vhi);
   auto y_of_value = [&](double v) {
-    const double t = (tr(v) - tlo) / (thi - tlo == 0 ? 1 : thi - tlo);
-    return r1(bottom - t * (bottom - top));
+    const double tt = (tr(v) - tlo) / (thi - tlo == 0 ? 1 : thi - tlo);
+    return r1(bottom - tt * (bottom - top));
   };
 
   const double pad = n > 1 ? 14 : 0;
@@ -164,49 +233,55 @@ json chart_json(const Series& s, const ChartOptions& opt) {
   };
 
   // Points and the line through the successful ones.
-  json points = json::array();
+  std::vector<PointGeo> geo(n);
   std::string line;
   line.reserve(n * 14);
-  char buf[64];
+  t.key("points").open('[');
   for (std::size_t i = 0; i < n; ++i) {
     const auto& it = its[i];
-    json p = json::object();
-    p["index"] = i;
-    p["seq"] = it.seq.raw;
-    const double x = x_of(static_cast<double>(i));
-    p["x"] = x;
-    const bool measured = it.latencyMs && *it.latencyMs > 0 && std::isfinite(*it.latencyMs);
-    if (measured) {
+    PointGeo& g = geo[i];
+    t.open('{');
+    t.key("index").num(static_cast<double>(i));
+    t.key("seq");
+    js_stringify_to(out, it.seq.raw);
+    t.value_done();
+    g.x = x_of(static_cast<double>(i));
+    t.key("x").num(g.x);
+    g.measured = it.latencyMs && *it.latencyMs > 0 && std::isfinite(*it.latencyMs);
+    if (g.measured) {
       const double v = value_of(*it.latencyMs);
-      const double y = y_of_value(v);
-      p["y"] = y;
+      g.y = y_of_value(v);
+      t.key("y").num(g.y);
       const bool ok = !bad_point(it) && it.correct == std::optional<bool>(true);
-      p["kind"] = ok ? "ok" : "failed";
-      p["label"] = format_latency(*it.latencyMs);
+      t.key("kind").str(ok ? "ok" : "failed");
+      t.key("label").str(format_latency(*it.latencyMs));
       if (speedup_mode) {
         const double sp = it.speedup && *it.speedup > 0 ? *it.speedup : v;
-        p["speedupLabel"] = "×" + short_number(sp);
+        g.speedup_label = "×" + short_number(sp);
+        t.key("speedupLabel").str(g.speedup_label);
       }
       if (ok) {
-        std::snprintf(buf, sizeof buf, "%s%s %s", line.empty() ? "M" : " L", js_number(x).c_str(), js_number(y).c_str());
-        line += buf;
+        line += line.empty() ? "M" : " L";
+        line += js_number(g.x);
+        line.push_back(' ');
+        line += js_number(g.y);
       }
     } else {
-      p["y"] = baseline;
-      p["kind"] = "unmeasured";
-      if (it.pending) p["pending"] = true;
-      if (bad_point(it)) p["failed"] = true;
+      g.y = baseline;
+      t.key("y").num(baseline);
+      t.key("kind").str("unmeasured");
+      if (it.pending) t.key("pending").boolean(true);
+      if (bad_point(it)) t.key("failed").boolean(true);
     }
-    points.push_back(std::move(p));
+    t.close('}');
   }
-  out["points"] = std::move(points);
-  out["line"] = line;
+  t.close(']');
+  t.key("line").str(line);
 
   // Y ticks: nice values of the displayed quantity (×speedup or latency), spaced at least 30 units.
-  json ticks = json::array();
+  t.key("ticks").open('[');
   if (any_measured) {
-    std::vector<double> cands;  // displayed quantity values
-    double qlo, qhi;            // range of the displayed quantity
+    double qlo, qhi;  // range of the displayed quantity
     if (speedup_mode) {
       qlo = vlo;
       qhi = vhi;
@@ -257,13 +332,17 @@ json chart_json(const Series& s, const ChartOptions& opt) {
       }
     }
     std::sort(chosen.begin(), chosen.end(), [](auto a, auto b) { return a.first > b.first; });
-    for (auto [y, q] : chosen)
-      ticks.push_back({{"y", y}, {"label", speedup_mode ? "×" + short_number(q) : format_latency(q)}});
+    for (auto [y, q] : chosen) {
+      t.open('{');
+      t.key("y").num(y);
+      t.key("label").str(speedup_mode ? "×" + short_number(q) : format_latency(q));
+      t.close('}');
+    }
   }
-  out["ticks"] = std::move(ticks);
+  t.close(']');
 
   // X ticks: evaluation numbers (1-based), at most about ten.
-  json xticks = json::array();
+  t.key("xTicks").open('[');
   if (n > 0) {
     std::size_t step = 1;
     static const std::size_t kSteps[] = {1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10000};
@@ -271,34 +350,68 @@ json chart_json(const Series& s, const ChartOptions& opt) {
       step = st;
       if (n / st <= 10) break;
     }
-    for (std::size_t k = 1; k <= n; k += (k == 1 && step > 1 ? step - 1 : step))
-      xticks.push_back({{"x", x_of(static_cast<double>(k - 1))}, {"label", "#" + std::to_string(k)}});
+    for (std::size_t k = 1; k <= n; k += (k == 1 && step > 1 ? step - 1 : step)) {
+      t.open('{');
+      t.key("x").num(x_of(static_cast<double>(k - 1)));
+      t.key("label").str("#" + std::to_string(k));
+      t.close('}');
+    }
   }
-  out["xTicks"] = std::move(xticks);
+  t.close(']');
+
+  // Best line (before the markers, as the object has always listed them).
+  const bool best_drawn = s.bestIndex && *s.bestIndex < n && geo[*s.bestIndex].measured;
+  t.key("bestLine");
+  if (best_drawn) {
+    const PointGeo& bp = geo[*s.bestIndex];
+    std::string label = format_latency(*its[*s.bestIndex].latencyMs);
+    if (speedup_mode) label = bp.speedup_label + " · " + label;
+    t.open('{');
+    t.key("y").num(bp.y);
+    t.key("label").str(label);
+    t.close('}');
+  } else {
+    t.null().value_done();
+  }
 
   // Markers.
-  json markers = json::object();
-  const auto& pts = out["points"];
-  if (s.bestIndex && *s.bestIndex < n && pts[*s.bestIndex]["kind"] != "unmeasured") {
-    const auto& bp = pts[*s.bestIndex];
-    markers["best"] = {{"index", *s.bestIndex}, {"x", bp["x"]}, {"y", bp["y"]}};
-    const auto& best = its[*s.bestIndex];
-    std::string label = format_latency(*best.latencyMs);
-    if (speedup_mode) label = bp["speedupLabel"].get<std::string>() + " · " + label;
-    out["bestLine"] = {{"y", bp["y"]}, {"label", label}};
+  t.key("markers").open('{');
+  t.key("best");
+  if (best_drawn) {
+    const PointGeo& bp = geo[*s.bestIndex];
+    t.open('{');
+    t.key("index").num(static_cast<double>(*s.bestIndex));
+    t.key("x").num(bp.x);
+    t.key("y").num(bp.y);
+    t.close('}');
   } else {
-    markers["best"] = nullptr;
-    out["bestLine"] = nullptr;
+    t.null().value_done();
   }
-  json fin = json::array();
-  for (std::size_t i = 0; i < n; ++i)
-    if (its[i].finalized) fin.push_back({{"index", i}, {"x", pts[i]["x"]}, {"y", pts[i]["y"]}});
-  markers["finalized"] = std::move(fin);
-  json prof = json::array();
+  t.key("finalized").open('[');
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!its[i].finalized) continue;
+    t.open('{');
+    t.key("index").num(static_cast<double>(i));
+    t.key("x").num(geo[i].x);
+    t.key("y").num(geo[i].y);
+    t.close('}');
+  }
+  t.close(']');
+  // A profile mark sits after the last iteration whose seq is below its own: with the suffix
+  // minima of the seqs (non-decreasing) that iteration is found by binary search.
+  std::vector<double> suffix_min(n);
+  for (std::size_t i = n; i-- > 0;) {
+    const double v = std::isnan(its[i].seq.num) ? std::numeric_limits<double>::infinity() : its[i].seq.num;
+    suffix_min[i] = i + 1 < n ? std::min(v, suffix_min[i + 1]) : v;
+  }
+  t.key("profiled").open('[');
   for (const auto& ps : s.profileSeqs) {
     long long before = -1;
-    for (std::size_t i = 0; i < n; ++i)
-      if (its[i].seq.num < ps.num) before = static_cast<long long>(i);
+    if (!std::isnan(ps.num)) {
+      // The first index whose suffix minimum is ≥ ps; the one before it is the last seq < ps.
+      auto it = std::lower_bound(suffix_min.begin(), suffix_min.end(), ps.num);
+      before = static_cast<long long>(it - suffix_min.begin()) - 1;
+    }
     double x;
     if (n == 0) {
       x = r1((left + right) / 2);
@@ -309,39 +422,58 @@ json chart_json(const Series& s, const ChartOptions& opt) {
     } else {
       x = r1((x_of(static_cast<double>(before)) + x_of(static_cast<double>(before + 1))) / 2);
     }
-    prof.push_back({{"seq", ps.raw}, {"x", x}});
+    t.open('{');
+    t.key("seq");
+    js_stringify_to(out, ps.raw);
+    t.value_done();
+    t.key("x").num(x);
+    t.close('}');
   }
-  markers["profiled"] = std::move(prof);
-  out["markers"] = std::move(markers);
+  t.close(']');
+  t.close('}');
 
   // Denominator note and drift (J-3, J-4).
-  if (speedup_mode)
-    out["reference"] = {{"latencyMs", *ref}, {"label", format_latency(*ref)}};
-  else
-    out["reference"] = nullptr;
-  if (auto d = reference_drift(s)) {
-    out["drift"] = {{"min", d->min},
-                    {"max", d->max},
-                    {"ratio", d->ratio},
-                    {"count", d->count},
-                    {"minLabel", format_latency(d->min)},
-                    {"maxLabel", format_latency(d->max)}};
+  t.key("reference");
+  if (speedup_mode) {
+    t.open('{');
+    t.key("latencyMs").num(*ref);
+    t.key("label").str(format_latency(*ref));
+    t.close('}');
   } else {
-    out["drift"] = nullptr;
+    t.null().value_done();
   }
-  out["xLabelY"] = xlabel_row;
+  t.key("drift");
+  if (auto d = reference_drift(s)) {
+    t.open('{');
+    t.key("min").num(d->min);
+    t.key("max").num(d->max);
+    t.key("ratio").num(d->ratio);
+    t.key("count").num(static_cast<double>(d->count));
+    t.key("minLabel").str(format_latency(d->min));
+    t.key("maxLabel").str(format_latency(d->max));
+    t.close('}');
+  } else {
+    t.null().value_done();
+  }
+  t.key("xLabelY").num(xlabel_row);
 
   // Phases (M-5) and the counts the summary shows.
   const auto phases = evaluation_phases(s, opt.budget);
   long long c_opt = 0, c_over = 0, c_wrap = 0;
-  for (std::size_t i = 0; i < phases.size() && i < n; ++i) {
-    if (its[i].pending) continue;
+  t.key("phases").open('[');
+  for (std::size_t i = 0; i < phases.size(); ++i) {
+    t.item().str(phases[i]).value_done();
+    if (i >= n || its[i].pending) continue;
     if (phases[i] == "wrap-up") ++c_wrap;
     else if (phases[i] == "over-budget") ++c_over;
     else ++c_opt;
   }
-  out["phases"] = phases;
-  out["counts"] = {{"optimization", c_opt}, {"overBudget", c_over}, {"wrapUp", c_wrap}};
+  t.close(']');
+  t.key("counts").open('{');
+  t.key("optimization").num(static_cast<double>(c_opt));
+  t.key("overBudget").num(static_cast<double>(c_over));
+  t.key("wrapUp").num(static_cast<double>(c_wrap));
+  t.close('}');
 
   // The final number: the plugin's replay of the finalized command when there is one.
   std::optional<std::size_t> fin_replay, fin_other;
@@ -350,15 +482,23 @@ json chart_json(const Series& s, const ChartOptions& opt) {
     if (its[i].is_replay()) fin_replay = i;
     else fin_other = i;
   }
+  t.key("final");
   if (auto f = fin_replay ? fin_replay : fin_other) {
-    out["final"] = {{"index", *f},
-                    {"latencyMs", *its[*f].latencyMs},
-                    {"label", format_latency(*its[*f].latencyMs)},
-                    {"remeasured", fin_replay.has_value()}};
+    t.open('{');
+    t.key("index").num(static_cast<double>(*f));
+    t.key("latencyMs").num(*its[*f].latencyMs);
+    t.key("label").str(format_latency(*its[*f].latencyMs));
+    t.key("remeasured").boolean(fin_replay.has_value());
+    t.close('}');
   } else {
-    out["final"] = nullptr;
+    t.null().value_done();
   }
-  return out;
+  t.close('}');
+}
+
+json chart_json(const Series& s, const ChartOptions& opt) {
+  auto j = parse_json(chart_json_text(s, opt), 64);
+  return j ? std::move(*j) : json::object();
 }
 
 json chart_json_from_wire(const json& series, const ChartOptions& opt) {

@@ -655,35 +655,43 @@ Series Projector::series() const {
 }
 
 Series Projector::series_outline() const {
-  const Impl& m = *impl_;
   Series s;
-  s.iterations.reserve(m.iterations.size());
+  series_outline(s);
+  return s;
+}
+
+void Projector::series_outline(Series& s) const {
+  const Impl& m = *impl_;
+  s.iterations.resize(m.iterations.size());
   for (std::size_t i = 0; i < m.iterations.size(); ++i) {
     const Iteration& src = m.iterations[i];
-    Iteration& it = s.iterations.emplace_back();
+    Iteration& it = s.iterations[i];
     it.seq = src.seq;
     it.channel = src.channel;
     it.compiled = src.compiled;
     it.correct = src.correct;
     it.latencyMs = src.latencyMs;
     it.speedup = src.speedup;
-    if (src.error) it.error.emplace();  // presence is all the readers of an outline need
+    if (src.error.has_value() != it.error.has_value()) {  // presence is all an outline's readers need
+      if (src.error) it.error.emplace();
+      else it.error.reset();
+    }
     it.rewardHack = src.rewardHack;
     it.pending = src.pending;
     it.evaluatorFailed = src.evaluatorFailed;
     it.finalized = m.finalized(i);
   }
   s.profileSeqs = m.profile_seqs;
-  s.rounds.reserve(m.rounds.size());
-  for (const Round& src : m.rounds) {
-    Round& r = s.rounds.emplace_back();
+  s.rounds.resize(m.rounds.size());
+  for (std::size_t i = 0; i < m.rounds.size(); ++i) {
+    const Round& src = m.rounds[i];
+    Round& r = s.rounds[i];
     r.seq = src.seq;
     r.round = src.round;
     r.wrapUp = src.wrapUp;
     r.audit = src.audit;
   }
   s.bestIndex = m.best;
-  return s;
 }
 
 const std::string& Projector::series_json(std::string_view session_id, double updated_at, std::string_view control_json) {

@@ -1,5 +1,6 @@
 #include "kopt/session.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kopt/derived.hpp"
@@ -50,7 +51,7 @@ FeedStats Session::feed(const json& events) {
 
 void Session::refresh_outline() {
   if (outline_version_ == projector_.version()) return;
-  outline_ = projector_.series_outline();
+  projector_.series_outline(outline_);
   evals_ = kopt::completed_evals(outline_);
   outline_version_ = projector_.version();
 }
@@ -71,26 +72,40 @@ std::uint64_t Session::revise(std::string_view control_json) {
   seen_version_ = v;
   seen_updated_ = updated_at_;
   ++revision_;
-  body_.reset();
+  pieces_ok_ = body_ok_ = false;
   return revision_;
 }
 
-std::shared_ptr<const std::string> Session::body() {
-  if (body_) return body_;
+Session::Pieces Session::pieces() {
   if (revision_ == 0) revise(control_);
+  // series_json keeps its text between calls and returns it unchanged when nothing changed.
   const std::string& series = projector_.series_json(id_, updated_at_, control_);
-  refresh_outline();
-  ChartOptions opt = chart_;
-  if (opt.budget == 0) opt.budget = budget_;
-  std::string chart = js_stringify(chart_json(outline_, opt));
-  // The series object with a `chart` key before its closing brace (the series is never `{}`).
-  auto out = std::make_shared<std::string>();
-  out->reserve(series.size() + chart.size() + 10);
-  out->append(series, 0, series.size() - 1);
-  out->append(",\"chart\":");
-  out->append(chart);
-  out->push_back('}');
-  body_ = std::move(out);
+  if (!pieces_ok_) {
+    refresh_outline();
+    ChartOptions opt = chart_;
+    if (opt.budget == 0) opt.budget = budget_;
+    chart_text_.clear();
+    write_chart_json(chart_text_, outline_, opt);
+    pieces_ok_ = true;
+  }
+  // The series object is never `{}`: the chart goes before its closing brace.
+  return {std::string_view(series).substr(0, series.size() - 1), chart_text_};
+}
+
+void Session::Pieces::copy_to(char* out) const {
+  out = std::copy(head.begin(), head.end(), out);
+  constexpr std::string_view key = ",\"chart\":";
+  out = std::copy(key.begin(), key.end(), out);
+  out = std::copy(chart.begin(), chart.end(), out);
+  *out = '}';
+}
+
+const std::string& Session::body() {
+  if (body_ok_) return body_;
+  const Pieces p = pieces();
+  body_.resize(p.size());
+  p.copy_to(body_.data());
+  body_ok_ = true;
   return body_;
 }
 

@@ -52,6 +52,7 @@ TEST(P_SeriesRoute, OutlineChartEqualsFullChart) {
   ChartOptions opt;
   opt.budget = 1;
   EXPECT_EQ(js_stringify(chart_json(p.series_outline(), opt)), js_stringify(chart_json(p.series(), opt)));
+  EXPECT_EQ(chart_json_text(p.series(), opt), js_stringify(chart_json(p.series(), opt)));
   EXPECT_EQ(completed_evals(p.series_outline()), completed_evals(p.series()));
 }
 
@@ -61,18 +62,19 @@ TEST(P_SeriesRoute, BodyOncePerRevision) {
   Session s(p, "s");
   s.feed(ev(R"([{"type":"tool/call","seq":1,"time":5,"data":{"callId":"a","name":"kernel_evaluate","arguments":"{}"}}])"));
   const auto r1 = s.revise("{}");
-  auto b1 = s.body();
+  const std::string b1 = s.body();
   EXPECT_EQ(s.revise("{}"), r1);
-  EXPECT_EQ(s.body().get(), b1.get());
+  EXPECT_EQ(&s.body(), &s.body());
+  EXPECT_EQ(s.body(), b1);
   s.feed(ev(R"({"type":"assistant/chunk","seq":2,"time":9})"));
   EXPECT_EQ(s.revise("{}"), r1) << "an event the projection does not read changes nothing";
   EXPECT_EQ(s.updated_at(), 5);
   s.feed(ev(R"({"type":"tool/result","seq":3,"time":7,"data":{"callId":"a","message":{"content":[{"text":"{\"correct\":true,\"latency_ms\":2}"}]}}})"));
   const auto r2 = s.revise("{}");
   EXPECT_GT(r2, r1);
-  EXPECT_NE(s.body().get(), b1.get());
+  EXPECT_NE(s.body(), b1);
   EXPECT_EQ(s.completed_evals(), 1);
-  auto body = parse_json(*s.body());
+  auto body = parse_json(s.body());
   ASSERT_TRUE(body);
   EXPECT_EQ((*body)["updatedAt"], 7);
   EXPECT_EQ((*body)["chart"]["points"].size(), 1u);

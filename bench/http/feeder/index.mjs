@@ -1,0 +1,60 @@
+// Benchmark-only DSH plugin (bench/http/run.mjs adds it to a scratch profile, never to a user's):
+//   POST /plugins/kopt-bench-feeder/append {sessionId, events: [{type, data}]} appends the events to
+//        the live session through the host's own Session.append, so every plugin sees them as
+//        `session/event`s exactly as it would during a run; answers {appended, failed, length}.
+//   GET  /plugins/kopt-bench-feeder/ping answers "ok": the trivial request whose latency shows how
+//        long the host's event loop is blocked.
+export const name = 'kopt-bench-feeder'
+export const inject = ['sessions']
+
+export function apply(ctx) {
+  ctx.inject(['webServer'], (w) => {
+    w.effect(() => w.webServer.register({
+      kind: 'exact',
+      path: '/plugins/kopt-bench-feeder/ping',
+      handler: (req, res) => { res.writeHead(200, { 'content-type': 'text/plain' }); res.end('ok') },
+    }), 'bench feeder: ping')
+    w.effect(() => w.webServer.register({
+      kind: 'exact',
+      path: '/plugins/kopt-bench-feeder/append',
+      handler: (req, res) => {
+        const chunks = []
+        req.on('data', c => chunks.push(c))
+        req.on('end', () => {
+          let appended = 0
+          let failed = 0
+          let firstError
+          const failures = {}
+          let session
+          try {
+            const body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+            session = ctx.sessions.get(body.sessionId)
+            if (session === undefined) throw new Error('no such live session')
+            for (const e of body.events) {
+              try {
+                // Surface-eligible events (user/message, tool/result …) need the marker the host writes.
+                try {
+                  session.append(e.type, e.data)
+                } catch (error) {
+                  if (!/surfaceOp/.test(error.message)) throw error
+                  session.append(e.type, e.data, { surfaceOp: 'append' })
+                }
+                appended++
+              } catch (error) {
+                failed++
+                failures[e.type] = (failures[e.type] ?? 0) + 1
+                firstError ??= `${e.type}: ${error.message}`
+              }
+            }
+          } catch (error) {
+            res.writeHead(400, { 'content-type': 'application/json' })
+            res.end(JSON.stringify({ error: error.message }))
+            return
+          }
+          res.writeHead(200, { 'content-type': 'application/json' })
+          res.end(JSON.stringify({ appended, failed, failures, firstError, length: session.events.length }))
+        })
+      },
+    }), 'bench feeder: append')
+  })
+}

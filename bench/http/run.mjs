@@ -1,0 +1,207 @@
+#!/usr/bin/env node
+// End-to-end benchmark of the /series route in a real `dsh web` (the pinned host), on generated
+// session logs, for this checkout ("after") and optionally another checkout of the plugin
+// ("before", e.g. a worktree of main) in the same run, on the same logs:
+//
+//   KOPT_HOST_DIR=… node bench/http/run.mjs [--sizes 100000,1000000] [--before <plugin checkout>]
+//                                           [--reps 30] [--changed 15] [--pollers 5]
+//
+// Per plugin: a scratch DSH_HOME, the plugin and bench/http/feeder (a benchmark-only plugin that
+// appends events through the host's Session.append and answers a trivial ping) added to the web
+// profile, one `dsh web` on 127.0.0.1. Per size N: a live session in the kernel-opt mode gets the
+// first N events of tests/fixtures/vectors/gen-large.mjs, then
+//   cold      the first GET /series (catch-up + projection + body)
+//   304       GET with If-None-Match of the current ETag, --reps times (p50, p90)
+//   changed   append 100 more events, then GET with the previous ETag, --changed times (p50, p90, bytes)
+//   stall     while --pollers clients poll like the tab (every 1.5 s… here back to back, If-None-Match)
+//             and events are appended, a GET /ping every 20 ms: its worst and p99 latency
+//   rss       the host's RSS after all that (the session held)
+// Prints one JSON line per (plugin, size) and, with --before, the ratios before/after.
+import { execFile } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { detachedProcesses, freePort, http, rpc, sleep, waitFor } from '../../tests/e2e/harness.mjs'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const ROOT = resolve(here, '../..')
+const HOST_DIR = process.env.KOPT_HOST_DIR
+if (!HOST_DIR) throw new Error('KOPT_HOST_DIR is required (the pinned host, scripts/setup-host.sh)')
+const DSH = join(HOST_DIR, 'bin/dsh')
+const run = promisify(execFile)
+
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(`--${name}`)
+  return i > 0 ? process.argv[i + 1] : dflt
+}
+const sizes = arg('sizes', '100000').split(',').map(Number)
+const before = arg('before', undefined)
+const REPS = Number(arg('reps', 30))
+const CHANGED = Number(arg('changed', 15))
+const POLLERS = Number(arg('pollers', 5))
+const BATCH = 5000
+
+const work = mkdtempSync(join(tmpdir(), 'kopt-bench-http-'))
+const procs = detachedProcesses(work)
+process.on('exit', () => { procs.killAll(); rmSync(work, { recursive: true, force: true }) })
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130))
+const log = (m) => console.error(`[bench] ${m}`)
+
+const pct = (v, p) => { const s = [...v].sort((a, b) => a - b); return s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : null }
+const r2 = (v) => (v === null ? null : Math.round(v * 100) / 100)
+
+// The generated log: events without seq/time (the host assigns them), N + room for the appends.
+async function generated(n) {
+  const file = join(work, `gen-${n}.json`)
+  await run('bash', ['-c', 'exec "$0" "$1" "$2" > "$3"', process.execPath, join(ROOT, 'tests/fixtures/vectors/gen-large.mjs'), String(n), file])
+  const events = JSON.parse(readFileSync(file, 'utf8')).map(e => ({ type: e.type, data: e.data }))
+  rmSync(file)
+  return events
+}
+
+async function timedGet(port, path, headers = {}) {
+  const t = process.hrtime.bigint()
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers, signal: AbortSignal.timeout(600_000) })
+  const body = Buffer.from(await res.arrayBuffer())
+  return { ms: Number(process.hrtime.bigint() - t) / 1e6, status: res.status, etag: res.headers.get('etag'), bytes: body.length }
+}
+
+async function startHost(label, pluginDir, env) {
+  const home = join(work, `home-${label}`)
+  const ws = join(work, `ws-${label}`)
+  mkdirSync(ws, { recursive: true })
+  const baseEnv = { DSH_HOME: home, DEEPSEEK_API_KEY: 'bench', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1', ...env }
+  const dsh = (args) => run(DSH, args, { env: { ...process.env, ...baseEnv }, timeout: 300_000, maxBuffer: 32 << 20 })
+  await dsh(['--profile', 'web', '--dump-config'])
+  writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), ['- id: hmr', '  disabled: false', '  config:', '    root: []', ''].join('\n'))
+  await dsh(['plugin', '--profile', 'web', 'add', `file:${pluginDir}`])
+  await dsh(['plugin', '--profile', 'web', 'add', `file:${join(here, 'feeder')}`])
+  const port = await freePort()
+  const web = procs.startDetached(DSH, ['web', '--no-open', '--port', String(port)], baseEnv, `dsh-${label}.log`)
+  await waitFor(`dsh web (${label})`, async () => {
+    await rpc(port, 'host.describe', {})
+    return (await http(port, '/plugins/kernel-opt/series')).status === 400 && (await http(port, '/plugins/kopt-bench-feeder/ping')).status === 200
+  }, 180_000, 500)
+  return { web, port, ws, label }
+}
+
+async function append(port, sessionId, events) {
+  for (let i = 0; i < events.length; i += BATCH) {
+    const r = await fetch(`http://127.0.0.1:${port}/plugins/kopt-bench-feeder/append`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId, events: events.slice(i, i + BATCH) }),
+    })
+    const j = await r.json()
+    if (r.status !== 200) throw new Error(`append: ${j.error}`)
+    if (j.failed > 0) append.failed = (append.failed ?? 0) + j.failed, append.firstError ??= `${j.firstError} ${JSON.stringify(j.failures)}`
+  }
+}
+
+async function rssKb(pid) {
+  // dsh web runs under a launcher: sum the process group (the Node server is the largest part).
+  try {
+    const { stdout } = await run('ps', ['-o', 'rss=', '-g', String(pid)])
+    return stdout.trim().split(/\s+/).map(Number).reduce((a, b) => a + b, 0)
+  } catch { return null }
+}
+
+async function measure(host, n, events) {
+  const { port, ws } = host
+  const created = await rpc(port, 'session.create', { cwd: ws, agentPreset: 'kernel-opt' })
+  const sid = created.sessionId
+  const path = `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(sid)}`
+  const extra = (CHANGED + 20) * 100
+  append.failed = 0
+  append.firstError = undefined
+  await append(port, sid, events.slice(0, n))
+  let rest = events.slice(n, n + extra)
+  const cold = await timedGet(port, path)
+  let etag = cold.etag
+  const warm = await timedGet(port, path)
+  etag = warm.etag
+  const n304 = []
+  for (let i = 0; i < REPS; i++) {
+    const r = await timedGet(port, path, { 'if-none-match': etag })
+    if (r.status !== 304) throw new Error(`expected 304, got ${r.status}`)
+    n304.push(r.ms)
+  }
+  const changed = []
+  let bytes = 0
+  for (let i = 0; i < CHANGED; i++) {
+    await append(port, sid, rest.slice(0, 100))
+    rest = rest.slice(100)
+    const r = await timedGet(port, path, { 'if-none-match': etag })
+    if (r.status !== 200) throw new Error(`expected 200 after 100 new events, got ${r.status}`)
+    changed.push(r.ms)
+    bytes = r.bytes
+    etag = r.etag
+  }
+  // Stall: pollers poll back to back (each with its own ETag), 100 events are appended every 500 ms,
+  // and a ping every 20 ms measures how long the event loop keeps a trivial request waiting.
+  const pings = []
+  let stop = false
+  const pinger = (async () => {
+    while (!stop) {
+      const t = process.hrtime.bigint()
+      await fetch(`http://127.0.0.1:${port}/plugins/kopt-bench-feeder/ping`).then(r => r.text())
+      pings.push(Number(process.hrtime.bigint() - t) / 1e6)
+      await sleep(20)
+    }
+  })()
+  const pollers = Array.from({ length: POLLERS }, async () => {
+    let tag = etag
+    while (!stop) {
+      const r = await timedGet(port, path, tag ? { 'if-none-match': tag } : {})
+      if (r.status === 200) tag = r.etag
+      await sleep(50)
+    }
+  })
+  const appender = (async () => {
+    while (!stop && rest.length >= 100) {
+      await append(port, sid, rest.slice(0, 100))
+      rest = rest.slice(100)
+      await sleep(500)
+    }
+  })()
+  await sleep(8000)
+  stop = true
+  await Promise.all([pinger, appender, ...pollers])
+  const out = {
+    plugin: host.label, events: n, cold_ms: r2(cold.ms), bytes, p50_304_ms: r2(pct(n304, 0.5)), p90_304_ms: r2(pct(n304, 0.9)),
+    p50_changed_ms: r2(pct(changed, 0.5)), p90_changed_ms: r2(pct(changed, 0.9)),
+    stall_max_ms: r2(Math.max(...pings)), stall_p99_ms: r2(pct(pings, 0.99)), pings: pings.length,
+    rss_mb: Math.round(((await rssKb(host.web.child.pid)) ?? 0) / 1024),
+    append_failed: append.failed, ...(append.firstError ? { append_first_error: append.firstError } : {}),
+  }
+  console.log(JSON.stringify(out))
+  return out
+}
+
+const variants = [{ label: 'after', dir: ROOT, env: { KOPT_ADDON: process.env.KOPT_ADDON ?? join(ROOT, 'build/kopt.node') } }]
+if (before) variants.unshift({ label: 'before', dir: resolve(before), env: {} })
+const maxN = Math.max(...sizes)
+log(`generating ${maxN + (CHANGED + 20) * 100} events`)
+const all = await generated(maxN + (CHANGED + 20) * 100)
+const results = {}
+for (const v of variants) {
+  log(`${v.label}: starting dsh web with ${v.dir}`)
+  const host = await startHost(v.label, v.dir, v.env)
+  for (const n of sizes) {
+    log(`${v.label}: ${n} events`)
+    results[`${v.label}/${n}`] = await measure(host, n, all)
+  }
+  await procs.stop(host.web)
+}
+if (before) {
+  for (const n of sizes) {
+    const b = results[`before/${n}`]
+    const a = results[`after/${n}`]
+    const ratio = k => (a[k] > 0 ? r2(b[k] / a[k]) : null)
+    console.log(JSON.stringify({
+      ratio: 'before/after', events: n, cold: ratio('cold_ms'), p50_304: ratio('p50_304_ms'), p50_changed: ratio('p50_changed_ms'),
+      stall_max: ratio('stall_max_ms'), rss: ratio('rss_mb'), bytes: ratio('bytes'),
+    }))
+  }
+}
+process.exit(0)
