@@ -3,6 +3,7 @@
 # serialise) on 10k and 100k synthetic events, a warm incremental feed of 100 events onto 100k
 # with the series serialised, and peak RSS. Also the same warm step through the addon from Node.
 # Prints one JSON line per measurement; figures are the median of $KOPT_BENCH_REPS runs (default 5).
+# The HTTP route end to end in a real `dsh web` (before/after, 304, changed polls, stalls): bench/http/run.mjs.
 set -euo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
 cd "$KOPT_ROOT"

@@ -110,10 +110,12 @@ class Text {
  public:
   explicit Text(std::string& out) : out_(out) {}
   Text& raw(std::string_view v) { return out_ += v, *this; }
+  // Keys are this file's own ASCII literals: no escaping to do.
   Text& key(std::string_view k) {
     sep();
-    js_quote_to(out_, k);
-    out_.push_back(':');
+    out_.push_back('"');
+    out_ += k;
+    out_ += "\":";
     return *this;
   }
   Text& num(double v) { return out_ += js_number(v), *this; }

@@ -69,8 +69,19 @@ static std::size_t utf8_valid_len(std::string_view s, std::size_t i) {
 void js_quote_to(std::string& out, std::string_view s) {
   static const char* hex = "0123456789abcdef";
   out.push_back('"');
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
+  std::size_t i = 0;
+  while (i < s.size()) {
+    // The run of characters that need no escaping goes in with one append.
+    std::size_t j = i;
+    while (j < s.size()) {
+      const unsigned char c = static_cast<unsigned char>(s[j]);
+      if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
+      ++j;
+    }
+    out.append(s.data() + i, j - i);
+    if (j == s.size()) break;
+    i = j;
+    const unsigned char c = static_cast<unsigned char>(s[i]);
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -84,8 +95,6 @@ void js_quote_to(std::string& out, std::string_view s) {
           out += "\\u00";
           out.push_back(hex[c >> 4]);
           out.push_back(hex[c & 15]);
-        } else if (c < 0x80) {
-          out.push_back(static_cast<char>(c));
         } else if (std::size_t len = utf8_valid_len(s, i)) {
           out.append(s.substr(i, len));
           i += len - 1;
@@ -93,6 +102,7 @@ void js_quote_to(std::string& out, std::string_view s) {
           out += "\xEF\xBF\xBD";  // U+FFFD: the output is always valid UTF-8
         }
     }
+    ++i;
   }
   out.push_back('"');
 }

@@ -243,6 +243,15 @@ try {
     assert.equal(again.status, 304)
     assert.equal(again.text, '')
   })
+  check('200 and 304 name the same revision (X-Kopt-Revision)', () => {
+    assert.match(first.headers.get('x-kopt-revision') ?? '', /^[1-9]\d*$/)
+    assert.equal(again.headers.get('x-kopt-revision'), first.headers.get('x-kopt-revision'))
+  })
+  const deepControl = await http(web.port, '/plugins/kernel-opt/control', {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: `{"sessionId":"${sid}","action":"loop-stop","x":${'['.repeat(5000)}${']'.repeat(5000)}}`,
+  })
+  check('POST /control with JSON nested 5000 deep → 400', () => assert.equal(deepControl.status, 400))
   const evil = await rawGet(web.port, seriesPath, { host: 'evil.example' })
   const evilCtl = await rawGet(web.port, `/plugins/kernel-opt/control?sessionId=${sid}`, { host: 'evil.example:80' })
   const goodRaw = await rawGet(web.port, seriesPath, { host: `localhost:${web.port}` })
