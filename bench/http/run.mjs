@@ -137,29 +137,40 @@ async function measure(host, n, events) {
     bytes = r.bytes
     etag = r.etag
   }
+  log(`${host.label} ${n}: cold ${r2(cold.ms)} ms, 304 p50 ${r2(pct(n304, 0.5))} ms, changed p50 ${r2(pct(changed, 0.5))} ms, ${bytes} bytes`)
   // Stall: pollers poll back to back (each with its own ETag), 100 events are appended every 500 ms,
   // and a ping every 20 ms measures how long the event loop keeps a trivial request waiting.
+  // A request that fails (the host reset the connection, a timeout) is counted, not fatal.
   const pings = []
+  const errors = { ping: 0, poll: 0, append: 0 }
+  let firstError
+  const failed = (what, error) => { errors[what]++; firstError ??= `${what}: ${error?.cause?.code ?? error?.message ?? error}` }
   let stop = false
   const pinger = (async () => {
     while (!stop) {
       const t = process.hrtime.bigint()
-      await fetch(`http://127.0.0.1:${port}/plugins/kopt-bench-feeder/ping`).then(r => r.text())
-      pings.push(Number(process.hrtime.bigint() - t) / 1e6)
+      try {
+        await fetch(`http://127.0.0.1:${port}/plugins/kopt-bench-feeder/ping`, { signal: AbortSignal.timeout(60_000) }).then(r => r.text())
+        pings.push(Number(process.hrtime.bigint() - t) / 1e6)
+      } catch (error) { failed('ping', error) }
       await sleep(20)
     }
   })()
   const pollers = Array.from({ length: POLLERS }, async () => {
     let tag = etag
     while (!stop) {
-      const r = await timedGet(port, path, tag ? { 'if-none-match': tag } : {})
-      if (r.status === 200) tag = r.etag
+      try {
+        const r = await timedGet(port, path, tag ? { 'if-none-match': tag } : {})
+        if (r.status === 200) tag = r.etag
+      } catch (error) { failed('poll', error) }
       await sleep(50)
     }
   })
   const appender = (async () => {
     while (!stop && rest.length >= 100) {
-      await append(port, sid, rest.slice(0, 100))
+      try {
+        await append(port, sid, rest.slice(0, 100))
+      } catch (error) { failed('append', error) }
       rest = rest.slice(100)
       await sleep(500)
     }
@@ -170,7 +181,8 @@ async function measure(host, n, events) {
   const out = {
     plugin: host.label, events: n, cold_ms: r2(cold.ms), bytes, p50_304_ms: r2(pct(n304, 0.5)), p90_304_ms: r2(pct(n304, 0.9)),
     p50_changed_ms: r2(pct(changed, 0.5)), p90_changed_ms: r2(pct(changed, 0.9)),
-    stall_max_ms: r2(Math.max(...pings)), stall_p99_ms: r2(pct(pings, 0.99)), pings: pings.length,
+    stall_max_ms: pings.length ? r2(Math.max(...pings)) : null, stall_p99_ms: r2(pct(pings, 0.99)), pings: pings.length,
+    ...(errors.ping + errors.poll + errors.append > 0 ? { stall_phase_errors: errors, stall_first_error: firstError } : {}),
     rss_mb: Math.round(((await rssKb(host.web.child.pid)) ?? 0) / 1024),
     append_failed: append.failed, ...(append.firstError ? { append_first_error: append.firstError } : {}),
   }
