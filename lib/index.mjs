@@ -1,9 +1,9 @@
 // dsh-kernel-opt — the profile half (mounted by cordis.patch.yml in every session of the profile).
 //
 // What it does, and nothing more:
-//   * keeps one C++ Projector per watched session, fed incrementally from `session/event`
-//     (a session's first query, or its first event when it runs in our mode, catches up from
-//     `session.events`; later events are fed one by one);
+//   * keeps one kopt.Session (its Projector, updatedAt, the /series body per revision) per watched
+//     session, fed incrementally from `session/event` (a session's first query, or its first event
+//     when it runs in our mode, catches up from `session.events`; later events are fed one by one);
 //   * serves /plugins/kernel-opt/{series,control,models}; sessions that are not live are projected
 //     from the host's session persistence, so a past session renders as it did live;
 //   * syncs the bundled preset into the user preset root (C++: kopt.syncPreset);
