@@ -101,6 +101,9 @@ export function createStore(kopt, config, hooks) {
     }
   }
   const catchUp = (st, session) => {
+    // session.seq is the log's length; session.events copies and freezes the whole log whenever
+    // it grew, so it is read only when there is something to catch up.
+    if (typeof session.seq === 'number' && session.seq <= st.next) return
     const events = session.events
     if (Array.isArray(events) && events.length > st.next) {
       feed(st, events.slice(st.next))

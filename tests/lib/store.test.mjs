@@ -57,3 +57,17 @@ test('past sessions: unknown → undefined, an unreadable log → its reason, a 
   assert.equal(view.live, false)
   assert.ok(view.st.s.completedEvals > 0)
 })
+
+test('a request on a caught-up live session does not read session.events (the host copies the whole log for it)', () => {
+  const log = events.slice(0, 30)
+  let reads = 0
+  const session = { id: 'q', header: { agentPreset: 'kernel-opt' }, get seq () { return log.length }, get events () { reads++; return [...log] } }
+  const store = createStore(kopt, config, { sessions: () => new Map([['q', session]]), persistence: () => undefined })
+  store.getProjector('q')
+  assert.equal(reads, 1)
+  for (let i = 0; i < 5; i++) store.getProjector('q')
+  assert.equal(reads, 1)
+  log.push({ ...events[30], seq: 30 })
+  store.getProjector('q')
+  assert.equal(reads, 2, 'a grown log is caught up')
+})
