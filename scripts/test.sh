@@ -35,6 +35,7 @@ run_suite addon node --test --test-reporter=spec "${node_tests[@]}"
 [ -f tests/browser/run.sh ] && run_suite browser bash tests/browser/run.sh
 [ -f tests/report/run.sh ] && run_suite report bash tests/report/run.sh
 [ -f tests/readme/run.sh ] && run_suite readme bash tests/readme/run.sh
+[ -f tests/readme/docs.sh ] && run_suite docs bash tests/readme/docs.sh
 
 [ ${#failed_names[@]} -gt 0 ] && log "failed suites: ${failed_names[*]}"
 echo "suites: $passed passed, $failed failed"

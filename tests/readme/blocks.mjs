@@ -4,7 +4,8 @@
 //  - the placeholder of the repository in `git clone <…>` becomes the repository under test ($KOPT_DOCS_SRC);
 //  - a line `dsh web …` (it never returns) starts in the background, in its own process group, on a
 //    free port without opening a browser; its pgid goes to $KOPT_DOCS_WEB_PGID.
-//   node blocks.mjs DOC.md > script.sh
+// A document with both languages (## 中文 … ## English …) is two readers: SECTION zh or en picks one.
+//   node blocks.mjs DOC.md [zh|en] > script.sh
 import { readFileSync } from 'node:fs'
 
 const SKIP = [
@@ -13,8 +14,14 @@ const SKIP = [
   [/scripts\/update-prebuilt\.sh/, 'building the native core from source takes minutes; the core suites build it'],
 ]
 
-const doc = process.argv[2]
-const text = readFileSync(doc, 'utf8')
+const [doc, section] = process.argv.slice(2)
+let text = readFileSync(doc, 'utf8')
+if (section) {
+  const zh = text.indexOf('\n## 中文'), en = text.indexOf('\n## English')
+  if (zh < 0 || en < 0 || en < zh) { console.error(`[docs] ${doc}: no ## 中文 / ## English sections`); process.exit(1) }
+  text = section === 'zh' ? text.slice(zh, en) : text.slice(en)
+}
+let webs = 0
 const blocks = [...text.matchAll(/^```(?:sh|bash)\n([\s\S]*?)^```/gm)].map((m) => m[1])
 const out = ['set -euo pipefail']
 let ran = 0
@@ -32,7 +39,8 @@ for (const b of blocks) {
     if (/^\s*dsh web(\s|$)/.test(line)) {
       const rest = line.replace(/^\s*dsh web/, '').replace(/\s+#.*$/, '')
       line = `setsid dsh web${rest} --no-open --port "$KOPT_DOCS_PORT" > "$KOPT_DOCS_WEB_LOG" 2>&1 < /dev/null & echo $! > "$KOPT_DOCS_WEB_PGID"`
-      console.error(`[docs] ${doc}: \`dsh web\` runs in the background on the test's port`)
+      console.error(`[docs] ${doc}${section ? ' (' + section + ')' : ''}: \`dsh web\` runs in the background on the test's port`)
+      if (++webs > 1) { console.error(`[docs] ${doc}: more than one \`dsh web\` for one reader`); process.exit(1) }
     }
     out.push(line)
   }

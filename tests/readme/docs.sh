@@ -39,12 +39,15 @@ export KOPT_DOCS_SRC="$TMP/src"
 
 busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 fails=0
-for doc in README.md README.en.md docs/install.md; do
+# docs/install.md holds both languages: each section is one reader
+for entry in README.md README.en.md docs/install.md:zh docs/install.md:en; do
   t1=$SECONDS
-  work="$TMP/$(echo "$doc" | tr '/.' '__')"
+  doc=${entry%%:*} section=""
+  [ "$doc" = "$entry" ] || section=${entry#*:}
+  work="$TMP/$(echo "$entry" | tr '/.:' '___')"
   mkdir -p "$work"
   script="$work/blocks.sh"
-  "$NODE" "$ROOT/tests/readme/blocks.mjs" "$ROOT/$doc" > "$script" || { say "FAIL $doc: no blocks"; fails=$((fails + 1)); continue; }
+  "$NODE" "$ROOT/tests/readme/blocks.mjs" "$ROOT/$doc" $section > "$script" || { say "FAIL $entry: no blocks"; fails=$((fails + 1)); continue; }
   # the documents that do not clone start inside a clone, as their reader does
   if grep -q '^git clone ' "$script"; then cwd=$work; else
     timeout 120 git clone -q "$KOPT_DOCS_SRC" "$work/dsh-kernel-opt" || { say "FAIL: clone"; exit 1; }
@@ -55,9 +58,9 @@ for doc in README.md README.en.md docs/install.md; do
   # a clean shell: the documents put node/pnpm/dsh on PATH themselves
   if ! (cd "$cwd" && env -u KOPT_ADDON DSH_HOME="$work/dsh-home" KOPT_DOCS_PORT=$PORT \
         PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin timeout 600 bash "$script") > "$work/out.log" 2>&1; then
-    say "FAIL $doc: its blocks exited non-zero"; tail -n 30 "$work/out.log"; fails=$((fails + 1)); stop_web; continue
+    say "FAIL $entry: its blocks exited non-zero"; tail -n 30 "$work/out.log"; fails=$((fails + 1)); stop_web; continue
   fi
-  [ -s "$KOPT_DOCS_WEB_PGID" ] || { say "FAIL $doc: no \`dsh web\` was started"; fails=$((fails + 1)); continue; }
+  [ -s "$KOPT_DOCS_WEB_PGID" ] || { say "FAIL $entry: no \`dsh web\` was started"; fails=$((fails + 1)); continue; }
   # the plugin's Node half answers its own route; an unknown session is its own error, not the host's 404
   body="" ok=0
   for _ in $(seq 1 240); do
@@ -67,13 +70,13 @@ for doc in README.md README.en.md docs/install.md; do
     sleep 0.5
   done
   if [ "$ok" = 1 ]; then
-    say "ok  $doc: dsh web on :$PORT serves /plugins/kernel-opt/series ($body) after $((SECONDS - t1)) s"
+    say "ok  $entry: dsh web on :$PORT serves /plugins/kernel-opt/series ($body) after $((SECONDS - t1)) s"
   else
-    say "FAIL $doc: the plugin route did not answer (last body: ${body:0:200})"; tail -n 20 "$KOPT_DOCS_WEB_LOG"; fails=$((fails + 1))
+    say "FAIL $entry: the plugin route did not answer (last body: ${body:0:200})"; tail -n 20 "$KOPT_DOCS_WEB_LOG"; fails=$((fails + 1))
   fi
   stop_web
   sleep 0.3
-  if busy "$PORT"; then say "FAIL $doc: something still listens on :$PORT"; fails=$((fails + 1)); fi
+  if busy "$PORT"; then say "FAIL $entry: something still listens on :$PORT"; fails=$((fails + 1)); fi
   if [ "$KOPT_NO_CLI" = 0 ] && [ "$doc" = README.md ]; then
     printf 'KERNEL_EVAL={"artifact":"a","correct":true,"latency_ms":1.5}\n' > "$work/out.txt"
     (cd "$cwd" && build/kopt parse "$work/out.txt") || { say "FAIL: build/kopt parse"; fails=$((fails + 1)); }
