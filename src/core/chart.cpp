@@ -271,8 +271,12 @@ json chart_json(const Series& s, const ChartOptions& opt) {
       step = st;
       if (n / st <= 10) break;
     }
-    for (std::size_t k = 1; k <= n; k += (k == 1 && step > 1 ? step - 1 : step))
-      xticks.push_back({{"x", x_of(static_cast<double>(k - 1))}, {"label", "#" + std::to_string(k)}});
+    for (std::size_t k = 1; k <= n; k += (k == 1 && step > 1 ? step - 1 : step)) {
+      // appended, not `"#" + to_string(k)`: GCC 12 misreports that operator+ as an overlapping memcpy (-Wrestrict)
+      std::string label(1, '#');
+      label += std::to_string(k);
+      xticks.push_back({{"x", x_of(static_cast<double>(k - 1))}, {"label", std::move(label)}});
+    }
   }
   out["xTicks"] = std::move(xticks);
 
