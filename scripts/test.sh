@@ -21,7 +21,8 @@ run_suite() {
 }
 
 bash scripts/setup-deps.sh || { echo "suites: 0 passed, 1 failed"; exit 1; }
-bash scripts/build.sh || { echo "suites: 0 passed, 1 failed"; exit 1; }
+# -Werror for our own targets: a new warning fails CI (CMakeLists.txt kopt_warnings)
+bash scripts/build.sh -DKOPT_WERROR=ON || { echo "suites: 0 passed, 1 failed"; exit 1; }
 
 run_suite core ctest --test-dir build --output-on-failure -j"$(nproc)"
 node_tests=(tests/addon)
@@ -35,6 +36,7 @@ run_suite addon node --test --test-reporter=spec "${node_tests[@]}"
 [ -f tests/browser/run.sh ] && run_suite browser bash tests/browser/run.sh
 [ -f tests/report/run.sh ] && run_suite report bash tests/report/run.sh
 [ -f tests/readme/run.sh ] && run_suite readme bash tests/readme/run.sh
+[ -f tests/readme/docs.sh ] && run_suite docs bash tests/readme/docs.sh
 
 [ ${#failed_names[@]} -gt 0 ] && log "failed suites: ${failed_names[*]}"
 echo "suites: $passed passed, $failed failed"

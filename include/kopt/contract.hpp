@@ -31,13 +31,35 @@ std::optional<json> parse_result_json(std::string_view text);
 
 // B-4: artifact (or artifact_path when artifact is absent/null) non-empty string and boolean correct.
 bool payload_is_point(const json& payload);
+// Why a payload is not a point under B-4 (empty when it is one).
+std::vector<std::string> payload_point_problems(const json& payload);
+
+// A field of a point that was dropped or changed while its fields were read (apply_payload_fields,
+// apply_contract_only_fields), and why.
+struct FieldNote {
+  std::string field;
+  std::string reason;
+};
+
+// One line that starts with KERNEL_EVAL= (after JavaScript whitespace), as `kopt parse` reports it.
+struct ContractLineReport {
+  enum class Kind { Point, Degraded, Rejected };
+  std::size_t line = 0;  // 0-based line index in the text
+  Kind kind = Kind::Rejected;
+  std::optional<json> payload;  // when the object parsed
+  std::string reason;           // Rejected: why it is no point
+  std::vector<FieldNote> notes; // Degraded: the fields that were dropped or changed
+};
+// Every line that starts with the prefix, in line order, with the same rules the projection applies.
+std::vector<ContractLineReport> contract_line_reports(std::string_view text);
 // The artifact string of a valid payload.
 std::string payload_artifact(const json& payload);
 
 // Fills the measurement fields shared by both channels (B-5, B-6, C-4, C-5, J-1) into `it`.
-void apply_payload_fields(Iteration& it, const json& payload);
+// `notes`, when given, receives each field that was dropped or changed and why.
+void apply_payload_fields(Iteration& it, const json& payload, std::vector<FieldNote>* notes = nullptr);
 // Contract-line-only fields: artifactPath and workloadSubset.
-void apply_contract_only_fields(Iteration& it, const json& payload);
+void apply_contract_only_fields(Iteration& it, const json& payload, std::vector<FieldNote>* notes = nullptr);
 
 // A workload_indices value when it is a non-empty all-number array.
 std::optional<json> workload_subset(const json& v);

@@ -26,7 +26,8 @@ int usage() {
       "usage:\n"
       "  kopt project LOG [--config CONFIG.json] [--loop LOOP.json] [--session-id ID]\n"
       "      LOG: a JSON array of events, session.jsonl or session.jsonl.zstd; prints {series, derived}\n"
-      "  kopt parse [FILE]      print the KERNEL_EVAL payloads found in FILE (or stdin)\n"
+      "  kopt parse [FILE]      every KERNEL_EVAL= line of FILE (or stdin): point, degraded point or rejected, and why;\n"
+      "                         exit 1 when a line was rejected or none was found\n"
       "  kopt bench LOG [--feed N]   cold projection time, warm feed of N events (default 100), peak RSS\n"
       "  kopt report LOG -o run.html [--csv OUT.csv] [--json OUT.json] [--lang zh|en] [--budget N] [--config C.json]\n"
       "      offline, self-contained HTML report of a past session; the run as CSV / JSON\n",
@@ -151,16 +152,31 @@ int cmd_parse(const std::vector<std::string>& args) {
     std::fprintf(stderr, "kopt: %s\n", err.c_str());
     return 1;
   }
-  auto payloads = kopt::contract_payloads(text);
-  int points = 0;
-  for (const auto& p : payloads) {
-    bool ok = kopt::payload_is_point(p.payload);
-    points += ok;
-    std::printf("line %zu: %s %s\n", p.line + 1, ok ? "point" : "ignored (needs artifact and boolean correct)",
-                kopt::js_stringify(p.payload).c_str());
+  // Every line that starts with KERNEL_EVAL=: a point, a point with degraded fields, or rejected,
+  // by the same rules the panel applies (src/core/contract.cpp says why).
+  auto reports = kopt::contract_line_reports(text);
+  std::size_t points = 0, degraded = 0, rejected = 0;
+  for (const auto& r : reports) {
+    using K = kopt::ContractLineReport::Kind;
+    std::string body = r.payload ? kopt::js_stringify(*r.payload) : std::string();
+    if (r.kind == K::Rejected) {
+      ++rejected;
+      std::printf("line %zu: rejected: %s%s%s\n", r.line + 1, r.reason.c_str(), body.empty() ? "" : " ", body.c_str());
+      continue;
+    }
+    ++points;
+    if (r.kind == K::Point) {
+      std::printf("line %zu: point %s\n", r.line + 1, body.c_str());
+      continue;
+    }
+    ++degraded;
+    std::printf("line %zu: point, degraded %s\n", r.line + 1, body.c_str());
+    for (const auto& n : r.notes) std::printf("  %s: %s\n", n.field.c_str(), n.reason.c_str());
   }
-  std::printf("%zu contract line(s), %d point(s)\n", payloads.size(), points);
-  return points > 0 ? 0 : 1;
+  std::printf("%zu contract line(s): %zu point(s) (%zu degraded), %zu rejected\n", reports.size(), points, degraded,
+              rejected);
+  // 0: every contract line is a point; 1: a line was rejected or there was no contract line at all
+  return rejected == 0 && points > 0 ? 0 : 1;
 }
 
 int cmd_bench(const std::vector<std::string>& args) {

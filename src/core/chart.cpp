@@ -355,7 +355,10 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
     for (std::size_t k = 1; k <= n; k += (k == 1 && step > 1 ? step - 1 : step)) {
       t.open('{');
       t.key("x").num(x_of(static_cast<double>(k - 1)));
-      t.key("label").str("#" + std::to_string(k));
+      // appended, not `"#" + to_string(k)`: GCC 12 misreports that operator+ as an overlapping memcpy (-Wrestrict)
+      std::string label(1, '#');
+      label += std::to_string(k);
+      t.key("label").str(label);
       t.close('}');
     }
   }

@@ -95,19 +95,32 @@ std::string_view js_trim(std::string_view s) {
   return s;
 }
 
-std::optional<json> contract_line_payload(std::string_view line) {
+namespace {
+
+// B-1..B-3 for one line; `why` (when given) says why a line with the prefix yields no record.
+std::optional<json> line_payload(std::string_view line, bool* has_prefix, std::string* why) {
   std::string_view t = js_trim_start(line);
   if (t.substr(0, kEvalPrefix.size()) != kEvalPrefix) return std::nullopt;
+  if (has_prefix) *has_prefix = true;
+  auto no = [&](const char* reason) -> std::optional<json> {
+    if (why) *why = reason;
+    return std::nullopt;
+  };
   std::string_view window = utf16_prefix(t.substr(kEvalPrefix.size()), kContractScanUnits);
   std::size_t brace = window.find('{');
-  if (brace == std::string_view::npos) return std::nullopt;
+  if (brace == std::string_view::npos) return no("no '{' after KERNEL_EVAL= (within 20000 UTF-16 units)");
   std::string_view from = window.substr(brace);
   std::size_t end = balanced_end(from);
-  if (end == std::string_view::npos) return std::nullopt;
+  if (end == std::string_view::npos) return no("the object's braces do not close (within 20000 UTF-16 units)");
   auto parsed = parse_json(from.substr(0, end));
-  if (parsed && parsed->is_object()) return parsed;
-  return std::nullopt;
+  if (!parsed) return no("invalid JSON");
+  if (!parsed->is_object()) return no("not a JSON object");
+  return parsed;
 }
+
+}  // namespace
+
+std::optional<json> contract_line_payload(std::string_view line) { return line_payload(line, nullptr, nullptr); }
 
 std::vector<ContractPayload> contract_payloads(std::string_view text) {
   std::vector<ContractPayload> out;
@@ -142,11 +155,17 @@ std::string payload_artifact(const json& p) {
   return {};
 }
 
-bool payload_is_point(const json& p) {
-  if (!p.is_object()) return false;
+std::vector<std::string> payload_point_problems(const json& p) {
+  std::vector<std::string> out;
+  if (!p.is_object()) return {"not a JSON object"};
   auto c = p.find("correct");
-  return c != p.end() && c->is_boolean() && !payload_artifact(p).empty();
+  if (c == p.end()) out.push_back("no \"correct\" (a boolean is required)");
+  else if (!c->is_boolean()) out.push_back("\"correct\" is " + js_stringify(*c) + ", not a boolean");
+  if (payload_artifact(p).empty()) out.push_back("no non-empty string \"artifact\" (or \"artifact_path\")");
+  return out;
 }
+
+bool payload_is_point(const json& p) { return payload_point_problems(p).empty(); }
 
 std::optional<json> workload_subset(const json& v) {
   if (!v.is_array() || v.empty()) return std::nullopt;
@@ -155,20 +174,36 @@ std::optional<json> workload_subset(const json& v) {
   return v;
 }
 
-void apply_payload_fields(Iteration& it, const json& p) {
+void apply_payload_fields(Iteration& it, const json& p, std::vector<FieldNote>* notes) {
+  auto note = [&](const char* field, std::string reason) {
+    if (notes) notes->push_back({field, std::move(reason)});
+  };
   if (auto c = p.find("compiled"); c != p.end() && c->is_boolean()) it.compiled = c->get<bool>();
+  else if (c != p.end() && !c->is_null()) note("compiled", "not a boolean (" + js_stringify(*c) + "): ignored");
   if (auto c = p.find("correct"); c != p.end() && c->is_boolean()) it.correct = c->get<bool>();
 
   std::optional<std::string> latency_error;
   if (auto l = p.find("latency_ms"); l != p.end()) {
     auto n = as_number(*l);
     if (n && std::isfinite(*n) && *n > 0) it.latencyMs = *n;
-    else latency_error = "invalid latency_ms: " + js_stringify(*l);
+    else {
+      latency_error = "invalid latency_ms: " + js_stringify(*l);
+      note("latency_ms", js_stringify(*l) + " is not a finite positive number: dropped (the point has no latency and carries this as its error)");
+    }
   }
 
   if (auto m = p.find("native_metrics"); m != p.end() && m->is_object()) {
-    for (auto e = m->begin(); e != m->end() && it.metrics.size() < 12; ++e)
-      if (auto n = as_number(e.value())) it.metrics.emplace_back(e.key(), *n);
+    std::size_t dropped = 0, over = 0;
+    for (auto e = m->begin(); e != m->end(); ++e) {
+      auto n = as_number(e.value());
+      if (!n) ++dropped;
+      else if (it.metrics.size() < 12) it.metrics.emplace_back(e.key(), *n);
+      else ++over;
+    }
+    if (dropped) note("native_metrics", std::to_string(dropped) + " entr" + (dropped == 1 ? "y is" : "ies are") + " not a number: dropped");
+    if (over) note("native_metrics", std::to_string(over) + " entr" + (over == 1 ? "y" : "ies") + " past the first 12: dropped");
+  } else if (m != p.end() && !m->is_null()) {
+    note("native_metrics", "not an object: ignored");
   }
 
   if (auto r = p.find("reward_hack_detected"); r != p.end() && r->is_boolean() && r->get<bool>()) it.rewardHack = true;
@@ -180,6 +215,8 @@ void apply_payload_fields(Iteration& it, const json& p) {
   it.blocking = string_list(p, "blocking");
   it.advisory = string_list(p, "advisory");
   it.notMeasured = string_list(p, "not_measured");
+  for (const char* k : {"blocking", "advisory", "not_measured"})
+    if (auto v = p.find(k); v != p.end() && !v->is_null() && !v->is_array()) note(k, "not an array of strings: ignored");
   if (auto f = p.find("evaluator_failed"); f != p.end() && f->is_boolean() && f->get<bool>()) it.evaluatorFailed = true;
 
   // J-1: reported speedup first, then a reference runtime over the (valid) latency.
@@ -201,11 +238,47 @@ void apply_payload_fields(Iteration& it, const json& p) {
   if (auto r = positive_number(p, "ref_runtime_ms")) it.speedup = *r / *it.latencyMs;
 }
 
-void apply_contract_only_fields(Iteration& it, const json& p) {
+void apply_contract_only_fields(Iteration& it, const json& p, std::vector<FieldNote>* notes) {
   std::string a = payload_artifact(p);
   if (!a.empty()) it.artifactPath = a;
-  if (auto w = p.find("workload_indices"); w != p.end())
+  if (auto w = p.find("workload_indices"); w != p.end()) {
     if (auto ws = workload_subset(*w)) it.workloadSubset = *ws;
+    else if (notes && !w->is_null()) notes->push_back({"workload_indices", "not a non-empty array of numbers: ignored"});
+  }
+}
+
+std::vector<ContractLineReport> contract_line_reports(std::string_view text) {
+  std::vector<ContractLineReport> out;
+  if (text.find(kEvalPrefix) == std::string_view::npos) return out;
+  std::size_t line_no = 0, start = 0;
+  while (start <= text.size()) {
+    std::size_t nl = text.find('\n', start);
+    std::string_view line = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    bool has_prefix = false;
+    std::string why;
+    auto p = line_payload(line, &has_prefix, &why);
+    if (has_prefix) {
+      ContractLineReport r;
+      r.line = line_no;
+      if (!p) {
+        r.reason = why;
+      } else if (auto problems = payload_point_problems(*p); !problems.empty()) {
+        for (const auto& pr : problems) r.reason += (r.reason.empty() ? "" : "; ") + pr;
+        r.payload = std::move(*p);
+      } else {
+        Iteration it;
+        apply_payload_fields(it, *p, &r.notes);
+        apply_contract_only_fields(it, *p, &r.notes);
+        r.kind = r.notes.empty() ? ContractLineReport::Kind::Point : ContractLineReport::Kind::Degraded;
+        r.payload = std::move(*p);
+      }
+      out.push_back(std::move(r));
+    }
+    if (nl == std::string_view::npos) break;
+    start = nl + 1;
+    ++line_no;
+  }
+  return out;
 }
 
 }  // namespace kopt

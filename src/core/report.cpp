@@ -247,8 +247,8 @@ struct Text {
 };
 
 const Text kTexts[] = {
-    {"title", "内核优化报告 <span class=\"en\">Kernel optimization report</span>", "Kernel optimization report"},
-    {"doc.title", "内核优化报告", "Kernel optimization report"},
+    {"title", "算子优化报告 <span class=\"en\">Kernel optimization report</span>", "Kernel optimization report"},
+    {"doc.title", "算子优化报告", "Kernel optimization report"},
     {"log", "日志 Log", "Log"},
     {"span", "会话时间 Session", "Session"},
     {"generated", "生成于 Generated", "Generated"},
@@ -712,7 +712,7 @@ void curve_card(std::string& o, const Report& r, ReportLang lang) {
   o += "<div class=\"legend\"><span><i style=\"color:var(--accent)\">●</i>" + std::string(T(lang, "legend.ok")) +
        "</span><span><i style=\"color:var(--bad)\">○</i>" + T(lang, "legend.failed") +
        "</span><span><i style=\"color:var(--faint)\">◌</i>" + T(lang, "legend.unmeasured") +
-       "</span><span><i style=\"color:var(--ok)\">◎</i>" + T(lang, "legend.best") +
+       "</span><span><i style=\"color:var(--ok)\">★</i>" + T(lang, "legend.best") +
        "</span><span><i style=\"color:var(--prof)\">▲</i>" + T(lang, "legend.profiled") +
        "</span><span><i style=\"color:var(--final)\">⚑</i>" + T(lang, "legend.final") + "</span><span>" +
        T(lang, "curve.hint") + "</span></div>\n";

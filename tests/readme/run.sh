@@ -3,7 +3,9 @@
 # the README's run command there (`bash scripts/run.sh`) in the background, wait until the web UI
 # answers on 127.0.0.1, check that the demo session is listed and that its 评测 series has its points,
 # then stop it (process groups) and exit 0/1. Loopback only; every step is bounded.
-#   It reuses this checkout's host (.dsh-host/, via KOPT_HOST_DIR) when it is complete, so the clone
+#   The clone is named dsh-kernel-opt, as `git clone` names it: the plugin must be installed even
+#   though every path of the checkout (and of its DSH home) contains the plugin's name.
+#   It reuses the host in $KOPT_HOST_DIR (default this checkout's .dsh-host/) when it is complete, so the clone
 #   does not install Node/pnpm/dsh again; KOPT_README_FRESH_HOST=1 lets the clone install its own.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -27,7 +29,7 @@ cleanup() {
   fi
   # dsh web runs in its own process group; scripts/run.sh records it and stops it on exit
   local web_pg
-  web_pg=$(cat "$TMP/repo/.dsh-home/web.pgid" 2>/dev/null || true)
+  web_pg=$(cat "$TMP/dsh-kernel-opt/.dsh-home/web.pgid" 2>/dev/null || true)
   if [ -n "$web_pg" ] && kill -0 -- "-$web_pg" 2>/dev/null; then
     say "dsh web still up after run.sh stopped; killing its group"
     kill -KILL -- "-$web_pg" 2>/dev/null
@@ -39,12 +41,13 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ── 1. git clone of the current commit ──
-timeout 120 git clone -q --no-hardlinks "$ROOT" "$TMP/repo" || { say "git clone failed"; exit 1; }
-say "cloned $(git -C "$TMP/repo" rev-parse --short HEAD) into $TMP/repo"
+timeout 120 git clone -q --no-hardlinks "$ROOT" "$TMP/dsh-kernel-opt" || { say "git clone failed"; exit 1; }
+say "cloned $(git -C "$TMP/dsh-kernel-opt" rev-parse --short HEAD) into $TMP/dsh-kernel-opt"
 
 LIMIT=600
-if [ "${KOPT_README_FRESH_HOST:-0}" != 1 ] && [ -x "$ROOT/.dsh-host/bin/dsh" ] && [ -e "$ROOT/.dsh-host/dsh/node_modules/@deepseek-ai/dsh/lib/bin.js" ]; then
-  export KOPT_HOST_DIR="$ROOT/.dsh-host"
+HOST_CAND=${KOPT_HOST_DIR:-$ROOT/.dsh-host}
+if [ "${KOPT_README_FRESH_HOST:-0}" != 1 ] && [ -x "$HOST_CAND/bin/dsh" ] && [ -e "$HOST_CAND/dsh/node_modules/@deepseek-ai/dsh/lib/bin.js" ]; then
+  export KOPT_HOST_DIR="$HOST_CAND"
   say "reusing the host in $KOPT_HOST_DIR"
 else
   LIMIT=2400
@@ -52,7 +55,7 @@ else
 fi
 
 # ── 2. the README's run command, in the background, in its own process group ──
-cd "$TMP/repo" || exit 1
+cd "$TMP/dsh-kernel-opt" || exit 1
 KOPT_PORT=$PORT setsid timeout -k 10 "$LIMIT" bash scripts/run.sh > "$TMP/run.log" 2>&1 < /dev/null &
 RUN_PG=$!
 say "bash scripts/run.sh started (pgid $RUN_PG, port $PORT)"
@@ -70,10 +73,10 @@ grep -q "http://127.0.0.1:$PORT/" "$TMP/run.log" || { say "FAIL: run.sh did not 
 grep -q 'Ctrl-C' "$TMP/run.log" || { say "FAIL: run.sh did not say how to stop"; exit 1; }
 
 # ── 4. the demo session: listed, and its series has the recorded points ──
-HOST_ENV="${KOPT_HOST_DIR:-$TMP/repo/.dsh-host}/env.sh"
+HOST_ENV="${KOPT_HOST_DIR:-$TMP/dsh-kernel-opt/.dsh-host}/env.sh"
 # shellcheck source=/dev/null
 . "$HOST_ENV"   # Node 22 for the JSON checks below
-DEMO_ID=$(node -p 'require(process.argv[1]).sessionId' "$TMP/repo/demo/kernel-opt-demo/meta.json")
+DEMO_ID=$(node -p 'require(process.argv[1]).sessionId' "$TMP/dsh-kernel-opt/demo/kernel-opt-demo/meta.json")
 api() { # retried: the API gateway may still be registering right after the UI answers
   local out
   for _ in 1 2 3 4 5 6 7 8 9 10; do
@@ -90,7 +93,7 @@ node -e '
   const it = items.find(s => s.sessionId === id)
   if (!it) { console.error("[readme] FAIL: demo session not listed: " + list.slice(0, 300)); process.exit(1) }
   if (it.agentPreset !== "kernel-opt" || it.cwd !== cwd) { console.error("[readme] FAIL: demo listed wrongly: " + JSON.stringify(it)); process.exit(1) }
-' "$list" "$DEMO_ID" "$TMP/repo/demo/workspace" || exit 1
+' "$list" "$DEMO_ID" "$TMP/dsh-kernel-opt/demo/workspace" || exit 1
 say "ok  the demo session $DEMO_ID is listed (kernel-opt, cwd demo/workspace)"
 series=$(api -H "Host: 127.0.0.1:$PORT" "http://127.0.0.1:$PORT/plugins/kernel-opt/series?sessionId=$DEMO_ID")
 node -e '
@@ -109,7 +112,7 @@ kill -INT -- "-$RUN_PG" 2>/dev/null
 for _ in $(seq 1 100); do kill -0 -- "-$RUN_PG" 2>/dev/null || break; sleep 0.1; done
 sleep 0.5
 if busy "$PORT"; then say "FAIL: something still listens on 127.0.0.1:$PORT after stopping"; exit 1; fi
-web_pg=$(cat "$TMP/repo/.dsh-home/web.pgid" 2>/dev/null || true)
+web_pg=$(cat "$TMP/dsh-kernel-opt/.dsh-home/web.pgid" 2>/dev/null || true)
 if [ -n "$web_pg" ] && kill -0 -- "-$web_pg" 2>/dev/null; then say "FAIL: dsh web's process group survived"; exit 1; fi
 say "ok  stopped: nothing left on the port"
 RUN_PG=""
