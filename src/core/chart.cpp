@@ -332,7 +332,7 @@ json chart_json(const Series& s, const ChartOptions& opt) {
   out["xLabelY"] = xlabel_row;
 
   // Phases (M-5) and the counts the summary shows.
-  const auto phases = evaluation_phases(s, opt.budget);
+  const auto phases = opt.fixedBudget ? evaluation_phases_fixed(s, opt.budget) : evaluation_phases(s, opt.budget);
   long long c_opt = 0, c_over = 0, c_wrap = 0;
   for (std::size_t i = 0; i < phases.size() && i < n; ++i) {
     if (its[i].pending) continue;
@@ -341,6 +341,13 @@ json chart_json(const Series& s, const ChartOptions& opt) {
     else ++c_opt;
   }
   out["phases"] = phases;
+  // The loop message in force for each row (its supervision column), by the same rule as the report.
+  json row_rounds = json::array();
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto r = round_in_force(s, its[i].seq.num);
+    row_rounds.push_back(r ? json(*r) : json(nullptr));
+  }
+  out["rowRounds"] = std::move(row_rounds);
   out["counts"] = {{"optimization", c_opt}, {"overBudget", c_over}, {"wrapUp", c_wrap}};
 
   // The final number: the plugin's replay of the finalized command when there is one.
@@ -394,12 +401,9 @@ json chart_json_from_wire(const json& series, const ChartOptions& opt) {
         if (auto v = num_of(w, "round")) r.round = static_cast<long long>(*v);
         r.wrapUp = bool_of(w, "wrapUp").value_or(false);
         r.audit = bool_of(w, "audit").value_or(false);
+        if (auto v = num_of(w, "budget"); v && *v >= 1 && *v <= 1e9) r.budget = static_cast<long long>(*v);
         s.rounds.push_back(std::move(r));
       }
-    }
-    if (auto it = series.find("control"); it != series.end() && it->is_object()) {
-      if (auto lp = it->find("loop"); lp != it->end() && lp->is_object())
-        if (auto b = num_of(*lp, "budget"); b && *b >= 1 && o.budget == 0) o.budget = static_cast<long long>(*b);
     }
     if (auto b = num_of(series, "bestIndex"); b && *b >= 0 && *b < static_cast<double>(s.iterations.size()))
       s.bestIndex = static_cast<std::size_t>(*b);
