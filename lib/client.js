@@ -142,6 +142,7 @@ window.__ModuleLoader__.load({
       'rev.audit': '终审',
       'rev.challenge': '早停质询',
       'rev.ok': '✓ 无异议',
+      'rev.failed': '监督失败',
       'recent.title': '最近的评测',
       'recent.all': '查看完整记录（{n}）',
       'recent.hide': '收起完整记录',
@@ -280,6 +281,7 @@ window.__ModuleLoader__.load({
       'rev.audit': 'final audit',
       'rev.challenge': 'early-stop challenge',
       'rev.ok': '✓ no objection',
+      'rev.failed': 'review failed',
       'recent.title': 'Latest evaluations',
       'recent.all': 'View the full record ({n})',
       'recent.hide': 'Hide the full record',
@@ -771,7 +773,9 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       const [lang, setLang] = useState('follow')
       const touched = useRef(false)
       useEffect(() => { if (!touched.current && loop && !loop.armed && (loop.defaultBudget || loop.budget)) setBudget(String(loop.budget || loop.defaultBudget)) }, [loop?.defaultBudget, loop?.budget, loop?.armed])
-      return { budget, setBudget: (v) => { touched.current = true; setBudget(v) }, lang, setLang }
+      // While a loop runs the field shows the budget it was armed with (/kloop 8, the launcher, the tab).
+      const shown = loop?.armed && loop.budget > 0 ? String(loop.budget) : budget
+      return { budget: shown, setBudget: (v) => { touched.current = true; setBudget(v) }, lang, setLang }
     }
     async function startLoop(sessionId, opts) {
       const b = Number(opts.budget)
@@ -892,14 +896,16 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       return t('rev.round', { n: r.round ?? '—' })
     }
     function ReviewCard({ rounds, sup, t }) {
-      const reviewed = rounds.filter(r => r.review !== undefined)
+      const reviewed = rounds.filter(r => r.review !== undefined || r.reviewFailed)
       return h('div', { className: 'kopt-card', 'data-kopt': 'reviews' },
         h('h3', null, t('rev.title'), sup?.enabled ? h('span', { className: 'kopt-tag accent' }, t('sup.on')) : null),
         reviewed.length === 0
           ? h('div', { className: 'kopt-note' }, sup?.enabled ? t('rev.waiting') : t('rev.none'))
           : h('div', { className: 'kopt-revs' }, reviewed.slice(-40).reverse().map(r => h('div', { key: String(r.seq), className: 'kopt-rev' },
             h('span', null, roundLabel(t, r)),
-            r.review === 'ok'
+            r.reviewFailed
+              ? h('span', { style: { color: 'var(--k-bad)' } }, t('rev.failed'))
+              : r.review === 'ok'
               ? h('span', { style: { color: 'var(--k-ok)' } }, t('rev.ok'), r.reviewNote ? ` — ${r.reviewNote}` : '')
               : h('span', { style: { whiteSpace: 'pre-wrap' } }, r.review)))))
     }
@@ -914,7 +920,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         h('td', null, it.speedup !== undefined ? fmtX(it.speedup) : ''),
         h('td', null, h('div', null, t(`trust.${trust}`)), it.command && full ? h('div', { className: 'kopt-cmd' }, it.command) : null, !it.command ? h('div', { className: 'kopt-note' }, it.tool) : null),
         full ? h('td', null, plan ? h(Fragment, null, h('span', { className: `kopt-tag ${plan.phase === 'stuck' ? 'stuck' : ''}` }, plan.phase), ' ', plan.approach) : '') : null,
-        full ? h('td', null, review ? (review.review === 'ok' ? h('span', { style: { color: 'var(--k-ok)' } }, t('rev.ok')) : h('span', { style: { whiteSpace: 'pre-wrap' } }, review.review)) : '') : null,
+        full ? h('td', { 'data-kopt': 'row-review' }, !review ? '' : review.reviewFailed ? h('span', { style: { color: 'var(--k-bad)' } }, t('rev.failed')) : review.review === undefined ? '' : review.review === 'ok' ? h('span', { style: { color: 'var(--k-ok)' } }, t('rev.ok')) : h('span', { style: { whiteSpace: 'pre-wrap' } }, review.review)) : null,
         full ? h('td', null, it.changes ? it.changes.map((c, i) => h('div', { key: i, className: 'kopt-note' }, `${t(c.kind === 'write' ? 'ch.write' : 'ch.edit')} · ${c.tool}`)) : '') : null)
     })
 
@@ -931,7 +937,8 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         h('tbody', null, list.map(i => h(RecordRow, {
           key: i, it: its[i], index: i, isBest: series.bestIndex === i, phase: phases[i], selected: selected === i, onPick, t, full: isFull,
           plan: isFull ? lastBefore(plans, its[i].seq) : undefined,
-          review: isFull ? lastBefore(rounds, its[i].seq, r => r.review !== undefined) : undefined,
+          // The loop message in force for the row (the core's rowRounds): its own review, or that it failed.
+          review: isFull ? rounds[series.chart?.rowRounds?.[i] ?? -1] : undefined,
         }))))
       const last = []
       for (let i = its.length - 1; i >= 0 && last.length < 5; i--) last.push(i)

@@ -100,7 +100,7 @@ export function registerLoop(ctx, deps) {
     if (e === undefined) {
       const c = new kopt.LoopController(settings())
       c.setConfigRoute(configRoute)
-      e = { c, timer: undefined, review: undefined }
+      e = { c, timer: undefined, review: undefined, watched: undefined }
       entries.set(id, e)
     }
     return e
@@ -108,10 +108,9 @@ export function registerLoop(ctx, deps) {
 
   const agentOf = (id) => safe(() => ctx.agents?.get(id))
   const sessionOf = (id) => safe(() => ctx.sessions?.get(id))
-  const seriesOf = (id) => {
-    const p = getProjector(id)
-    return p === undefined ? null : p.seriesJson(id, 0)
-  }
+  // The projector itself: the controller reads its full series (the digest shows changed files
+  // and whole commands, which the wire form leaves out).
+  const seriesOf = (id) => getProjector(id) ?? null
   const factsOf = (id) => {
     const agent = agentOf(id)
     const p = getProjector(id)
@@ -154,11 +153,52 @@ export function registerLoop(ctx, deps) {
     }
   }
 
+  // The host's own stop (session.cancel: the composer's stop button) is agent.cancel. A running turn
+  // then ends `aborted` (onEvent below), but a cancel while the agent is idle — the settle window, a
+  // supervisor review in flight — logs nothing and the host emits no event for it. So the agent of
+  // each session we drive reports its cancels to the controller, which decides (hostCancelled).
+  const watchCancels = (id, e) => {
+    const agent = agentOf(id)
+    if (agent === undefined || e.watched?.agent === agent || typeof agent.cancel !== 'function') return
+    const original = agent.cancel
+    const own = Object.prototype.hasOwnProperty.call(agent, 'cancel')
+    try {
+      Object.defineProperty(agent, 'cancel', {
+        configurable: true,
+        writable: true,
+        value: function cancel(cause, options) {
+          const cur = entries.get(id)
+          if (cur !== undefined) {
+            try {
+              execute(id, cur, cur.c.hostCancelled(String(cause?.kind ?? '')))
+            } catch (error) {
+              log(id, `host cancel failed: ${error?.message ?? error}`)
+            }
+          }
+          return original.call(this, cause, options)
+        },
+      })
+      e.watched = { agent, original, own }
+    } catch {
+      // A sealed agent: only the aborted turn ends are seen.
+    }
+  }
+  const unwatch = (e) => {
+    const w = e.watched
+    if (w === undefined) return
+    e.watched = undefined
+    safe(() => {
+      if (w.own) w.agent.cancel = w.original
+      else delete w.agent.cancel
+    })
+  }
+
   const settle = (id) => {
     const e = entries.get(id)
     if (e === undefined) return
     e.timer = undefined
     if (!e.c.armed) return
+    watchCancels(id, e)
     execute(id, e, e.c.settled(seriesOf(id), factsOf(id)))
   }
 
@@ -239,6 +279,7 @@ export function registerLoop(ctx, deps) {
     const id = session?.id
     const e = typeof id === 'string' ? entries.get(id) : undefined
     if (e === undefined) return
+    watchCancels(id, e)
     const reason = event.data?.reason?.kind ?? 'completed'
     execute(id, e, e.c.turnEnded(String(reason)))
     if (e.c.armed && reason !== 'aborted') scheduleSettle(id, e)
@@ -246,6 +287,7 @@ export function registerLoop(ctx, deps) {
   if (typeof ctx.on === 'function') ctx.on('session/event', onEvent)
 
   const afterArm = (id, e) => {
+    watchCancels(id, e)
     if (agentOf(id)?.status === 'idle') scheduleSettle(id, e)
   }
 
@@ -282,6 +324,7 @@ export function registerLoop(ctx, deps) {
       for (const e of entries.values()) {
         if (e.timer !== undefined) clearTimeout(e.timer)
         e.review?.abort(new Error('disposed'))
+        unwatch(e)
       }
       entries.clear()
     },

@@ -17,6 +17,8 @@ inline constexpr std::string_view kAuditCloseLine = "Address the findings";
 inline constexpr std::string_view kChallengeLine = "the run is NOT over";
 inline constexpr std::string_view kReviewHeader = "Supervisor review (advisory, from the second model):";
 inline constexpr std::string_view kReviewOkLine = "Supervisor review: OK.";
+// Ours (not in the shared vectors): a review was asked for and gave no usable answer.
+inline constexpr std::string_view kReviewFailedLine = "Supervisor review: failed.";
 inline constexpr std::string_view kContinueTrailer = "Continue the kernel-optimization run";
 // Regular expressions, as text: "started background job (\S+)" and "(\d+)/(\d+) evaluations used".
 inline constexpr std::string_view kBackgroundJobAnnounce = "started background job ";

@@ -12,7 +12,10 @@ namespace kopt {
 struct ChartOptions {
   double width = 960;   // viewBox units
   double height = 300;
-  long long budget = 0;  // the loop's budget for the phase split (M-5); 0 = none
+  // The phase split (M-5) judges each row against the budget its run logged (DV-11); `budget` is
+  // used only when no round states one (0 = none), or for every row when `fixedBudget` (a what-if).
+  long long budget = 0;
+  bool fixedBudget = false;
   static ChartOptions from_json(const json& j);  // {width?, height?}, clamped to sane sizes
 };
 
@@ -27,7 +30,8 @@ std::string format_latency(double ms);
 //   markers {best {index, x, y} | null, finalized [{index, x, y}], profiled [{seq, x}]},
 //   bestLine {y, label} | null, reference {latencyMs, label} | null, drift {min, max, ratio, count,
 //   minLabel, maxLabel} | null, baselineY (where unmeasured points sit, below the axis),
-//   phases ["optimization" | "over-budget" | "wrap-up" per iteration], counts {optimization,
+//   phases ["optimization" | "over-budget" | "wrap-up" per iteration], rowRounds [index into the
+//   series' rounds of the loop message in force for each iteration, or null], counts {optimization,
 //   overBudget, wrapUp}, final {index, latencyMs, label, remeasured} | null (the finalized number:
 //   the plugin's replay when there is one, else the finalized point as reported).
 json chart_json(const Series& s, const ChartOptions& opt = {});
@@ -37,8 +41,9 @@ std::string chart_json_text(const Series& s, const ChartOptions& opt = {});
 void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt = {});  // appends
 
 // The same from a series as it travels on the wire (the /series body or a vectors `series`).
-// Reads the fields the chart needs (budget from control.loop.budget unless the options set one);
-// tolerant of anything else.
+// Reads the fields the chart needs, rounds with their counters included; tolerant of anything else.
+// The in-memory loop state (`control`) is not read: the phases are the log's, so a live view and a
+// replay after a restart draw the same.
 json chart_json_from_wire(const json& series, const ChartOptions& opt = {});
 
 }  // namespace kopt

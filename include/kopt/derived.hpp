@@ -50,9 +50,20 @@ class WrapUpIndex {
   std::size_t first_nan_;      // the first round whose seq is not a number: every walk stops there
 };
 long long completed_evals(const Series& s);
-// "optimization" | "over-budget" | "wrap-up" per iteration.
-std::vector<std::string> evaluation_phases(const Series& s, long long budget);
+// "optimization" | "over-budget" | "wrap-up" per iteration (M-5). Each row is judged against the
+// budget its run logged (DV-11: the latest round with counters at or before it, else the first
+// after it); `fallback` only when no round states a budget.
+std::vector<std::string> evaluation_phases(const Series& s, long long fallback);
+// The same against one budget for every row (a what-if: `kopt report --budget N`).
+std::vector<std::string> evaluation_phases_fixed(const Series& s, long long budget);
 std::size_t latest_run_start(const Series& s);
+// The loop message in force when a row ran: the last round with seq < the row's seq. The record's
+// supervision column shows that round's own review (or that it failed, or nothing) — never an
+// older round's advice.
+std::optional<std::size_t> round_in_force(const Series& s, double seq);
+// round_in_force for every row, O((rows + rounds) log rounds) when rounds are in seq order (the log's
+// order), falling back to the linear rule otherwise.
+std::vector<std::optional<std::size_t>> rounds_in_force(const Series& s);
 bool unfinished_run(const Series& s);
 std::vector<double> implied_references(const Series& s);
 std::optional<double> reference_latency(const Series& s);

@@ -26,6 +26,7 @@ inline constexpr std::string_view kAuditClose = "Address the findings";
 inline constexpr std::string_view kChallenge = "the run is NOT over";
 inline constexpr std::string_view kReviewHeader = "Supervisor review (advisory, from the second model):";
 inline constexpr std::string_view kReviewOk = "Supervisor review: OK.";
+inline constexpr std::string_view kReviewFailed = "Supervisor review: failed.";  // + why, one line
 inline constexpr std::string_view kContinue = "Continue the kernel-optimization run";
 inline constexpr std::string_view kCountersSuffix = " evaluations used";  // "D/B evaluations used"
 // Ours (not read by the projection): the run language line, read back by language_of_message.
@@ -39,6 +40,9 @@ struct ReviewOutcome {
   bool reviewed = false;  // an answer came back (advice or approval)
   std::optional<std::string> advice;
   std::optional<std::string> note;
+  // A review was asked for and gave no usable answer: timeout | error | aborted | empty. The message
+  // says so (one line), so the record never shows an older review in its place.
+  std::optional<std::string> failure;
   static ReviewOutcome from(const Verdict& v);
 };
 
@@ -124,6 +128,11 @@ class LoopController {
   Actions stop();
   // A turn ended; reason as logged (completed, aborted, error, …). An aborted turn disarms.
   Actions turn_ended(std::string_view reason);
+  // The host cancelled the agent's work (session.cancel — the composer's stop button — or any
+  // other cancel), whether or not a turn was running: a human stop that the host already carries
+  // out, so it disarms `stopped` and forgets a review in flight without a second abort. An idle
+  // agent logs no turn end for such a cancel, so this is the only trace of it.
+  Actions host_cancelled(std::string_view cause);
   // The agent's turn settled (after the host's settle delay).
   Actions settled(const Series& s, const HostFacts& facts);
   // The supervisor answered (or failed) for `token`. The series and facts are re-read now.

@@ -67,6 +67,7 @@ struct Round {
   Seq seq;
   std::optional<long long> round, evalsUsed, budget;
   std::optional<std::string> review, reviewNote;
+  bool reviewFailed = false;  // ours: the message says its review was asked for and failed
   bool wrapUp = false, audit = false, challenge = false;
 };
 

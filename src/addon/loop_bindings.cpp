@@ -3,6 +3,8 @@
 //
 //   new LoopController(settingsJson)
 //     .arm(budget|null, lang) .stop() .turnEnded(reason)            -> actions JSON
+//     .hostCancelled(causeKind)                                     -> actions JSON
+//   (a series argument is a Projector, or a wire series JSON string)
 //     .settled(seriesJson, factsJson)                               -> actions JSON
 //     .supervisorAnswered(token, answerJson, seriesJson, factsJson) -> actions JSON
 //     .control(seriesJson|evalsDone|null)                           -> control JSON (P-4)
@@ -31,9 +33,12 @@ json json_arg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
   return *v;
 }
 
-// A series argument: a wire series JSON string, or null/undefined for "no series".
+// A series argument: a Projector (its full series: file paths of the changes and whole commands,
+// which the wire form leaves out and the supervisor digest needs), a wire series JSON string, or
+// null/undefined for "no series".
 std::optional<Series> series_arg(const Napi::CallbackInfo& info, std::size_t i) {
   if (info.Length() <= i || info[i].IsNull() || info[i].IsUndefined()) return std::nullopt;
+  if (info[i].IsObject()) return UnwrapProjector(info.Env(), info[i]).series();
   const json j = json_arg(info, i, "series");
   if (!j.is_object()) ThrowCoded(info.Env(), "KOPT_BAD_JSON", "series must be a JSON object");
   return series_from_wire(j);
@@ -68,7 +73,8 @@ class LoopWrap : public Napi::ObjectWrap<LoopWrap> {
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "LoopController",
                        {InstanceMethod("arm", &LoopWrap::Arm), InstanceMethod("stop", &LoopWrap::Stop),
-                        InstanceMethod("turnEnded", &LoopWrap::TurnEnded), InstanceMethod("settled", &LoopWrap::Settled),
+                        InstanceMethod("turnEnded", &LoopWrap::TurnEnded),
+                        InstanceMethod("hostCancelled", &LoopWrap::HostCancelled), InstanceMethod("settled", &LoopWrap::Settled),
                         InstanceMethod("supervisorAnswered", &LoopWrap::Answered),
                         InstanceMethod("control", &LoopWrap::Control),
                         InstanceMethod("applyControl", &LoopWrap::ApplyControl),
@@ -116,6 +122,12 @@ class LoopWrap : public Napi::ObjectWrap<LoopWrap> {
     return guarded(info, "turnEnded", [&] {
       const std::string reason = info.Length() >= 1 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
       return out(info.Env(), actions_json(c_->turn_ended(reason)));
+    });
+  }
+  Napi::Value HostCancelled(const Napi::CallbackInfo& info) {
+    return guarded(info, "hostCancelled", [&] {
+      const std::string cause = info.Length() >= 1 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
+      return out(info.Env(), actions_json(c_->host_cancelled(cause)));
     });
   }
   Napi::Value Settled(const Napi::CallbackInfo& info) {

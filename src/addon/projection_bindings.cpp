@@ -192,7 +192,7 @@ Projector& UnwrapProjector(Napi::Env env, Napi::Value value) {
   return JsProjector::Unwrap(value.As<Napi::Object>())->core();
 }
 
-Napi::Object NewProjector(Napi::Env env, Napi::Value config) {
+Napi::Object NewProjector(Napi::Env /*env*/, Napi::Value config) {
   if (config.IsUndefined() || config.IsNull()) return JsProjector::constructor->New({});
   return JsProjector::constructor->New({config});
 }

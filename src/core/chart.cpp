@@ -18,7 +18,10 @@ std::string to_precision(double v, int p) {
   if (!std::isfinite(v)) return "NaN";
   if (v == 0) {
     std::string s = "0";
-    if (p > 1) s += "." + std::string(p - 1, '0');
+    if (p > 1) {
+      s += '.';
+      s.append(static_cast<std::size_t>(p - 1), '0');
+    }
     return s;
   }
   char buf[64];
@@ -33,17 +36,22 @@ std::string to_precision(double v, int p) {
   for (char c : mant)
     if (c != '.') digits += c;
   std::string out;
+  // Built by appending: GCC 12 misreports `"lit" + std::string&&` as an overlapping memcpy (-Wrestrict).
+  if (neg) out += '-';
   if (e < -6 || e >= p) {
-    out = digits.substr(0, 1);
-    if (p > 1) out += "." + digits.substr(1);
-    out += e >= 0 ? "e+" + std::to_string(e) : "e-" + std::to_string(-e);
+    out += digits.substr(0, 1);
+    if (p > 1) out.append(".").append(digits, 1, std::string::npos);
+    out += e >= 0 ? "e+" : "e-";
+    out += std::to_string(e >= 0 ? e : -e);
   } else if (e >= 0) {
-    out = digits.substr(0, e + 1);
-    if (static_cast<int>(digits.size()) > e + 1) out += "." + digits.substr(e + 1);
+    out += digits.substr(0, static_cast<std::size_t>(e) + 1);
+    if (static_cast<int>(digits.size()) > e + 1) out.append(".").append(digits, static_cast<std::size_t>(e) + 1, std::string::npos);
   } else {
-    out = "0." + std::string(-e - 1, '0') + digits;
+    out += "0.";
+    out.append(static_cast<std::size_t>(-e - 1), '0');
+    out += digits;
   }
-  return neg ? "-" + out : out;
+  return out;
 }
 
 // toPrecision(3) without trailing zeros: 2.50 → 2.5, 3.00 → 3.
@@ -463,7 +471,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   t.key("xLabelY").num(xlabel_row);
 
   // Phases (M-5) and the counts the summary shows.
-  const auto phases = evaluation_phases(s, opt.budget);
+  const auto phases = opt.fixedBudget ? evaluation_phases_fixed(s, opt.budget) : evaluation_phases(s, opt.budget);
   long long c_opt = 0, c_over = 0, c_wrap = 0;
   t.key("phases").open('[');
   for (std::size_t i = 0; i < phases.size(); ++i) {
@@ -472,6 +480,15 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
     if (phases[i] == "wrap-up") ++c_wrap;
     else if (phases[i] == "over-budget") ++c_over;
     else ++c_opt;
+  }
+  t.close(']');
+  // The loop message in force for each row (its supervision column), by the same rule as the report.
+  t.key("rowRounds").open('[');
+  for (const auto& r : rounds_in_force(s)) {
+    t.item();
+    if (r) t.num(static_cast<double>(*r));
+    else t.null();
+    t.value_done();
   }
   t.close(']');
   t.key("counts").open('{');
@@ -539,12 +556,9 @@ json chart_json_from_wire(const json& series, const ChartOptions& opt) {
         if (auto v = num_of(w, "round")) r.round = static_cast<long long>(*v);
         r.wrapUp = bool_of(w, "wrapUp").value_or(false);
         r.audit = bool_of(w, "audit").value_or(false);
+        if (auto v = num_of(w, "budget"); v && *v >= 1 && *v <= 1e9) r.budget = static_cast<long long>(*v);
         s.rounds.push_back(std::move(r));
       }
-    }
-    if (auto it = series.find("control"); it != series.end() && it->is_object()) {
-      if (auto lp = it->find("loop"); lp != it->end() && lp->is_object())
-        if (auto b = num_of(*lp, "budget"); b && *b >= 1 && o.budget == 0) o.budget = static_cast<long long>(*b);
     }
     if (auto b = num_of(series, "bestIndex"); b && *b >= 0 && *b < static_cast<double>(s.iterations.size()))
       s.bestIndex = static_cast<std::size_t>(*b);

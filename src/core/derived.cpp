@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 namespace kopt {
@@ -96,7 +97,11 @@ long long completed_evals(const Series& s) {
   return n;
 }
 
-std::vector<std::string> evaluation_phases(const Series& s, long long budget) {
+namespace {
+
+// M-5 with the budget of each row given by `budget_of(row)`.
+template <class BudgetOf>
+std::vector<std::string> phases_with(const Series& s, BudgetOf budget_of) {
   std::vector<std::string> out;
   out.reserve(s.iterations.size());
   long long counted = 0;
@@ -107,7 +112,58 @@ std::vector<std::string> evaluation_phases(const Series& s, long long budget) {
       continue;
     }
     if (!it.pending) ++counted;  // a pending row takes the label of the count so far but is not counted
+    const long long budget = budget_of(it);
     out.emplace_back(budget > 0 && counted > budget ? "over-budget" : "optimization");
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> evaluation_phases(const Series& s, long long fallback) {
+  // DV-11: a row is judged against the budget the loop logged for the run in force at its seq —
+  // the latest round stating counters at or before it, else the first one after it (the message
+  // that first counted it). History is the log's: re-arming with another budget relabels nothing
+  // already run, and a replay after a restart draws what was seen live. `fallback` serves only a
+  // log whose rounds state no budget.
+  std::vector<std::pair<double, long long>> stated;  // (round seq, budget), in log order
+  for (const auto& r : s.rounds)
+    if (r.budget && *r.budget > 0) stated.emplace_back(r.seq.num, *r.budget);
+  if (stated.empty()) return phases_with(s, [&](const Iteration&) { return fallback; });
+  return phases_with(s, [&](const Iteration& it) {
+    auto after = std::upper_bound(stated.begin(), stated.end(), it.seq.num,
+                                  [](double seq, const auto& r) { return seq < r.first; });
+    return after == stated.begin() ? after->second : std::prev(after)->second;
+  });
+}
+
+std::vector<std::string> evaluation_phases_fixed(const Series& s, long long budget) {
+  return phases_with(s, [&](const Iteration&) { return budget; });
+}
+
+std::optional<std::size_t> round_in_force(const Series& s, double seq) {
+  std::optional<std::size_t> found;
+  for (std::size_t i = 0; i < s.rounds.size(); ++i)
+    if (s.rounds[i].seq.num < seq) found = i;
+  return found;
+}
+
+std::vector<std::optional<std::size_t>> rounds_in_force(const Series& s) {
+  std::vector<std::optional<std::size_t>> out;
+  out.reserve(s.iterations.size());
+  const auto& rs = s.rounds;
+  const bool sorted = std::is_sorted(rs.begin(), rs.end(),
+                                     [](const auto& a, const auto& b) { return a.seq.num < b.seq.num; });
+  for (const auto& it : s.iterations) {
+    if (!sorted) {
+      out.push_back(round_in_force(s, it.seq.num));
+      continue;
+    }
+    // the last round with seq < the row's seq
+    auto pos = std::lower_bound(rs.begin(), rs.end(), it.seq.num,
+                                [](const auto& r, double v) { return r.seq.num < v; });
+    out.push_back(pos == rs.begin() ? std::nullopt
+                                    : std::optional<std::size_t>(static_cast<std::size_t>(pos - rs.begin()) - 1));
   }
   return out;
 }

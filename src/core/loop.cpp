@@ -152,6 +152,14 @@ Actions LoopController::turn_ended(std::string_view reason) {
   return out;
 }
 
+Actions LoopController::host_cancelled(std::string_view /*cause*/) {
+  // Every cause counts (user, parent, hook, disposed): whoever cancels the agent's work, the loop
+  // must not start it again by itself.
+  Actions out;
+  if (armed_ || pending_) disarm("stopped", out);
+  return out;
+}
+
 Actions LoopController::settled(const Series& s, const HostFacts& facts) {
   // One checkpoint at a time: a settle during a review is covered when the review answers.
   if (!armed_ || pending_ || !facts.agentIdle || facts.humanQueued) return {};
@@ -277,7 +285,8 @@ Actions LoopController::supervisor_answered(std::uint64_t token, const Superviso
   pending_.reset();
   // Failure, timeout or silence: no record, never approval; the loop goes on without it.
   const bool usable = answer.finish == "stop" || answer.finish == "max-tokens";
-  const ReviewOutcome review = usable ? ReviewOutcome::from(advice_from_reply(answer.text)) : ReviewOutcome{};
+  ReviewOutcome review = usable ? ReviewOutcome::from(advice_from_reply(answer.text)) : ReviewOutcome{};
+  if (!review.reviewed) review.failure = usable ? "empty" : answer.finish == "timeout" || answer.finish == "aborted" ? answer.finish : "error";
   // Re-check after the answer: the human may have taken the session meanwhile.
   if (!armed_ || !facts.agentIdle || facts.humanQueued) return {};
   // The run moved while we asked: decide afresh on what is there now.

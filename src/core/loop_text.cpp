@@ -12,8 +12,21 @@ std::string num(long long v) { return std::to_string(v); }
 
 // The review block. Advice sits between the header and a closing anchor, so the caller must put
 // one after it; an approval is one line.
-void review_block(std::string& out, const ReviewOutcome& r) {
-  if (!r.reviewed) return;
+void review_block(std::string& out, const ReviewOutcome& r, Lang lang) {
+  if (!r.reviewed) {
+    if (!r.failure) return;
+    out += "\n\n";
+    out += anchor::kReviewFailed;
+    const std::string& why = *r.failure;
+    if (lang == Lang::zh) {
+      out += why == "timeout" ? " 第二模型在时限内没有回答" : why == "empty" ? " 第二模型的回答是空的" : " 第二模型的调用失败了";
+      out += "（" + why + "）；本轮没有审查，照常继续。";
+    } else {
+      out += why == "timeout" ? " The second model did not answer in time" : why == "empty" ? " The second model's answer was empty" : " The call to the second model failed";
+      out += " (" + why + "); no review this round, carry on as usual.";
+    }
+    return;
+  }
   out += "\n\n";
   if (r.advice) {
     out += anchor::kReviewHeader;
@@ -77,7 +90,7 @@ std::string continuation_text(const ContinuationText& in) {
                     " evaluations since the last improvement — profile to find the bottleneck, or switch to another "
                     "family of ideas, before spending more budget on this line.";
   }
-  review_block(out, in.review);
+  review_block(out, in.review, in.lang);
   out += "\n\n";
   out += anchor::kContinue;
   if (in.challenge) {
@@ -154,7 +167,7 @@ std::string wrapup_text(Lang lang, long long evals_done, long long budget, std::
   out += anchor::kCountersSuffix;
   out += "; stopping (" + std::string(reason) + ").";
   if (zh) out += reason == "budget" ? " 评测预算已用完。" : " 连续几轮没有新的评测。";
-  review_block(out, review);
+  review_block(out, review, lang);
   out += "\n\n";
   out += anchor::kWrapUpClose;
   if (zh) {
@@ -183,7 +196,7 @@ std::string audit_text(Lang lang, const ReviewOutcome& review) {
   out += anchor::kAuditPrefix;
   out += zh ? " the run is finalized — 运行已 finalize，监督模型检查了最终结果。"
             : " the run is finalized; the supervisor checked the final results.";
-  review_block(out, review);
+  review_block(out, review, lang);
   out += "\n\n";
   if (review.advice) {
     out += anchor::kAuditClose;

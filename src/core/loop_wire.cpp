@@ -142,6 +142,7 @@ Series series_from_wire(const json& body) {
     r.budget = opt_int(j, "budget");
     r.review = opt_str(j, "review");
     r.reviewNote = opt_str(j, "reviewNote");
+    r.reviewFailed = flag(j, "reviewFailed");
     r.wrapUp = flag(j, "wrapUp");
     r.audit = flag(j, "audit");
     r.challenge = flag(j, "challenge");

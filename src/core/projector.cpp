@@ -598,6 +598,8 @@ struct Projector::Impl {
         end = std::min(end, after.find(a));
       std::string_view advice = js_trim(after.substr(0, end));
       if (!advice.empty()) r.review = std::string(advice);
+    } else if (text.find(anchors::kReviewFailedLine) != std::string_view::npos) {
+      r.reviewFailed = true;
     }
     rounds.push_back(std::move(r));
   }

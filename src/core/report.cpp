@@ -218,10 +218,12 @@ Report build_report(ReportInput in) {
   opt.width = 1000;
   opt.height = 320;
   opt.budget = r.budget;
+  opt.fixedBudget = r.in.budget > 0;  // --budget N: a what-if over the whole log
   r.chart = chart_json(s, opt);
   const auto& phases = r.chart["phases"];
   const std::optional<double> ref = reference_latency(s);
   r.rows.reserve(s.iterations.size());
+  const auto row_rounds = rounds_in_force(s);
   for (std::size_t i = 0; i < s.iterations.size(); ++i) {
     const Iteration& it = s.iterations[i];
     ReportRow row;
@@ -229,7 +231,7 @@ Report build_report(ReportInput in) {
     row.verdict = verdict_of(it);
     row.trust = trust_of(it);
     row.plan = last_before(s.plans, it.seq.num);
-    row.round = last_before(s.rounds, it.seq.num);
+    row.round = row_rounds[i];
     if (ref && *ref > 0 && it.latencyMs && *it.latencyMs > 0) row.pooledSpeedup = *ref / *it.latencyMs;
     r.rows.push_back(std::move(row));
   }
@@ -357,6 +359,7 @@ const Text kTexts[] = {
     {"rev.round", "第 {n} 轮", "Round {n}"},
     {"rev.wrapup", "收尾复审", "Wrap-up review"},
     {"rev.audit", "终审", "Final review"},
+    {"rev.failed", "监督失败 Review failed", "Review failed"},
     {"rev.challenge", "早停质询", "Challenge"},
     {"rev.ok", "✓ 无异议 OK", "✓ OK"},
     {"rev.advice", "建议 advice", "advice"},
@@ -854,7 +857,10 @@ void record_table(std::string& o, const Report& r, ReportLang lang) {
     if (row.round) {
       const Round& rd = s.rounds[*row.round];
       const std::string label = html_escape(round_label(lang, rd));
-      if (!rd.review) {
+      if (rd.reviewFailed) {
+        o += "<span class=\"tag bad\" data-kopt=\"review-failed\">" + std::string(T(lang, "rev.failed")) +
+             "</span><span class=\"sub\">" + label + "</span>";
+      } else if (!rd.review) {
         o += "<span class=\"sub\">" + label + "</span>";
       } else if (*rd.review == "ok") {
         o += "<span class=\"okc\">" + std::string(T(lang, "rev.ok")) + "</span><span class=\"sub\">" + label +

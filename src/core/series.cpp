@@ -126,6 +126,7 @@ void write_json(std::string& out, const Round& r) {
   if (r.budget) w.num("budget", static_cast<double>(*r.budget));
   w.opt("review", r.review);
   w.opt("reviewNote", r.reviewNote);
+  w.flag("reviewFailed", r.reviewFailed);
   w.flag("wrapUp", r.wrapUp);
   w.flag("audit", r.audit);
   w.flag("challenge", r.challenge);

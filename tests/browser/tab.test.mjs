@@ -30,6 +30,7 @@ before(async () => {
     sessions: {
       demo: { events: demoEvents({ n: 24 }) },
       looping: { events: demoEvents({ n: 6, finalize: false }) },
+      armed8: { events: demoEvents({ n: 6, finalize: false }) },
       plain: { preset: 'standard', events: [] },
       big: { events: bigEvents(1000) },
     },
@@ -161,6 +162,21 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
     await strip.locator('[data-kopt=strip-stop]').click()
     await strip.waitFor({ state: 'detached' })
     assert.match(await page.locator('[data-kopt=loop-status]').innerText(), /手动停止/)
+    await page.close()
+  })
+
+  test('a loop armed elsewhere (/kloop 8) shows its own budget in the tab, not the default', async () => {
+    const r = await fetch(`${host.url}/plugins/kernel-opt/control`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sessionId: 'armed8', action: 'loop-arm', budget: 8 }),
+    })
+    assert.equal(r.status, 200)
+    const { page } = await open('armed8', 'zh')
+    await page.locator('[data-kopt=loop-status]').waitFor()
+    await page.waitForFunction(() => /8/.test(document.querySelector('[data-kopt=loop-status]')?.textContent ?? ''))
+    const field = page.locator('[data-kopt=panel] [data-kopt=budget]')
+    assert.equal(await field.inputValue(), '8')
+    assert.equal(await field.isDisabled(), true)
     await page.close()
   })
 

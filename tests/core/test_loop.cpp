@@ -163,6 +163,30 @@ TEST(LoopStop, M9_AbortedTurnDisarms) {
   EXPECT_TRUE(c.turn_ended("aborted").empty());
 }
 
+TEST(LoopStop, M9_HostCancelWhileIdleDisarmsWithoutASecondAbort) {
+  // session.cancel in the settle window: no turn ends, the host's cancel is the only signal.
+  LoopController c = armed(10);
+  c.settled(run(1), idle());
+  const Actions a = c.host_cancelled("user");
+  EXPECT_EQ(count(a, T::abort_turn), 0);  // the host is already cancelling
+  EXPECT_EQ(count(a, T::send), 0);
+  EXPECT_EQ(find(a, T::disarmed)->reason, "stopped");
+  EXPECT_FALSE(c.armed());
+  EXPECT_TRUE(c.settled(run(2), idle()).empty());
+  EXPECT_TRUE(c.host_cancelled("user").empty());
+  // During a review: the answer, when it comes, sends nothing.
+  LoopController d = supervised(10);
+  const auto tok = d.settled(run(1), idle())[0].token;
+  EXPECT_EQ(find(d.host_cancelled("user"), T::disarmed)->reason, "stopped");
+  EXPECT_FALSE(d.review_pending());
+  EXPECT_TRUE(d.supervisor_answered(tok, answer("advice"), run(1), idle()).empty());
+  // Any cause: a parent's cancel or the agent's disposal stops the loop too.
+  for (const char* cause : {"parent", "hook", "disposed", ""}) {
+    LoopController e = armed(10);
+    EXPECT_EQ(find(e.host_cancelled(cause), T::disarmed)->reason, "stopped") << cause;
+  }
+}
+
 TEST(LoopSupervision, M14_OnNeedsARouteAndTheOverrideWins) {
   LoopController c;
   EXPECT_TRUE(c.set_supervise(true).has_value());
@@ -221,9 +245,21 @@ TEST(LoopSupervision, N2_FailureTimeoutOrSilenceIsNoRecordNeverApproval) {
     const auto tok = c.settled(run(1), idle())[0].token;
     const Actions a = c.supervisor_answered(tok, ans, run(1), idle());
     ASSERT_EQ(count(a, T::send), 1) << ans.text << "/" << ans.finish;
-    EXPECT_EQ(a[0].text.find("Supervisor review"), std::string::npos);
+    // No advice and never an approval, but the message says the review failed (and why), so the
+    // record shows a failure rather than an older review.
+    EXPECT_EQ(a[0].text.find(anchor::kReviewOk), std::string::npos);
+    EXPECT_EQ(a[0].text.find(anchor::kReviewHeader), std::string::npos);
+    const auto at = a[0].text.find(anchor::kReviewFailed);
+    ASSERT_NE(at, std::string::npos) << a[0].text;
+    const std::string why = ans.finish == "stop" ? "empty" : ans.finish;
+    EXPECT_NE(a[0].text.find("(" + why + ")", at), std::string::npos) << a[0].text;
     EXPECT_FALSE(c.review_pending());
   }
+  // Without supervision there is no review line at all.
+  LoopController plain = armed(10);
+  const Actions a = plain.settled(run(1), idle());
+  ASSERT_EQ(count(a, T::send), 1);
+  EXPECT_EQ(a[0].text.find("Supervisor review"), std::string::npos);
 }
 
 TEST(LoopSupervision, N2_MaxTokensSilenceRetriesOnceWithReasoningOff) {
@@ -241,7 +277,10 @@ TEST(LoopSupervision, N2_MaxTokensSilenceRetriesOnceWithReasoningOff) {
   EXPECT_EQ(retry[0].token, ask.token);
   const Actions a = c.supervisor_answered(ask.token, answer("", "max-tokens"), run(1), idle());
   ASSERT_EQ(count(a, T::send), 1);  // not a third call: go on without a review
-  EXPECT_EQ(a[0].text.find("Supervisor review"), std::string::npos);
+  EXPECT_EQ(a[0].text.find(anchor::kReviewOk), std::string::npos);
+  EXPECT_EQ(a[0].text.find(anchor::kReviewHeader), std::string::npos);
+  EXPECT_NE(a[0].text.find(std::string(anchor::kReviewFailed) + " The second model's answer was empty (empty)"),
+            std::string::npos) << a[0].text;
 }
 
 TEST(LoopSupervision, MaxTokensWithTextIsAnAnswer) {

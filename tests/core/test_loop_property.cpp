@@ -1,4 +1,4 @@
-// Property test: random interleavings of settles, aborts, human messages, stops, evaluations,
+// Property test: random interleavings of settles, aborts, host cancels, human messages, stops, evaluations,
 // finalizes, re-arms and supervisor answers. Invariants:
 //  - a human stop always wins: it aborts first, and nothing is sent until the next arm;
 //  - never two messages for one settle (a review's answer counts for the settle that asked);
@@ -129,6 +129,17 @@ void run_property(std::uint32_t seed, int steps) {
       ASSERT_FALSE(c.review_pending());
       silenced = true;
       idle = true;
+    } else if (ev < 65) {  // the host's own stop (session.cancel), with or without a running turn
+      const Actions a = c.host_cancelled("user");
+      ASSERT_EQ(count(a, T::send), 0);
+      ASSERT_EQ(count(a, T::abort_turn), 0);
+      ASSERT_FALSE(c.armed());
+      ASSERT_FALSE(c.review_pending());
+      silenced = true;
+      if (!idle) {
+        idle = true;  // the running turn then ends aborted: nothing more to do
+        ASSERT_TRUE(c.turn_ended("aborted").empty());
+      }
     } else if (ev < 70) {  // a human message arrives or is taken
       queued = !queued;
       if (!queued) idle = false;  // taken: the human's turn runs

@@ -119,6 +119,30 @@ TEST_P(LoopTextBoth, M4_WrapUpAndAudit) {
 INSTANTIATE_TEST_SUITE_P(Langs, LoopTextBoth, ::testing::Values(Lang::zh, Lang::en),
                          [](const auto& info) { return std::string(lang_code(info.param)); });
 
+TEST_P(LoopTextBoth, FailedReviewIsReadBackAsFailedNeverAsAdvice) {
+  ReviewOutcome failed;
+  failed.failure = "timeout";
+  ContinuationText t;
+  t.lang = GetParam();
+  t.round = 2;
+  t.evalsDone = 3;
+  t.budget = 8;
+  t.review = failed;
+  const Round r = read_back(continuation_text(t));
+  EXPECT_TRUE(r.reviewFailed);
+  EXPECT_FALSE(r.review.has_value());
+  EXPECT_EQ(r.round, 2);
+  const Round w = read_back(wrapup_text(GetParam(), 8, 8, "budget", "kernel_finalize", failed));
+  EXPECT_TRUE(w.wrapUp);
+  EXPECT_TRUE(w.reviewFailed);
+  EXPECT_FALSE(w.review.has_value());
+  // A real review is never mistaken for a failure.
+  t.review = advice("Profile first.");
+  const Round a = read_back(continuation_text(t));
+  EXPECT_FALSE(a.reviewFailed);
+  EXPECT_EQ(a.review, std::optional<std::string>("Profile first."));
+}
+
 TEST(LoopText, LanguageDiffersInTheProseOnly) {
   ContinuationText t;
   t.paceEvals = 2;

@@ -268,9 +268,12 @@ TEST(Report, HtmlCountsMatchTheSeries) {
 }
 
 TEST(Report, BudgetOverrideMovesThePhaseSplit) {
+  // --budget N is a what-if over the whole log: it overrides the budgets the rounds state (60).
   const auto r = report_of(kZ03, 20);
   EXPECT_EQ(r.budget, 20);
-  const auto phases = kopt::evaluation_phases(r.in.series, 20);
+  const auto phases = kopt::evaluation_phases_fixed(r.in.series, 20);
+  EXPECT_EQ(r.chart["phases"], kopt::json(phases));
+  EXPECT_EQ(report_of(kZ03).chart["phases"], kopt::json(kopt::evaluation_phases(r.in.series, 0)));
   long long over = 0;
   for (const auto& p : phases) over += p == "over-budget";
   ASSERT_GT(over, 0);

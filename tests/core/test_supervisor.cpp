@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "kopt/loop.hpp"
+#include "kopt/projector.hpp"
 #include "kopt/supervisor.hpp"
 
 using namespace kopt;
@@ -155,6 +156,63 @@ TEST(SupervisorDigest, SummaryTableFullCommandAndRealDiffs) {
   EXPECT_EQ(d.find("OLDEST_CHANGE_MARKER"), std::string::npos);
   // Unchanged context lines are not shown as changes.
   EXPECT_EQ(d.find("- int a;"), std::string::npos);
+}
+
+namespace {
+
+// A tool call and its result, as the host logs them.
+void call(json& evs, const std::string& name, const json& args, const std::string& result) {
+  const std::string id = "call_" + std::to_string(evs.size());
+  json c = json::object();
+  c["type"] = "tool/call";
+  c["seq"] = evs.size();
+  c["data"] = json{{"callId", id}, {"name", name}, {"arguments", args.dump()}};
+  evs.push_back(c);
+  json r = json::object();
+  r["type"] = "tool/result";
+  r["seq"] = evs.size();
+  r["data"] = json::parse(R"({"message":{"role":"user","content":[{"type":"tool-result","content":[{"type":"text","text":""}]}]}})");
+  r["data"]["message"]["source"] = json{{"kind", "tool"}, {"callId", id}};
+  r["data"]["message"]["content"][0]["toolCallId"] = id;
+  r["data"]["message"]["content"][0]["content"][0]["text"] = result;
+  evs.push_back(r);
+}
+
+void bench(json& evs, double latency, const std::string& artifact = "k.cu") {
+  call(evs, "bash", json{{"command", "./bench --kernel " + artifact}},
+       "KERNEL_EVAL={\"artifact\":\"" + artifact + "\",\"latency_ms\":" + std::to_string(latency) + ",\"correct\":true}");
+}
+
+}  // namespace
+
+TEST(SupervisorDigest, ChangeHeadersNameTheFileOfAProjectedRun) {
+  // The loop hands the controller the projector's own series: its changes keep their file paths
+  // (the /series wire form has none), so every diff header says which file changed.
+  json evs = json::array();
+  call(evs, "write", json{{"file_path", "k.cu"}, {"content", "__global__ void k() {}"}}, "ok");
+  bench(evs, 3.0);
+  call(evs, "edit", json{{"file_path", "k.cu"}, {"old_string", "k()"}, {"new_string", "k(int n)"}}, "ok");
+  bench(evs, 2.5);
+  call(evs, "write", json{{"file_path", "src/k2.cu"}, {"content", "// tiled"}}, "ok");
+  bench(evs, 2.0, "src/k2.cu");
+  Projector p;
+  p.feed(evs);
+  const Series s = p.series();
+  ASSERT_EQ(s.iterations.size(), 3u);
+  const std::string d = supervisor_digest(s, DigestInputs{});
+  EXPECT_NE(d.find("--- before #1: write k.cu\n"), std::string::npos) << d;
+  EXPECT_NE(d.find("--- before #2: edit k.cu\n"), std::string::npos) << d;
+  EXPECT_NE(d.find("--- before #3: write src/k2.cu\n"), std::string::npos) << d;
+  EXPECT_EQ(d.find(": write \n"), std::string::npos);
+  // The controller's review prompt carries the same headers.
+  LoopController c;
+  c.set_config_route(Route{"p", "m", std::nullopt});
+  ASSERT_FALSE(c.set_supervise(true).has_value());
+  c.arm(10, Lang::en);
+  const Actions a = c.settled(s, HostFacts{});
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(a[0].type, Action::Type::review);
+  EXPECT_NE(a[0].prompt.find("--- before #3: write src/k2.cu"), std::string::npos);
 }
 
 TEST(SupervisorDigest, DiffSectionIsCapped) {

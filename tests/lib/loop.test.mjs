@@ -181,6 +181,44 @@ test('an aborted turn disarms the loop', async () => {
   assert.equal(h.sent.length, 1)
 })
 
+test('the host\'s stop while no turn runs (a review in flight) disarms; the late answer sends nothing', async () => {
+  const llm = fakeLlm([{ text: 'Keep going.', delayMs: 150 }])
+  const { h, svc } = setup({ llm, timeoutMs: 2000 }, baseConfig({ supervisor: { provider: 'fake', model: 'judge' } }))
+  h.human('Optimize k.cu')
+  h.runCommand('supervise', 'on')
+  h.runCommand('kloop', '5')
+  await until(() => llm.calls.length === 1, 'the review in flight')
+  assert.equal(h.agent.status, 'idle')
+  const sent = h.sent.length
+  h.agent.cancel({ kind: 'user' }, { keepInbox: true }) // session.cancel: the composer's stop button
+  assert.equal(svc.control('session-1').loop.armed, false)
+  assert.equal(svc.control('session-1').loop.stopReason, 'stopped')
+  await sleep(300)
+  assert.equal(h.sent.length, sent, h.sent.join('\n---\n'))
+  // The next human turn gets no continuation either.
+  h.human('one more try')
+  h.emit('turn/end', { turn: 2, reason: { kind: 'completed' } })
+  await sleep(50)
+  assert.equal(h.sent.length, sent)
+})
+
+test('the host\'s stop in the settle window disarms before the checkpoint', async () => {
+  const h = fakeHost()
+  const svc = registerLoop(h.ctx, { getProjector: h.getProjector, kopt, config: baseConfig(), settleMs: 80 })
+  registerLoopCommands(h.ctx, { loop: svc })
+  const original = h.agent.cancel
+  h.human('Optimize k.cu')
+  h.runCommand('kloop', '4')
+  await until(() => h.sent.length === 1, 'the first continuation')
+  await until(() => h.agent.status === 'idle', 'the loop turn to end') // now settling
+  h.agent.cancel({ kind: 'user' }, { keepInbox: true })
+  await sleep(200)
+  assert.equal(h.sent.length, 1, h.sent.join('\n---\n'))
+  assert.equal(svc.control('session-1').loop.stopReason, 'stopped')
+  svc.dispose()
+  assert.equal(h.agent.cancel, original, 'dispose gives the agent its own cancel back')
+})
+
 test('supervisor advice rides the next continuation and is read back into the rounds', async () => {
   const llm = fakeLlm([{ text: 'OK: baseline measured' }, { text: 'Profile once before more variants.' }, { text: 'OK: fine' }])
   const config = baseConfig({ supervisor: { provider: 'fake', model: 'judge', reasoningEffort: 'low' } })
@@ -201,6 +239,9 @@ test('supervisor advice rides the next continuation and is read back into the ro
   assert.ok(llm.calls[0].system.includes('Correctness first'))
 })
 
+// A failed review: no advice, never an approval, but one line saying it failed (and why).
+const noReview = (t) => !t.includes('Supervisor review: OK.') && !t.includes('advisory, from the second model')
+
 test('a slow supervisor times out: the loop goes on without a review', async () => {
   const llm = fakeLlm([{ text: 'too late', delayMs: 2000 }])
   const { h } = setup({ llm, timeoutMs: 40 }, baseConfig({ supervisor: { provider: 'fake', model: 'judge' } }))
@@ -208,7 +249,8 @@ test('a slow supervisor times out: the loop goes on without a review', async () 
   h.runCommand('supervise', 'on')
   h.runCommand('kloop', '2')
   await until(() => h.sent.length >= 2, 'two messages')
-  assert.ok(h.sent.every(t => !t.includes('Supervisor review')), h.sent.join('\n---\n'))
+  assert.ok(h.sent.every(noReview), h.sent.join('\n---\n'))
+  assert.match(h.sent[1], /\nSupervisor review: failed\. .*\(timeout\)/)
   assert.ok(h.sent.every(t => !t.includes('too late')))
   h.runCommand('kloop', 'stop')
 })
@@ -222,19 +264,22 @@ test('an empty answer after max-tokens is retried once with reasoning off, then 
   await until(() => h.sent.length >= 2, 'two continuations')
   assert.equal(llm.calls[0].reasoningEffort, 'high')
   assert.equal(llm.calls[1].reasoningEffort, 'off')
-  assert.ok(h.sent.every(t => !t.includes('Supervisor review')))
+  assert.ok(h.sent.every(noReview))
+  assert.match(h.sent[1], /\nSupervisor review: failed\. .*\(empty\)/)
   h.runCommand('kloop', 'stop')
 })
 
-test('an empty supervisor answer is no record and never an approval', async () => {
+test('an empty supervisor answer is no advice and never an approval: the record says the review failed', async () => {
   const llm = fakeLlm([{ text: '   ' }])
   const { h } = setup({ llm }, baseConfig({ supervisor: { provider: 'fake', model: 'judge' } }))
   h.human('Optimize k.cu')
   h.runCommand('supervise', 'on')
   h.runCommand('kloop', '2')
   await until(() => h.sent.some(t => t.startsWith('[kernel-loop wrap-up]')), 'the wrap-up')
-  assert.ok(h.sent.every(t => !t.includes('Supervisor review')))
-  assert.ok(h.series().rounds.every(r => r.review === undefined))
+  assert.ok(h.sent.every(noReview))
+  const rounds = h.series().rounds
+  assert.ok(rounds.every(r => r.review === undefined))
+  assert.ok(rounds.some(r => r.reviewFailed === true), JSON.stringify(rounds))
 })
 
 test('the panel arms in Chinese through /control and stops through it', async () => {
