@@ -4,7 +4,8 @@
 //     when the conversation carries the marker SLOW-TASK, a loop turn instead runs `sleep 120`
 //     (so a test can stop the loop mid-turn);
 //   * the supervisor (model id given by --judge, default "judge"): its replies are taken in order
-//     from --judge-script ([{text, delayMs?}]; the last one repeats).
+//     from --judge-script ([{text, delayMs?}]; the last one repeats); the model "<judge>-slow" always
+//     answers advice after 3 s (a review the test can stop the loop during);
 // Session-title and compaction calls get fixed texts. Every request is logged to --log.
 //   node loop-fake-llm.mjs --judge-script replies.json --ready ready.json [--log req.jsonl] [--judge judge]
 import { createServer } from 'node:http'
@@ -80,6 +81,9 @@ const server = createServer((req, res) => {
     if (body.model === judge) {
       who = 'judge'
       reply = { ...judgeReplies[Math.min(judgeCalls, judgeReplies.length - 1)], call: judgeCalls++ }
+    } else if (body.model === `${judge}-slow`) {
+      who = 'judge-slow'
+      reply = { text: 'Keep going; try a wider tile.', delayMs: 3000 }
     } else if (req.headers['x-deepseek-harness-compact'] === '1') {
       who = 'compact'
       reply = { text: '## Summary\nThe kernel was benchmarked several times.' }
