@@ -43,7 +43,7 @@ struct CmdMsg {
 };
 struct ReplyMsg {
   uint32_t kind = 0;
-  uint32_t flags = 0;       // kInspect: bit 0 inputs modified, bit 1 output reuses an earlier output
+  uint32_t flags = 0;       // kInspect: bit 0 inputs modified (bit 8+i: input i), bit 1 output reuses an earlier output
   uint64_t alias_mask = 0;  // kInspect: per output i, bit (i*8 + j) = output i overlaps input j (j < 8)
   double ms = 0;            // kDone: the runner's own timer (device time on GPU)
   double kernel_ms = 0;     // kDone: CUPTI kernel time when valid

@@ -112,6 +112,11 @@ bool RemoteOp::start(bool use_bwrap, std::string* why) {
   if (st != -1 && WIFSIGNALED(st)) {
     const char* ab = sigabbrev_np(WTERMSIG(st));
     msg += std::string("; the candidate process was killed by SIG") + (ab ? ab : "?") + " (" + strsignal(WTERMSIG(st)) + ")";
+  } else if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) > 128 && WEXITSTATUS(st) < 128 + 65) {
+    // bubblewrap exits with 128 + the signal that ended the process it ran
+    int sig = WEXITSTATUS(st) - 128;
+    const char* ab = sigabbrev_np(sig);
+    msg += std::string("; the candidate process was killed by SIG") + (ab ? ab : "?") + " (" + strsignal(sig) + ")";
   } else if (st != -1 && WIFEXITED(st)) {
     msg += "; the candidate process exited with status " + std::to_string(WEXITSTATUS(st));
   }

@@ -220,7 +220,8 @@ int main(int argc, char** argv) {
         }
         case kInspect: {
           for (size_t i = 0; i < cur.size(); ++i)
-            if (cur[i].isTensor() && cur[i].toTensor().defined() && checksum(cur[i].toTensor()) != in_sums[i]) m.flags |= 1;
+            if (cur[i].isTensor() && cur[i].toTensor().defined() && checksum(cur[i].toTensor()) != in_sums[i])
+              m.flags |= 1u | (i < 24 ? 1u << (8 + i) : 0u);
           for (size_t oi = 0; oi < last_out.size() && oi < 8; ++oi) {
             for (size_t j = 0; j < cur.size() && j < 8; ++j)
               if (cur[j].isTensor() && overlaps(last_out[oi], cur[j].toTensor())) m.alias_mask |= uint64_t(1) << (oi * 8 + j);

@@ -614,7 +614,13 @@ int worker_main(const std::string& job_path) {
       CallResult cr = cand.call();
       ReplyMsg ins = cand.inspect();
       Verdict v = judge(cr.outputs, corr_ref[t], corr_oracle[t], tol);
-      if (ins.flags & 1) hacks.push_back("the candidate modified its inputs in place");
+      if (ins.flags & 1) {
+        size_t i = 0;
+        while (i < 24 && !(ins.flags & (1u << (8 + i)))) ++i;
+        hacks.push_back(i < 24 && i < spec.inputs.size()
+                            ? "the candidate modified input " + std::to_string(i) + " ('" + spec.inputs[i].name + "') in place"
+                            : std::string("the candidate modified its inputs in place"));
+      }
       if (ins.flags & 2) hacks.push_back("an output returns the buffer of an earlier call's output (stale output reuse)");
       for (size_t oi = 0; oi < cr.outputs.size() && oi < 8; ++oi)
         for (size_t j = 0; j < corr_in[t].size() && j < 8; ++j) {
