@@ -15,11 +15,18 @@ namespace kopt::bench {
 RemoteOp::RemoteOp(const RunnerSpec& spec) : spec_(spec) {
   in_.reset(SharedRegion::create("kopt-in", spec.in_bytes));
   out_region_.reset(SharedRegion::create("kopt-out", spec.out_bytes));
+  try_bwrap_ = spec.allow_bwrap && !bwrap_path().empty();
+  if (!spawn(try_bwrap_)) throw RunnerFailure("cannot start the runner process", false);
+}
+
+// The runner loads LibTorch while the judge works; its "loaded" reply is awaited on first use.
+void RemoteOp::ensure_loaded() {
+  if (loaded_ok_) return;
   std::string why;
-  bool try_bwrap = spec.allow_bwrap && !bwrap_path().empty();
-  if (try_bwrap && start(true, &why)) return;
-  std::string bwrap_problem = try_bwrap ? why : "bubblewrap (bwrap) is not installed";
-  if (!start(false, &why)) throw RunnerFailure(why, why.find("did not answer") != std::string::npos);
+  if (try_bwrap_ && await_loaded(true, &why)) return;
+  std::string bwrap_problem = try_bwrap_ ? why : "bubblewrap (bwrap) is not installed";
+  if (try_bwrap_ && !spawn(false)) throw RunnerFailure("cannot start the runner process", false);
+  if (!await_loaded(false, &why)) throw RunnerFailure(why, why.find("did not answer") != std::string::npos);
   isolation_["weaker_because"] = bwrap_problem;
 }
 
@@ -34,13 +41,10 @@ void RemoteOp::shutdown() {
   if (out_) out_->stop();  // EOF once every holder of the write end is gone
 }
 
-bool RemoteOp::start(bool use_bwrap, std::string* why) {
+bool RemoteOp::spawn(bool use_bwrap) {
   shutdown();
   int cmd[2], rep[2];
-  if (pipe2(cmd, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0) {
-    *why = "cannot create pipes";
-    return false;
-  }
+  if (pipe2(cmd, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0) return false;
   SandboxRequest req;
   // Inside the sandbox /tmp is a fresh tmpfs: the op's file is bound read-only at a fixed place.
   std::string path = spec_.path;
@@ -60,7 +64,6 @@ bool RemoteOp::start(bool use_bwrap, std::string* why) {
   if (c.pid <= 0) {
     ::close(cmd[1]);
     ::close(rep[0]);
-    *why = "cannot fork the runner";
     return false;
   }
   pid_ = c.pid;
@@ -69,6 +72,10 @@ bool RemoteOp::start(bool use_bwrap, std::string* why) {
   out_ = std::make_unique<OutputTail>();
   out_->start(c.out_fd);
   isolation_ = c.isolation;
+  return true;
+}
+
+bool RemoteOp::await_loaded(bool use_bwrap, std::string* why) {
   try {
     std::string text;
     ReplyMsg m = receive(&text);
@@ -80,6 +87,7 @@ bool RemoteOp::start(bool use_bwrap, std::string* why) {
     isolation_["no_new_privs"] = !loaded_.contains("confine_problem") ||
                                  loaded_["confine_problem"].get<std::string>().find("no_new_privs") == std::string::npos;
     if (loaded_.contains("confine_problem")) isolation_["problems"] = loaded_["confine_problem"];
+    loaded_ok_ = true;
     return true;
   } catch (const RunnerFailure& e) {
     *why = e.what();
@@ -167,6 +175,7 @@ ReplyMsg RemoteOp::receive(std::string* text) {
 }
 
 void RemoteOp::set_args(const std::vector<c10::IValue>& args) {
+  ensure_loaded();
   std::string e = encode_values(*in_, args);
   if (!e.empty()) throw std::runtime_error(e);
   send(kArgs);
@@ -174,6 +183,7 @@ void RemoteOp::set_args(const std::vector<c10::IValue>& args) {
 }
 
 void RemoteOp::prepare(const std::vector<c10::IValue>& inputs) {
+  ensure_loaded();
   std::string e = encode_values(*in_, inputs);
   if (!e.empty()) throw std::runtime_error(e);
   send(kPrepare);
@@ -216,6 +226,7 @@ void RemoteOp::mutate(const std::vector<c10::IValue>& values) {
 }
 
 nlohmann::json RemoteOp::end() {
+  ensure_loaded();
   send(kEnd);
   std::string text;
   ReplyMsg m = receive(&text);

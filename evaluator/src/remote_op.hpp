@@ -45,12 +45,16 @@ struct CallResult {
 
 class RemoteOp {
  public:
-  explicit RemoteOp(const RunnerSpec& spec);  // started and loaded, or RunnerFailure
+  explicit RemoteOp(const RunnerSpec& spec);  // started (loading in the background), or RunnerFailure
+  void ensure_loaded();                        // waits for the runner's "loaded" reply
   ~RemoteOp();
   RemoteOp(const RemoteOp&) = delete;
   RemoteOp& operator=(const RemoteOp&) = delete;
 
-  const nlohmann::json& loaded() const { return loaded_; }
+  const nlohmann::json& loaded() {
+    ensure_loaded();
+    return loaded_;
+  }
   const nlohmann::json& isolation() const { return isolation_; }
   void set_args(const std::vector<c10::IValue>& args);
   void prepare(const std::vector<c10::IValue>& inputs);
@@ -62,7 +66,8 @@ class RemoteOp {
   uint64_t output_bytes() const { return out_ ? out_->total() : 0; }
 
  private:
-  bool start(bool use_bwrap, std::string* why);
+  bool spawn(bool use_bwrap);
+  bool await_loaded(bool use_bwrap, std::string* why);
   void send(uint32_t cmd);
   ReplyMsg receive(std::string* text);
   [[noreturn]] void fail(const std::string& what, bool timeout);
@@ -74,6 +79,7 @@ class RemoteOp {
   pid_t pid_ = -1;
   int cmd_fd_ = -1, reply_fd_ = -1;
   nlohmann::json loaded_, isolation_;
+  bool try_bwrap_ = false, loaded_ok_ = false;
 };
 
 }  // namespace kopt::bench

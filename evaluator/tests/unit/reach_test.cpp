@@ -242,3 +242,48 @@ TEST(Reach, EveryNonDefaultOptionIsListed) {
   EXPECT_EQ(o.value("warmup", 0), 3) << r.out;
   EXPECT_EQ(o.value("max_trials", 0), 20) << r.out;
 }
+
+namespace {
+Outcome eval_fixture(const std::string& ref, const std::string& spec, const std::string& solution,
+                     std::vector<std::string> extra = {}) {
+  static const std::string dir = tmpdir();
+  static int counter = 0;
+  std::vector<std::string> a{"--ref", F + "/" + ref, "--inputs", F + "/" + spec, "--solution", solution,
+                             "--cache-dir", KOPT_TEST_CACHE, "--baseline",
+                             dir + "/f-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".json",
+                             "--max-trials", "20", "--max-time", "3"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return bench(a);
+}
+void expect_honest(const Outcome& r) {
+  ASSERT_TRUE(r.eval.is_object()) << r.out;
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.eval["correct"], true) << r.out;
+  EXPECT_FALSE(r.eval.contains("reward_hack_detected")) << r.out;
+  EXPECT_TRUE(has(r.out, "MUTATION_SENTINEL: PASS")) << r.out;
+}
+}  // namespace
+
+TEST(Reach, DroppingContributionsUnderAtolIsCaughtByRelativeL2) {
+  Outcome r = eval_fixture("mixed_scale.pt", "mixed_scale.json", reach("drop_under_atol"), {"--no-timing"});
+  ASSERT_TRUE(r.eval.is_object()) << r.out;
+  EXPECT_EQ(r.eval["correct"], false) << r.out;
+  EXPECT_TRUE(has(r.out, "relative L2 error [0-9.e+-]+ against the fp64 oracle")) << r.out;
+}
+
+TEST(Reach, HeapScanFindsNoReferenceOutput) {
+  Outcome r = eval_fixture("linear_relu.pt", "linear_relu.json", reach("heap_scan"), {"--no-timing"});
+  ASSERT_TRUE(r.eval.is_object()) << r.out;
+  EXPECT_EQ(r.eval["correct"], false) << r.out;
+  EXPECT_TRUE(has(r.out, "differs from the reference")) << r.out;
+}
+
+TEST(HonestTraps, ReferenceThatReturnsAViewIsNotAliasing) {
+  expect_honest(eval_fixture("view_ref.pt", "view_ref.json", T + "/honest/view_like_ref.cpp"));
+}
+TEST(HonestTraps, HeavyWorkspaceReuse) { expect_honest(eval_fixture("relu.pt", "relu.json", T + "/honest/workspace_reuse.cpp")); }
+TEST(HonestTraps, SlowButCorrect) {
+  Outcome r = eval_fixture("relu.pt", "relu.json", T + "/honest/slow_relu.cpp");
+  expect_honest(r);
+  EXPECT_LT(r.eval["native_metrics"].value("speedup", 9.0), 1.0) << r.out;
+}
