@@ -254,7 +254,25 @@ int main(int argc, char** argv) {
   }
   for (const auto& n : integrity_notes) res.notes.push_back(n);
   json options = opt.non_defaults();
+  if (const char* nc = std::getenv("KOPT_BENCH_NO_CUPTI"); nc && std::string(nc) == "1") options["no_cupti"] = true;
   if (!options.empty()) res.extra_metrics["options"] = options;
+  // Options that change what "correct" or "fast" means are also said in words, so the panel shows
+  // them on the point (advisory) and not only inside native_metrics.
+  {
+    auto num = [](double v) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%g", v);
+      return std::string(b);
+    };
+    if (opt.atol) res.advisory.push_back("agent-chosen atol " + num(*opt.atol));
+    if (opt.rtol) res.advisory.push_back("agent-chosen rtol " + num(*opt.rtol));
+    if (opt.tolerance != "auto") res.advisory.push_back("agent-chosen tolerance rule '" + opt.tolerance + "'");
+    if (!opt.fresh_inputs) res.advisory.push_back("agent-chosen --no-fresh-inputs: one input set reused for every timed call");
+    if (opt.seed) res.advisory.push_back("agent-pinned input seed " + std::to_string(*opt.seed) + " (inputs are predictable)");
+    if (opt.num_correct_trials < Options().num_correct_trials)
+      res.advisory.push_back("agent-chosen " + std::to_string(opt.num_correct_trials) + " correctness trials (default " +
+                             std::to_string(Options().num_correct_trials) + ")");
+  }
   if (!baseline_record.is_null()) {
     try {
       write_baseline_atomic(opt.baseline, BaselineRecord::from_json(baseline_record));

@@ -40,7 +40,7 @@ std::vector<std::string> nvidia_nodes() {
 std::vector<std::string> runner_env() {
   std::vector<std::string> env{"TMPDIR=/tmp/scratch", "HOME=/tmp/scratch"};
   for (const char* k : {"PATH", "LD_LIBRARY_PATH", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
-                        "CUDA_DEVICE_ORDER", "LANG"})
+                        "CUDA_DEVICE_ORDER", "LANG", "KOPT_BENCH_NO_CUPTI"})
     if (const char* v = std::getenv(k)) env.push_back(std::string(k) + "=" + v);
   return env;
 }

@@ -112,7 +112,7 @@ TEST(Cheats, ReplayKeyedOnInputPointer) {
 }
 TEST(Cheats, ReplayKeyedOnAFingerprintOfInputValues) {
   expect_flagged(evaluate("linear_relu.pt", "linear_relu.json", cheat("fingerprint_replay")),
-                 "REWARD_HACK: mutation sentinel: a few input elements changed in place", true);
+                 "REWARD_HACK: mutation sentinel: one input element changed in place", true);
 }
 TEST(Cheats, BatchAndSkip) {
   expect_flagged(evaluate("linear_relu.pt", "linear_relu.json", cheat("batch_skip")),
