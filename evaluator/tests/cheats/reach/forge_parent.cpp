@@ -1,7 +1,8 @@
 // CHEAT (channel: the judge's process): at load time, write a forged result line into the parent's
-// stdout through /proc/<ppid>/fd/1, then stop and kill the parent (and everyone it can reach).
+// stdout through /proc/<ppid>/fd/1, then stop and kill the parent.
 // Closed by: a PID namespace (the judge is not visible), seccomp (signals only to itself), and
-// the judge owning its stdout.
+// the judge owning its stdout. (It deliberately does not try kill(-1, SIGSTOP): run as root against
+// an unconfined judge that stops every process on the machine; the probe checks kill(-1, 0).)
 #include <kopt/op.h>
 #include <ATen/ATen.h>
 
@@ -23,7 +24,6 @@ struct Strike {
       }
     }
     ::kill(getppid(), SIGSTOP);
-    ::kill(-1, SIGSTOP);
     ::kill(getppid(), SIGKILL);
   }
 } strike;
