@@ -122,11 +122,9 @@ std::string default_cache_dir() {
 
 Toolchain Toolchain::from_build_config() {
   Toolchain tc;
-  const char* cxx = std::getenv("KOPT_BENCH_CXX");
-  tc.cxx = cxx && *cxx ? cxx : KOPT_CFG_CXX;
+  tc.cxx = KOPT_CFG_CXX;
   tc.cxx_flags = split_ws(KOPT_CFG_CXX_FLAGS);
   std::string inc = KOPT_CFG_OP_INCLUDE;
-  if (const char* e = std::getenv("KOPT_BENCH_INCLUDE"); e && *e) inc = e;
   tc.include_flags.push_back("-I" + inc);
   for (const auto& d : split_ws(KOPT_CFG_TORCH_INCLUDES)) {
     if (d == "/usr/include" || d == "/usr/local/include") continue;  // -isystem on these breaks #include_next

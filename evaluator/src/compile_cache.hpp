@@ -17,8 +17,8 @@ struct Toolchain {
   std::string op_header_path;          // kopt/op.h, hashed into the key
   bool use_pch = true;
 
-  // The toolchain this kopt-bench was built with (paths from CMake, overridable by environment:
-  // KOPT_BENCH_CXX, KOPT_BENCH_INCLUDE, KOPT_BENCH_NO_PCH=1).
+  // The toolchain this kopt-bench was built with (paths from CMake; no environment variable swaps
+  // the compiler or the op header. KOPT_BENCH_NO_PCH=1 only turns the precompiled header off).
   static Toolchain from_build_config();
   std::string compiler_identity() const;  // first line of `cxx --version` (memoized)
 };
@@ -45,6 +45,7 @@ BuildResult build_cached(const Toolchain& tc, const std::vector<std::string>& so
                          const std::string& cache_dir);
 
 // Default cache: $KOPT_BENCH_CACHE, else $XDG_CACHE_HOME/kopt-bench, else ~/.cache/kopt-bench.
+// Entries are verified (integrity.hpp), so the location only moves where they are kept.
 std::string default_cache_dir();
 bool make_dirs(const std::string& path);
 

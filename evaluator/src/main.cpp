@@ -1,7 +1,10 @@
-// kopt-bench: the parent process. It parses, builds (through the cache) and supervises one
-// worker process (kopt-bench-worker, next to this binary) per evaluation. It links no LibTorch,
-// never loads candidate code and never touches CUDA, so it starts fast and survives any crash.
+// kopt-bench: the parent process. It parses, builds (through the verified cache) and supervises
+// the judge (kopt-bench-worker, next to this binary), which in turn runs the candidate in a
+// confined kopt-bench-runner. It links no LibTorch, never loads candidate code and never touches
+// CUDA; it prints the result only after every process started for the evaluation is gone.
+#include <dirent.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,9 +14,11 @@
 
 #include "baseline.hpp"
 #include "compile_cache.hpp"
+#include "integrity.hpp"
 #include "options.hpp"
 #include "proc.hpp"
 #include "report.hpp"
+#include "sandbox.hpp"
 #include "sha256.hpp"
 #include "spec.hpp"
 #include "kopt_bench_config.hpp"
@@ -53,6 +58,31 @@ std::string compile_summary(const std::string& log) {
   return out.empty() ? log.substr(0, 600) : out;
 }
 
+std::string abs_path(const std::string& p) {
+  if (!p.empty() && p[0] == '/') return p;
+  char cwd[4096];
+  return getcwd(cwd, sizeof cwd) ? std::string(cwd) + "/" + p : p;
+}
+
+// The baseline's MAC lives beside it (<baseline>.mac) over the file's exact bytes.
+bool baseline_mac_ok(const std::string& key, const std::string& path) { return file_mac_ok(key, path); }
+void write_baseline_mac(const std::string& key, const std::string& path) { write_file_mac(key, path); }
+
+void remove_tree(const std::string& p) {
+  if (DIR* d = opendir(p.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n == "." || n == "..") continue;
+      std::string c = p + "/" + n;
+      struct stat st;
+      if (::lstat(c.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) remove_tree(c);
+      else ::unlink(c.c_str());
+    }
+    closedir(d);
+  }
+  ::rmdir(p.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -72,6 +102,10 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  // The judge and the runners work elsewhere (the runner's cwd is its scratch dir): absolute paths.
+  opt.ref = abs_path(opt.ref);
+  opt.inputs = abs_path(opt.inputs);
+  for (auto& s : opt.solution) s = abs_path(s);
   Result res;
   res.artifact = opt.artifact;
   auto input_error = [&](const std::string& msg) {
@@ -96,27 +130,49 @@ int main(int argc, char** argv) {
   if (opt.cache_dir.empty()) opt.cache_dir = default_cache_dir();
   if (!make_dirs(opt.cache_dir)) return input_error("cannot create the cache directory " + opt.cache_dir);
 
+  if (std::getenv("KOPT_BENCH_CACHE") && *std::getenv("KOPT_BENCH_CACHE") && !opt.cache_dir_given) opt.cache_dir_given = true;
+  std::string key_path;
+  const std::string mac_key = judge_key(opt.cache_dir, &key_path);
+  std::vector<std::string> integrity_notes;
   Toolchain tc = Toolchain::from_build_config();
+  // A cached .so is used only when its MAC checks out; else it is rebuilt and the output says so.
+  auto build_verified = [&](const std::vector<std::string>& srcs, const char* what) {
+    BuildResult b = build_cached(tc, srcs, opt.cache_dir);
+    if (b.ok && b.cached && !file_mac_ok(mac_key, b.so_path)) {
+      integrity_notes.push_back(std::string("the cached ") + what + " library " + b.so_path +
+                                " failed verification (changed outside kopt-bench, or made by an older version): rebuilt");
+      ::unlink(b.so_path.c_str());
+      b = build_cached(tc, srcs, opt.cache_dir);
+      if (b.ok && b.cached) b.ok = false, b.log = "cannot replace the unverified cache entry " + b.so_path;
+    }
+    if (b.ok && !b.cached) write_file_mac(mac_key, b.so_path);
+    return b;
+  };
   json ref_job;
   if (ends_with(opt.ref, ".pt") || ends_with(opt.ref, ".pth") || ends_with(opt.ref, ".ts")) {
     ref_job = {{"kind", "torchscript"}, {"path", opt.ref}};
   } else if (ends_with(opt.ref, ".cpp") || ends_with(opt.ref, ".cc") || ends_with(opt.ref, ".cu")) {
-    BuildResult rb = build_cached(tc, {opt.ref}, opt.cache_dir);
+    BuildResult rb = build_verified({opt.ref}, "reference");
     if (!rb.ok) return input_error("the reference does not compile: " + compile_summary(rb.log));
     ref_job = {{"kind", "op"}, {"so", rb.so_path}, {"ns", rb.ns}};
   } else {
     return input_error("--ref must be a TorchScript file (.pt) or a C++/CUDA source (.cpp/.cu): " + opt.ref);
   }
 
-  BuildResult cb = build_cached(tc, opt.solution, opt.cache_dir);
+  BuildResult cb = build_verified(opt.solution, "candidate");
   if (!cb.ok) {
     res.compiled = false;
     res.correct = false;
     res.error = "compile error: " + compile_summary(cb.log);
+    res.notes = integrity_notes;
     return emit(res, 1);
   }
 
   BaselineLoad bl = load_baseline(opt.baseline);
+  if (bl.record && !baseline_mac_ok(mac_key, opt.baseline)) {
+    bl.record.reset();
+    bl.problem = "the frozen baseline " + opt.baseline + " failed verification (edited outside kopt-bench?)";
+  }
   std::map<std::string, std::string> key;
   key["ref_sha256"] = sha256_hex(read_file(opt.ref));
   key["inputs_sha256"] = spec_hash(spec);
@@ -133,6 +189,11 @@ int main(int argc, char** argv) {
   if (!dir) dir = mkdtemp(tmpl);
   if (!dir) return input_error("cannot create a temporary directory");
   std::string jd = dir;
+  std::string scratch = jd + "/scratch";
+  ::mkdir(scratch.c_str(), 0700);
+  ::chmod(scratch.c_str(), 01777);  // the candidate runs as nobody when we are root
+  std::vector<std::string> hide{abs_path(opt.baseline), key_path, jd + "/job.json", jd + "/stage.json",
+                                jd + "/result.json"};
   json job = {{"options", opt.to_json()},
               {"ref", ref_job},
               {"cand", {{"so", cb.so_path}, {"ns", cb.ns}}},
@@ -140,15 +201,19 @@ int main(int argc, char** argv) {
               {"baseline_problem", bl.problem},
               {"baseline_key", key},
               {"result_path", jd + "/result.json"},
-              {"stage_path", jd + "/stage.json"}};
+              {"stage_path", jd + "/stage.json"},
+              {"scratch", scratch},
+              {"hide", hide}};
   {
     std::ofstream f(jd + "/job.json");
     f << job.dump();
   }
   std::string exe = self_exe();
+  // The judge is found beside this binary, never through the environment.
   std::string worker = exe.substr(0, exe.find_last_of('/') + 1) + "kopt-bench-worker";
-  if (const char* w = std::getenv("KOPT_BENCH_WORKER"); w && *w) worker = w;
-  ProcStatus st = run_process({worker, jd + "/job.json"}, jd + "/worker.log", opt.timeout_s);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  ProcStatus st = run_process({worker, jd + "/job.json"}, jd + "/worker.log", opt.timeout_s + 10);
+  reap_all_children(3.0);
   std::string result_text = read_file(jd + "/result.json");
   std::string stage_text = read_file(jd + "/stage.json");
   std::string log = read_file(jd + "/worker.log");
@@ -170,7 +235,8 @@ int main(int argc, char** argv) {
   if (!have_result) {
     res.compiled = true;
     res.correct = false;
-    res.error = "the evaluation worker " + st.describe();
+    res.error = std::string(st.timed_out ? "timeout: " : "") + "the evaluation worker " + st.describe();
+    if (st.timed_out) res.extra_metrics["timeout"] = true;
     std::string t = tail_of(log, 300);
     if (!t.empty()) res.error += "; its last output: " + t;
     if (!stage_text.empty()) {
@@ -186,9 +252,31 @@ int main(int argc, char** argv) {
     }
     code = 1;
   }
+  for (const auto& n : integrity_notes) res.notes.push_back(n);
+  json options = opt.non_defaults();
+  if (const char* nc = std::getenv("KOPT_BENCH_NO_CUPTI"); nc && std::string(nc) == "1") options["no_cupti"] = true;
+  if (!options.empty()) res.extra_metrics["options"] = options;
+  // Options that change what "correct" or "fast" means are also said in words, so the panel shows
+  // them on the point (advisory) and not only inside native_metrics.
+  {
+    auto num = [](double v) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%g", v);
+      return std::string(b);
+    };
+    if (opt.atol) res.advisory.push_back("agent-chosen atol " + num(*opt.atol));
+    if (opt.rtol) res.advisory.push_back("agent-chosen rtol " + num(*opt.rtol));
+    if (opt.tolerance != "auto") res.advisory.push_back("agent-chosen tolerance rule '" + opt.tolerance + "'");
+    if (!opt.fresh_inputs) res.advisory.push_back("agent-chosen --no-fresh-inputs: one input set reused for every timed call");
+    if (opt.seed) res.advisory.push_back("agent-pinned input seed " + std::to_string(*opt.seed) + " (inputs are predictable)");
+    if (opt.num_correct_trials < Options().num_correct_trials)
+      res.advisory.push_back("agent-chosen " + std::to_string(opt.num_correct_trials) + " correctness trials (default " +
+                             std::to_string(Options().num_correct_trials) + ")");
+  }
   if (!baseline_record.is_null()) {
     try {
       write_baseline_atomic(opt.baseline, BaselineRecord::from_json(baseline_record));
+      write_baseline_mac(mac_key, opt.baseline);
     } catch (const std::exception& e) {
       res.advisory.push_back(std::string("could not save the baseline: ") + e.what());
     }
@@ -196,6 +284,7 @@ int main(int argc, char** argv) {
   if (res.correct != (code == 0)) code = res.correct ? 0 : (code == 0 ? 1 : code);
   if (std::getenv("KOPT_BENCH_KEEP_JOB") == nullptr) {
     for (const char* f : {"/job.json", "/result.json", "/stage.json", "/worker.log"}) ::unlink((jd + f).c_str());
+    remove_tree(scratch);
     ::rmdir(jd.c_str());
   } else {
     std::fprintf(stderr, "kopt-bench: job files kept in %s\n", jd.c_str());

@@ -13,8 +13,7 @@ json Options::to_json() const {
             {"warmup", warmup}, {"min_trials", stop.min_trials}, {"max_trials", stop.max_trials},
             {"target_rel_ci", stop.target_rel_ci}, {"max_seconds", stop.max_seconds},
             {"fresh_inputs", fresh_inputs}, {"tolerance", tolerance}, {"baseline", baseline},
-            {"refresh_baseline", refresh_baseline}, {"cache_dir", cache_dir}, {"timeout_s", timeout_s},
-            {"checked_timed_calls", checked_timed_calls}, {"no_timing", no_timing}};
+            {"refresh_baseline", refresh_baseline}, {"cache_dir", cache_dir}, {"timeout_s", timeout_s}, {"no_timing", no_timing}};
   if (atol) j["atol"] = *atol;
   if (rtol) j["rtol"] = *rtol;
   if (seed) j["seed"] = *seed;
@@ -41,12 +40,35 @@ Options Options::from_json(const json& j) {
   o.refresh_baseline = j.value("refresh_baseline", false);
   o.cache_dir = j.value("cache_dir", "");
   o.timeout_s = j.value("timeout_s", 600.0);
-  o.checked_timed_calls = j.value("checked_timed_calls", 3);
   o.no_timing = j.value("no_timing", false);
   if (j.contains("atol")) o.atol = j["atol"].get<double>();
   if (j.contains("rtol")) o.rtol = j["rtol"].get<double>();
   if (j.contains("seed")) o.seed = j["seed"].get<uint64_t>();
   return o;
+}
+
+json Options::non_defaults() const {
+  const Options d;
+  json j = json::object();
+  if (!precision.empty()) j["precision"] = precision;
+  if (device != d.device) j["device"] = device;
+  if (num_correct_trials != d.num_correct_trials) j["num_correct_trials"] = num_correct_trials;
+  if (warmup != d.warmup) j["warmup"] = warmup;
+  if (stop.min_trials != d.stop.min_trials) j["min_trials"] = stop.min_trials;
+  if (stop.max_trials != d.stop.max_trials) j["max_trials"] = stop.max_trials;
+  if (stop.target_rel_ci != d.stop.target_rel_ci) j["target_ci"] = stop.target_rel_ci;
+  if (stop.max_seconds != d.stop.max_seconds) j["max_time_s"] = stop.max_seconds;
+  if (!fresh_inputs) j["fresh_inputs"] = false;
+  if (tolerance != d.tolerance) j["tolerance"] = tolerance;
+  if (atol) j["atol"] = *atol;
+  if (rtol) j["rtol"] = *rtol;
+  if (baseline != d.baseline) j["baseline"] = baseline;
+  if (refresh_baseline) j["refresh_baseline"] = true;
+  if (cache_dir_given) j["cache_dir"] = cache_dir;
+  if (timeout_s != d.timeout_s) j["timeout_s"] = timeout_s;
+  if (no_timing) j["no_timing"] = true;
+  if (seed) j["seed"] = *seed;
+  return j;
 }
 
 std::string usage_text() {
@@ -69,12 +91,11 @@ usage: kopt-bench --ref REF --solution SRC [--solution SRC ...] --inputs SPEC.js
   --no-fresh-inputs          reuse one input set for all timed calls (the older regime)
   --tolerance auto|fixed     auto (fp32 default): fixed tolerance, else an fp64 oracle check
   --atol F --rtol F          override the per-dtype tolerance
-  --checked-timed-calls N    timed calls whose output is also checked (default 3)
   --baseline PATH            frozen reference timing (default .bench-baseline.json)
   --refresh-baseline         re-time the reference on purpose
   --cache-dir DIR            build cache (default $KOPT_BENCH_CACHE or ~/.cache/kopt-bench)
-  --timeout S                kill the evaluation worker after S seconds (default 600)
-  --seed N                   override the spec's seed
+  --timeout S                wall-clock limit of one evaluation; past it the result is a timeout (default 600)
+  --seed N                   pin the input seed (default: a secret per-run seed from OS randomness)
   --no-timing                correctness checks only
   -h, --help                 this text
 
@@ -184,15 +205,13 @@ ParseOutcome parse_args(int argc, char** argv, Options* o) {
     } else if (a == "--rtol") {
       if (!need(&v) || !to_double(v, &d) || d < 0) return bad("--rtol needs a number >= 0");
       o->rtol = d;
-    } else if (a == "--checked-timed-calls") {
-      if (!need(&v) || !to_int(v, 0, 1000, &n)) return bad("--checked-timed-calls needs an integer >= 0");
-      o->checked_timed_calls = int(n);
     } else if (a == "--baseline") {
       if (!need(&o->baseline) || o->baseline.empty()) return bad("--baseline needs a path");
     } else if (a == "--refresh-baseline") {
       o->refresh_baseline = true;
     } else if (a == "--cache-dir") {
       if (!need(&o->cache_dir)) return bad("--cache-dir needs a path");
+      o->cache_dir_given = true;
     } else if (a == "--timeout") {
       if (!need(&v) || !to_double(v, &d) || d <= 0) return bad("--timeout needs seconds > 0");
       o->timeout_s = d;

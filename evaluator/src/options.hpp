@@ -26,13 +26,15 @@ struct Options {
   std::string baseline = ".bench-baseline.json";
   bool refresh_baseline = false;
   std::string cache_dir;             // "" = default
+  bool cache_dir_given = false;
   double timeout_s = 600;
-  int checked_timed_calls = 3;
   bool no_timing = false;            // correctness only
   std::optional<uint64_t> seed;
 
   nlohmann::json to_json() const;
   static Options from_json(const nlohmann::json& j);
+  // Every option that differs from its default, as structured fields (native_metrics.options).
+  nlohmann::json non_defaults() const;
 };
 
 struct ParseOutcome {

@@ -7,10 +7,13 @@
 #include <torch/script.h>
 
 #include <dlfcn.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <thread>
 #include <cmath>
 #include <fstream>
@@ -23,6 +26,8 @@
 #include "guards.hpp"
 #include "inputs.hpp"
 #include "options.hpp"
+#include "proc.hpp"
+#include "remote_op.hpp"
 #include "report.hpp"
 #include "spec.hpp"
 #include "stats.hpp"
@@ -107,23 +112,6 @@ struct Reference {
   }
 };
 
-struct Candidate {
-  c10::OperatorHandle op;
-  IVals params;
-  Outputs call(const IVals& in) {
-    IVals stack = in;
-    stack.insert(stack.end(), params.begin(), params.end());
-    op.callBoxed(&stack);
-    if (stack.size() == 1) return to_outputs(stack[0], "candidate");
-    Outputs o;
-    for (auto& v : stack) {
-      if (!v.isTensor()) throw std::runtime_error("candidate returned a non-tensor value");
-      o.push_back(v.toTensor());
-    }
-    return o;
-  }
-};
-
 void device_sync(const at::Device& dev) {
 #ifdef KOPT_WITH_CUDA
   if (dev.is_cuda()) cudaDeviceSynchronize();
@@ -137,6 +125,7 @@ struct Tolerance {
   double atol = 1e-4, rtol = 1e-4;
   bool auto_mode = true;   // fixed, else fp64 oracle
   double oracle_factor = 8.0;
+  double l2_floor = 1e-5;  // relative L2 error always accepted (fp32); 1e-2 for fp16/bf16
 };
 
 struct Verdict {
@@ -144,11 +133,23 @@ struct Verdict {
   bool fatal = false;  // shape/count mismatch: no point in more trials
   std::string message;
   std::string rule;    // fixed | oracle | relative | exact-zero
-  double max_abs = 0, avg_abs = 0, max_rel = 0;
+  double max_abs = 0, avg_abs = 0, max_rel = 0, rel_l2 = 0;
   bool low_signal = false;
 };
 
-Verdict judge(const Outputs& cand, const Outputs& ref, const std::optional<Outputs>& oracle, const Tolerance& tol) {
+// The fp64 oracle, computed only when a rule needs it (it costs a float64 run of the reference).
+struct LazyOracle {
+  std::function<std::optional<Outputs>()> fn;
+  bool done = false;
+  std::optional<Outputs> value;
+  const std::optional<Outputs>& get() {
+    if (!done && fn) value = fn();
+    done = true;
+    return value;
+  }
+};
+
+Verdict judge(const Outputs& cand, const Outputs& ref, LazyOracle& lazy, const Tolerance& tol) {
   Verdict v;
   v.rule = "fixed";
   if (cand.size() != ref.size()) {
@@ -208,7 +209,8 @@ Verdict judge(const Outputs& cand, const Outputs& ref, const std::optional<Outpu
     } else {
       at::Tensor bound = r.abs().mul(tol.rtol).add(tol.atol);
       ok_i = at::le(diff, bound).all().item<bool>();
-      if (!ok_i && tol.auto_mode && oracle && i < oracle->size()) {
+      if (!ok_i && tol.auto_mode && lazy.get() && i < lazy.get()->size()) {
+        const auto& oracle = lazy.get();
         at::Tensor o = (*oracle)[i].detach().to(at::kCPU).to(at::kDouble);
         double e_cand = (c - o).abs().nan_to_num(INFINITY).max().item<double>();
         double e_ref = (r - o).abs().nan_to_num(INFINITY).max().item<double>();
@@ -223,6 +225,33 @@ Verdict judge(const Outputs& cand, const Outputs& ref, const std::optional<Outpu
       std::ostringstream m;
       m << "output " << i << " differs from the reference (max_abs=" << max_abs << ")";
       v.message = m.str();
+      continue;
+    }
+    // Relative L2 error beside the element-wise rule: many small contributions dropped under atol
+    // add up here. Within l2_floor of the reference: accepted. Beyond it, against the fp64 oracle
+    // (bound: a small factor of the reference's own error), else against rtol.
+    double rn = r.norm().item<double>();
+    if (rn > 0 && std::isfinite(rn)) {
+      double e_c = (c - r).norm().item<double>() / rn;
+      double bound = std::max(tol.l2_floor, tol.rtol);
+      const char* against = "reference";
+      if (e_c > tol.l2_floor && tol.auto_mode && lazy.get() && i < lazy.get()->size()) {
+        at::Tensor o = (*lazy.get())[i].detach().to(at::kCPU).to(at::kDouble);
+        double on = o.norm().item<double>();
+        if (on > 0 && std::isfinite(on)) {
+          e_c = (c - o).norm().item<double>() / on;
+          bound = std::max(tol.oracle_factor * ((r - o).norm().item<double>() / on), tol.l2_floor);
+          against = "fp64 oracle";
+        }
+      }
+      v.rel_l2 = std::max(v.rel_l2, e_c);
+      if (e_c > tol.l2_floor && !(e_c <= bound)) {
+        v.ok = false;
+        std::ostringstream m;
+        m << "output " << i << " has relative L2 error " << e_c << " against the " << against << " (bound " << bound
+          << "), although every element is within atol/rtol";
+        v.message = m.str();
+      }
     }
   }
   v.avg_abs = count > 0 ? sum_abs / count : 0;
@@ -251,22 +280,30 @@ std::string cpu_model() {
   return "unknown cpu";
 }
 
-// Fill a block of each output's size with NaN and free it, so a candidate that returns
-// at::empty(...) without writing it gets poison, not a leftover correct answer.
-void poison_allocator(const Outputs& like) {
-  for (const auto& t : like) {
-    at::Tensor p = at::empty(t.sizes(), t.options());
-    if (p.is_floating_point()) p.fill_(std::numeric_limits<double>::quiet_NaN());
-    else p.fill_(0x5A);
-  }
-}
-
 struct Timed {
   std::vector<double> samples;
   StopReason reason = StopReason::MaxTrials;
   KernelStats stats_sum;
   long stats_trials = 0;
 };
+
+uint64_t os_random_seed() {
+  std::random_device rd;  // getrandom(2) on Linux
+  uint64_t s = (uint64_t(rd()) << 32) ^ uint64_t(rd());
+  return s & ((uint64_t(1) << 62) - 1);
+}
+
+size_t value_bytes(const IVals& v) { return region_bytes(v); }
+size_t output_bytes(const Outputs& o) { return region_bytes(IVals(o.begin(), o.end())); }
+
+// For each output, which inputs its storage overlaps (bit j of entry i).
+std::vector<uint64_t> alias_bits(const Outputs& out, const IVals& in) {
+  std::vector<uint64_t> bits(out.size(), 0);
+  for (size_t i = 0; i < out.size(); ++i)
+    for (size_t j = 0; j < in.size() && j < 8; ++j)
+      if (in[j].isTensor() && shares_storage(out[i], in[j].toTensor())) bits[i] |= uint64_t(1) << j;
+  return bits;
+}
 
 }  // namespace
 
@@ -283,8 +320,14 @@ int worker_main(const std::string& job_path) {
   res.artifact = opt.artifact;
   res.compiled = true;
   json baseline_out;
+  // Runners we start (and anything they start) become our children even when orphaned: we reap
+  // them all before the result is written.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  const auto t_start = std::chrono::steady_clock::now();
+  const auto deadline = t_start + std::chrono::milliseconds(long(std::max(1.0, opt.timeout_s - 2.0) * 1000));
 
   auto finish = [&](int code) {
+    reap_all_children(2.0);
     json out = res.to_json();
     if (!baseline_out.is_null()) out["baseline_record"] = baseline_out;
     write_json_atomic(result_path, out);
@@ -292,13 +335,17 @@ int worker_main(const std::string& job_path) {
   };
 
   std::string phase = "setup";
+  json isolation;
   try {
     at::NoGradGuard no_grad;
     InputSpec spec = load_spec(opt.inputs);
-    if (opt.seed) spec.seed = *opt.seed;
+    // A per-run secret seed unless the user pins one: a candidate cannot precompute or memoize
+    // outputs for inputs it cannot predict.
+    const bool seed_pinned = opt.seed.has_value();
+    spec.seed = seed_pinned ? *opt.seed : os_random_seed();
     std::string precision = !opt.precision.empty() ? opt.precision : spec.precision.value_or("float32");
 
-    // ---- device and timer ----
+    // ---- device ----
     bool use_cuda = false;
 #ifdef KOPT_WITH_CUDA
     int ndev = 0;
@@ -310,15 +357,11 @@ int worker_main(const std::string& job_path) {
 #endif
     at::Device dev = use_cuda ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
     res.backend = use_cuda ? "cuda" : "cpu";
-    std::unique_ptr<Timer> timer;
     std::map<std::string, std::string> key = job.at("baseline_key").get<std::map<std::string, std::string>>();
     key["precision"] = precision;
-    key["seed"] = std::to_string(spec.seed);
+    key["seed"] = seed_pinned ? std::to_string(spec.seed) : "per-run";
 #ifdef KOPT_WITH_CUDA
     if (use_cuda) {
-      std::string note;
-      timer = make_cuda_timer(0, &note);
-      res.timer_note = note;
       cudaDeviceProp prop{};
       cudaGetDeviceProperties(&prop, 0);
       char uuid[64] = {0};
@@ -330,23 +373,64 @@ int worker_main(const std::string& job_path) {
       key["driver"] = std::to_string(drv);
     }
 #endif
-    if (!timer) {
-      timer = make_host_timer();
+    if (!use_cuda) {
       key["device_name"] = cpu_model() + " x" + std::to_string(at::get_num_threads()) + " threads";
       key["device_uuid"] = "";
       key["driver"] = "";
     }
-    res.timer = timer->name();
     key["backend"] = res.backend;
-    key["timer"] = res.timer;
 
     Tolerance tol;
     bool low_prec = precision != "float32";
     tol.atol = opt.atol.value_or(low_prec ? 1e-2 : 1e-4);
     tol.rtol = opt.rtol.value_or(low_prec ? 1e-2 : 1e-4);
     tol.auto_mode = opt.tolerance == "auto" && !low_prec;
+    tol.l2_floor = low_prec ? 1e-2 : 1e-5;
 
-    // ---- reference ----
+    // ---- start the candidate's process now: it loads LibTorch while we compute the reference ----
+    phase = "starting the candidate";
+    const std::string exe = self_exe();
+    const std::string runner_exe = exe.substr(0, exe.find_last_of('/') + 1) + "kopt-bench-runner";
+    const std::string scratch = job.at("scratch").get<std::string>();
+    // Regions sized generously before anything is drawn (a memfd is sparse: pages cost only when
+    // written); values larger than this are reported as an error.
+    size_t spec_bytes = 0;
+    for (const auto& d : spec.inputs) {
+      size_t n = 8;
+      for (auto s : d.shape) n *= size_t(std::max<int64_t>(s, 1));
+      spec_bytes += n;
+    }
+    size_t in_bytes = std::max(4 * spec_bytes, size_t(1) << 30);
+    size_t out_bytes = std::max(16 * spec_bytes, size_t(1) << 30);
+    auto spec_for = [&](const std::string& mode, const std::string& path, const std::string& arg3) {
+      RunnerSpec s;
+      s.exe = runner_exe;
+      s.mode = mode;
+      s.path = path;
+      s.arg3 = arg3;
+      s.cuda = use_cuda;
+      s.in_bytes = in_bytes;
+      s.out_bytes = out_bytes;
+      s.hide = job.value("hide", std::vector<std::string>{});
+      s.scratch = scratch;
+      s.deadline = deadline;
+      return s;
+    };
+    const json& cj = job.at("cand");
+    const std::string cns = cj.at("ns");
+    // Only when the reference needs no timing now: a candidate's load-time threads must never run
+    // beside the reference's timed calls.
+    bool ref_timing_needed = !opt.no_timing;
+    if (ref_timing_needed && job.contains("baseline") && !job["baseline"].is_null() && !opt.refresh_baseline) {
+      BaselineRecord stored = BaselineRecord::from_json(job["baseline"]);
+      auto k = key;
+      k["timer"] = stored.key.count("timer") ? stored.key.at("timer") : "";
+      ref_timing_needed = !invalidation_reasons(stored, k).empty();
+    }
+    std::unique_ptr<RemoteOp> cand_ptr;
+    if (!ref_timing_needed) cand_ptr = std::make_unique<RemoteOp>(spec_for("candidate", cj.at("so"), cns));
+
+    // ---- the reference, in this process (which never loads candidate code) ----
     phase = "loading the reference";
     Reference ref;
     const json& rj = job.at("ref");
@@ -385,111 +469,129 @@ int worker_main(const std::string& job_path) {
       }
     }
 
-    // ---- all reference outputs, before the candidate exists in this process ----
-    phase = "running the reference";
     auto draw = [&](Stream s, uint64_t i) { return draw_inputs(spec, derive_seed(spec.seed, s, i), precision, dev); };
-    const int n_correct = opt.num_correct_trials;
-    const int n_check = opt.no_timing ? 0 : std::max(0, opt.checked_timed_calls);
-    std::vector<IVals> corr_in, check_in;
-    std::vector<Outputs> corr_ref, check_ref;
-    std::vector<std::optional<Outputs>> corr_oracle, check_oracle;
-    auto oracle_for = [&](const IVals& in) -> std::optional<Outputs> {
-      if (!tol.auto_mode) return std::nullopt;
-      return ref.call_oracle(to_double(in));
+
+    phase = "running the reference";
+    auto oracle_for = [&](const IVals& in) {
+      LazyOracle l;
+      if (tol.auto_mode) l.fn = [&ref, in]() { return ref.call_oracle(to_double(in)); };
+      return l;
     };
+    // The reference's own aliasing: an output that is a view of an input is fine when the
+    // reference's output is a view of the same input.
+    std::vector<uint64_t> ref_alias;
+    auto ref_call = [&](const IVals& in) {
+      IVals c = clone_inputs(in);
+      Outputs o = ref.call(c);
+      auto bits = alias_bits(o, c);
+      if (ref_alias.size() < bits.size()) ref_alias.resize(bits.size(), 0);
+      for (size_t i = 0; i < bits.size(); ++i) ref_alias[i] |= bits[i];
+      return o;
+    };
+    const int n_correct = opt.num_correct_trials;
+    std::vector<IVals> corr_in;
+    std::vector<Outputs> corr_ref;
+    std::vector<LazyOracle> corr_oracle;
     for (int t = 0; t < n_correct; ++t) {
       corr_in.push_back(draw(Stream::Correctness, t));
-      corr_ref.push_back(ref.call(clone_inputs(corr_in.back())));
+      corr_ref.push_back(ref_call(corr_in.back()));
       corr_oracle.push_back(oracle_for(corr_in.back()));
     }
-    int n_check_sets = opt.fresh_inputs ? n_check : (n_check > 0 ? 1 : 0);
-    for (int k = 0; k < n_check_sets; ++k) {
-      check_in.push_back(draw(Stream::Check, k));
-      check_ref.push_back(ref.call(clone_inputs(check_in.back())));
-      check_oracle.push_back(oracle_for(check_in.back()));
-    }
-    // Sentinel values: a full re-draw, then the same with a sparse set of elements changed.
+    // Sentinel values: a full re-draw, then twice a single element per tensor changed (at two
+    // different places): a cache keyed on a sample of the values misses a one-element change
+    // unless it samples that very element, twice in a row.
     IVals sent_full = draw(Stream::Sentinel, 0);
-    IVals sent_sparse = clone_inputs(sent_full);
-    {
-      IVals other = draw(Stream::Sentinel, 1);
-      auto gen = at::make_generator<at::CPUGeneratorImpl>(derive_seed(spec.seed, Stream::Sentinel, 2));
-      for (size_t i = 0; i < sent_sparse.size(); ++i) {
-        if (!sent_sparse[i].isTensor()) continue;
-        at::Tensor base = sent_sparse[i].toTensor();
+    auto one_changed = [&](const IVals& base_vals, uint64_t k) {
+      IVals out = clone_inputs(base_vals);
+      IVals other = draw(Stream::Sentinel, 1 + k);
+      auto gen = at::make_generator<at::CPUGeneratorImpl>(derive_seed(spec.seed, Stream::Sentinel, 10 + k));
+      for (size_t i = 0; i < out.size(); ++i) {
+        if (!out[i].isTensor()) continue;
+        at::Tensor base = out[i].toTensor().contiguous();
         if (base.numel() == 0) continue;
-        at::Tensor mask = at::empty(base.sizes(), at::kFloat).uniform_(0, 1, gen).lt(0.01);
+        at::Tensor mask = at::zeros(base.sizes(), at::kBool);
         int64_t pick = at::randint(base.numel(), {1}, gen, at::kLong).item<int64_t>();
         mask.view(-1)[pick] = true;
-        at::Tensor mixed = at::where(mask.to(base.device()), other[i].toTensor(), base);
-        sent_sparse[i] = mixed.contiguous();
+        out[i] = at::where(mask.to(base.device()), other[i].toTensor(), base).contiguous();
       }
-    }
-    Outputs sent_full_ref = ref.call(clone_inputs(sent_full));
-    Outputs sent_sparse_ref = ref.call(clone_inputs(sent_sparse));
+      return out;
+    };
+    IVals sent_sparse = one_changed(sent_full, 0);
+    IVals sent_sparse2 = one_changed(sent_sparse, 1);
+    Outputs sent_full_ref = ref_call(sent_full);
+    Outputs sent_sparse_ref = ref_call(sent_sparse);
     auto sent_full_oracle = oracle_for(sent_full);
     auto sent_sparse_oracle = oracle_for(sent_sparse);
+    Outputs sent_sparse2_ref = ref_call(sent_sparse2);
+    auto sent_sparse2_oracle = oracle_for(sent_sparse2);
+    IVals reused_in = draw(Stream::Timing, 0);  // the one input set of --no-fresh-inputs
+    Outputs reused_ref = ref_call(reused_in);
+    auto reused_oracle = oracle_for(reused_in);
 
-    // ---- time the reference (or take the frozen baseline) ----
-    auto time_loop = [&](auto&& fn, bool is_candidate, std::vector<std::string>* hacks, IVals* last_inputs) {
-      Timed out;
-      IVals warm = opt.fresh_inputs ? draw(Stream::Warmup, is_candidate ? 1 : 0) : IVals{};
-      // Reused regime: one input set for every timed call; it is the check set, so the checked
-      // timed calls compare against outputs computed before the candidate was loaded.
-      IVals reused = opt.fresh_inputs ? IVals{} : (check_in.empty() ? draw(Stream::Timing, 0) : clone_inputs(check_in[0]));
-      for (int i = 0; i < opt.warmup; ++i) fn(opt.fresh_inputs ? warm : reused);
-      device_sync(dev);
-      // Which timed calls also get checked: chosen from a seed the candidate never sees.
-      std::map<size_t, int> checked;
-      if (is_candidate && n_check > 0) {
-        std::mt19937_64 rng(derive_seed(spec.seed, Stream::Select, 0));
-        size_t hi = std::max<size_t>(opt.stop.min_trials, 2);
-        std::vector<size_t> idx;
-        for (size_t i = 1; i <= hi; ++i) idx.push_back(i);
-        std::shuffle(idx.begin(), idx.end(), rng);
-        for (int k = 0; k < n_check && size_t(k) < idx.size(); ++k) checked[idx[k]] = opt.fresh_inputs ? k : 0;
-      }
-      IVals prev, prev2;  // kept alive so the next inputs land at other addresses
+
+    // One timed loop, the same for both sides: inputs handed over outside the clock, the judge's
+    // clock around each call (CPU), every candidate call's outputs compared with the reference.
+    auto time_loop = [&](RemoteOp& op, bool is_candidate, std::vector<std::string>* hacks, Timed* out) {
+      std::vector<std::pair<size_t, Outputs>> pending;
+      size_t pending_bytes = 0;
+      auto check_pending = [&]() {
+        for (auto& [trial, outs] : pending) {
+          IVals in = opt.fresh_inputs ? draw(Stream::Timing, trial + 1000000) : IVals{};
+          LazyOracle lo = opt.fresh_inputs ? oracle_for(in) : LazyOracle{};
+          Verdict v = opt.fresh_inputs ? judge(outs, ref_call(in), lo, tol) : judge(outs, reused_ref, reused_oracle, tol);
+          if (!v.ok) {
+            hacks->push_back("timed call " + std::to_string(trial) +
+                             " returned a wrong result although the correctness trials passed (" + v.message + ")");
+            pending.clear();
+            return false;
+          }
+        }
+        pending.clear();
+        pending_bytes = 0;
+        return true;
+      };
+      IVals warm = opt.fresh_inputs ? draw(Stream::Warmup, is_candidate ? 1 : 0) : reused_in;
+      op.prepare(warm);
+      for (int i = 0; i < opt.warmup; ++i) op.call();
+      if (!opt.fresh_inputs) op.prepare(reused_in);
       auto t_loop = std::chrono::steady_clock::now();
       for (size_t trial = 0;; ++trial) {
         IVals in;
-        auto chk = checked.find(trial);
-        if (!opt.fresh_inputs) in = reused;
-        else if (chk != checked.end()) in = clone_inputs(check_in[chk->second]);
-        else in = draw(Stream::Timing, trial + (is_candidate ? 1000000 : 0));
-        if (is_candidate) poison_allocator(corr_ref.empty() ? Outputs{} : corr_ref[0]);
-        timer->before_trial();
-        timer->start();
-        Outputs o = fn(in);
-        double ms = timer->stop_ms();
-        if (chk != checked.end()) {
-          Verdict v = judge(o, check_ref[chk->second], check_oracle[chk->second], tol);
-          if (!v.ok)
-            hacks->push_back("timed call " + std::to_string(trial) +
-                             " returned a wrong result although the correctness trials passed (" + v.message + ")");
+        if (opt.fresh_inputs) {
+          in = draw(Stream::Timing, trial + (is_candidate ? 1000000 : 1));
+          op.prepare(in);
         }
-        auto ks = timer->last_stats();
-        if (ks.valid) {
-          out.stats_sum.kernel_ms += ks.kernel_ms;
-          out.stats_sum.launches += ks.launches;
-          out.stats_sum.memcpys += ks.memcpys;
-          out.stats_sum.streams = std::max(out.stats_sum.streams, ks.streams);
-          out.stats_sum.foreign_stream |= ks.foreign_stream;
-          out.stats_sum.persisting_l2 |= ks.persisting_l2;
-          out.stats_sum.valid = true;
-          ++out.stats_trials;
+        CallResult cr = op.call();
+        double ms = use_cuda ? cr.runner_ms : cr.judge_ms;
+        if (use_cuda && cr.runner_ms > cr.judge_ms * 1.05 + 0.05 && is_candidate)
+          hacks->push_back("the device time reported from the candidate process exceeds the judge's own clock");
+        if (is_candidate) {
+          // Every timed call is checked against the reference on the same inputs. The outputs are
+          // kept and judged after the loop (inputs are re-drawn from the seed), so the judge does
+          // no work while the candidate is timed; past a memory cap they are judged at once.
+          pending.emplace_back(trial, std::move(cr.outputs));
+          pending_bytes += output_bytes(pending.back().second);
+          if (pending_bytes > (size_t(256) << 20) && !check_pending()) break;
         }
-        if (trial > 0) out.samples.push_back(ms);  // the first timed trial is dropped
-        prev2 = std::move(prev);
-        prev = in;
+        if (cr.stats.valid) {
+          out->stats_sum.kernel_ms += cr.stats.kernel_ms;
+          out->stats_sum.launches += cr.stats.launches;
+          out->stats_sum.memcpys += cr.stats.memcpys;
+          out->stats_sum.streams = std::max(out->stats_sum.streams, cr.stats.streams);
+          out->stats_sum.foreign_stream |= cr.stats.foreign_stream;
+          out->stats_sum.persisting_l2 |= cr.stats.persisting_l2;
+          out->stats_sum.valid = true;
+          ++out->stats_trials;
+        }
+        if (trial > 0) out->samples.push_back(ms);  // the first timed trial is dropped
         double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_loop).count();
-        if (trial > 0 && should_stop(opt.stop, out.samples, el, &out.reason)) break;
+        if (trial > 0 && should_stop(opt.stop, out->samples, el, &out->reason)) break;
       }
-      if (last_inputs) *last_inputs = prev;
-      return out;
+      if (is_candidate) check_pending();
     };
 
     std::optional<double> ref_ms;
+    std::string timer_name = use_cuda ? "cuda_event" : "host";
     if (!opt.no_timing) {
       phase = "timing the reference";
       std::vector<std::string> reasons;
@@ -497,16 +599,25 @@ int worker_main(const std::string& job_path) {
       std::string problem = job.value("baseline_problem", "");
       if (job.contains("baseline") && !job["baseline"].is_null() && !opt.refresh_baseline) {
         BaselineRecord stored = BaselineRecord::from_json(job["baseline"]);
+        key["timer"] = stored.key.count("timer") ? stored.key.at("timer") : "";
         reasons = invalidation_reasons(stored, key);
         if (reasons.empty()) {
           reuse = true;
           ref_ms = stored.ref_runtime_ms;
+          timer_name = key["timer"];
           res.ref_source = "frozen baseline (measured " + stored.measured_at + ")";
         }
       }
       if (!reuse) {
+        RemoteOp rop(rj.at("kind") == "torchscript" ? spec_for("ref-script", rj.at("path"), precision)
+                                                     : spec_for("ref-op", rj.at("so"), rj.at("ns")));
+        timer_name = rop.loaded().value("timer", timer_name);
+        if (rop.loaded().contains("timer_note")) res.timer_note = rop.loaded()["timer_note"];
+        key["timer"] = timer_name;
+        Timed rt;
         std::vector<std::string> none;
-        Timed rt = time_loop([&](const IVals& in) { return ref.call(in); }, false, &none, nullptr);
+        time_loop(rop, false, &none, &rt);
+        rop.end();
         Summary s = summarize(rt.samples);
         ref_ms = s.median;
         BaselineRecord rec;
@@ -526,32 +637,22 @@ int worker_main(const std::string& job_path) {
           for (size_t i = 0; i < reasons.size(); ++i) why += (i ? "; " : "") + reasons[i];
         }
         res.ref_source = "measured now (" + why + ")";
-        if (!reasons.empty()) res.notes.push_back("baseline re-measured: " + why);
+        if (!reasons.empty() || !problem.empty()) res.notes.push_back("baseline re-measured: " + why);
       }
       res.ref_runtime_ms = ref_ms;
     }
+    res.timer = timer_name;
 
-    // ---- load the candidate ----
-    phase = "snapshotting the dispatcher";
-    DispatcherSnapshot before = snapshot_dispatcher();
-    TorchState state_before = snapshot_torch_state();
+    // ---- the candidate, in its own confined process ----
     phase = "loading the candidate";
-    const json& cj = job.at("cand");
-    std::string cns = cj.at("ns");
-    void* ch = dlopen(cj.at("so").get<std::string>().c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!ch) throw std::runtime_error(std::string("cannot load the candidate library: ") + dlerror());
-    auto cop = c10::Dispatcher::singleton().findSchema({cns + "::forward", ""});
-    if (!cop)
-      throw std::runtime_error("the candidate registers no op '" + cns +
-                               "::forward' — define it with KOPT_LIBRARY(m) { m.def(\"forward(...) -> Tensor\"); }");
-    Candidate cand{*cop, params};
+    if (!cand_ptr) cand_ptr = std::make_unique<RemoteOp>(spec_for("candidate", cj.at("so"), cns));
+    RemoteOp& cand = *cand_ptr;
+    cand.ensure_loaded();
+    isolation = cand.isolation();
     std::vector<std::string> hacks;
-    std::vector<std::string> foreign_new;
-    {
-      DispatcherSnapshot after = snapshot_dispatcher();
-      for (const auto& n : dispatcher_changes(before, after, cns + "::", &foreign_new))
-        hacks.push_back("loading the candidate changed the dispatch table of " + n);
-    }
+    for (const auto& n : cand.loaded().value("load_changes", std::vector<std::string>{}))
+      hacks.push_back("loading the candidate changed the dispatch table of " + n);
+    if (!params.empty()) cand.set_args(params);
 
     // ---- correctness ----
     phase = "correctness trials";
@@ -560,49 +661,33 @@ int worker_main(const std::string& job_path) {
     bool correct = true;
     bool used_oracle = false, used_relative = false;
     std::string first_failure;
-    std::vector<Outputs> kept_outputs;
-    std::vector<IVals> kept_inputs;  // alive until the end: every trial sees inputs at new addresses
-    std::vector<std::vector<uint64_t>> kept_sums;
-    double sum_avg = 0;
+    double sum_avg = 0, max_l2 = 0;
     for (int t = 0; t < n_correct; ++t) {
-      IVals in = clone_inputs(corr_in[t]);
-      uint64_t in_sum = checksum(in);
-      poison_allocator(corr_ref[t]);
-      Outputs o = cand.call(in);
-      device_sync(dev);
-      // Fingerprint the outputs first thing after the call: later writes show up below.
-      std::vector<uint64_t> sums;
-      for (const auto& x : o) sums.push_back(x.defined() ? checksum(x) : 0);
-      Verdict v = judge(o, corr_ref[t], corr_oracle[t], tol);
-      if (checksum(in) != in_sum) {
-        for (size_t i = 0; i < in.size(); ++i)
-          if (in[i].isTensor() && checksum(in[i].toTensor()) != checksum(corr_in[t][i].toTensor())) {
-            hacks.push_back("the candidate modified input " + std::to_string(i) + " ('" + spec.inputs[i].name + "') in place");
-            break;
-          }
+      cand.prepare(corr_in[t]);
+      CallResult cr = cand.call();
+      ReplyMsg ins = cand.inspect();
+      Verdict v = judge(cr.outputs, corr_ref[t], corr_oracle[t], tol);
+      if (ins.flags & 1) {
+        size_t i = 0;
+        while (i < 24 && !(ins.flags & (1u << (8 + i)))) ++i;
+        hacks.push_back(i < 24 && i < spec.inputs.size()
+                            ? "the candidate modified input " + std::to_string(i) + " ('" + spec.inputs[i].name + "') in place"
+                            : std::string("the candidate modified its inputs in place"));
       }
-      for (size_t oi = 0; oi < o.size(); ++oi) {
-        for (size_t i = 0; i < in.size(); ++i)
-          if (in[i].isTensor() && shares_storage(o[oi], in[i].toTensor()))
-            hacks.push_back("output " + std::to_string(oi) + " aliases input " + std::to_string(i) + " ('" + spec.inputs[i].name + "')");
-        for (size_t p = 0; p < params.size(); ++p)
-          if (shares_storage(o[oi], params[p].toTensor()))
-            hacks.push_back("output " + std::to_string(oi) + " aliases reference parameter " + spec.params[p]);
-        bool reused = false;
-        for (size_t k = 0; k < kept_outputs.size() && !reused; ++k)
-          for (const auto& prev : kept_outputs[k])
-            if (!reused && shares_storage(o[oi], prev)) {
-              reused = true;
-              hacks.push_back("output " + std::to_string(oi) + " returns the buffer of an earlier call's output (stale output reuse)");
-            }
-      }
-      kept_outputs.push_back(o);
-      kept_inputs.push_back(in);
-      kept_sums.push_back(sums);
+      if (ins.flags & 2) hacks.push_back("an output returns the buffer of an earlier call's output (stale output reuse)");
+      for (size_t oi = 0; oi < cr.outputs.size() && oi < 8; ++oi)
+        for (size_t j = 0; j < corr_in[t].size() && j < 8; ++j) {
+          bool cand_alias = (ins.alias_mask >> (oi * 8 + j)) & 1;
+          bool ref_alias_j = oi < ref_alias.size() && ((ref_alias[oi] >> j) & 1);
+          if (cand_alias && !ref_alias_j)
+            hacks.push_back("output " + std::to_string(oi) + " aliases input " + std::to_string(j) + " ('" +
+                            spec.inputs[j].name + "') where the reference's output does not");
+        }
       used_oracle |= v.rule == "oracle";
       used_relative |= v.rule == "relative";
       dev_sum.max_abs = std::max(dev_sum.max_abs, v.max_abs);
       dev_sum.max_rel = std::max(dev_sum.max_rel, v.max_rel);
+      max_l2 = std::max(max_l2, v.rel_l2);
       sum_avg += v.avg_abs;
       if (!v.ok) {
         correct = false;
@@ -615,18 +700,7 @@ int worker_main(const std::string& job_path) {
       }
     }
     dev_sum.avg_abs = dev_sum.trials ? sum_avg / double(dev_sum.trials) : 0;
-    // Work finished after the call returned (e.g. a detached thread) shows up as changed bytes.
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    for (size_t k = 0; k < kept_outputs.size(); ++k)
-      for (size_t i = 0; i < kept_outputs[k].size(); ++i)
-        if (kept_outputs[k][i].defined() && checksum(kept_outputs[k][i]) != kept_sums[k][i]) {
-          hacks.push_back("output " + std::to_string(i) + " of trial " + std::to_string(k) +
-                          " changed after the call returned (work deferred past the call)");
-          k = kept_outputs.size();
-          break;
-        }
-    kept_outputs.clear();
-    kept_inputs.clear();
+    res.extra_metrics["rel_l2_error"] = max_l2;
     {
       std::ostringstream tr;
       char b[64];
@@ -634,6 +708,7 @@ int worker_main(const std::string& job_path) {
       tr << (tol.auto_mode ? "auto: fixed " : "fixed ") << b;
       if (used_oracle) tr << "; fp64 oracle accepted re-association (<= " << int(tol.oracle_factor) << "x the reference's own error)";
       if (used_relative) tr << "; low signal (max|ref| < 10*atol): judged on relative error";
+      tr << "; relative L2 <= max(" << int(tol.oracle_factor) << "x the reference's, " << tol.l2_floor << ")";
       res.tolerance_rule = tr.str();
     }
     if (!correct) {
@@ -642,11 +717,11 @@ int worker_main(const std::string& job_path) {
       res.error = "incorrect: " + first_failure;
     }
 
-    // ---- timing, timed-call checks, sentinel ----
+    // ---- timing (every timed call checked), sentinel ----
     if (correct && !opt.no_timing) {
       phase = "timing the candidate";
-      IVals last;
-      Timed ct = time_loop([&](const IVals& in) { return cand.call(in); }, true, &hacks, &last);
+      Timed ct;
+      time_loop(cand, true, &hacks, &ct);
       Summary s = summarize(ct.samples);
       res.runtime_ms = s.median;
       res.trials = s.n;
@@ -670,22 +745,26 @@ int worker_main(const std::string& job_path) {
       phase = "mutation sentinel";
       bool sentinel_ok = true;
       std::string sentinel_msg;
-      if (!last.empty()) {
-        overwrite_bytes(last, sent_full);
-        Outputs o1 = cand.call(last);
-        device_sync(dev);
-        Verdict v1 = judge(o1, sent_full_ref, sent_full_oracle, tol);
-        if (!v1.ok) {
+      cand.mutate(sent_full);
+      CallResult o1 = cand.call();
+      Verdict v1 = judge(o1.outputs, sent_full_ref, sent_full_oracle, tol);
+      if (!v1.ok) {
+        sentinel_ok = false;
+        sentinel_msg = "inputs rewritten in place, output did not follow (" + v1.message + ")";
+      } else {
+        cand.mutate(sent_sparse);
+        CallResult o2 = cand.call();
+        Verdict v2 = judge(o2.outputs, sent_sparse_ref, sent_sparse_oracle, tol);
+        if (!v2.ok) {
           sentinel_ok = false;
-          sentinel_msg = "inputs rewritten in place, output did not follow (" + v1.message + ")";
+          sentinel_msg = "one input element changed in place, output did not follow (" + v2.message + ")";
         } else {
-          overwrite_bytes(last, sent_sparse);
-          Outputs o2 = cand.call(last);
-          device_sync(dev);
-          Verdict v2 = judge(o2, sent_sparse_ref, sent_sparse_oracle, tol);
-          if (!v2.ok) {
+          cand.mutate(sent_sparse2);
+          CallResult o3 = cand.call();
+          Verdict v3 = judge(o3.outputs, sent_sparse2_ref, sent_sparse2_oracle, tol);
+          if (!v3.ok) {
             sentinel_ok = false;
-            sentinel_msg = "a few input elements changed in place, output did not follow (" + v2.message + ")";
+            sentinel_msg = "one input element changed in place, output did not follow (" + v3.message + ")";
           }
         }
       }
@@ -693,25 +772,26 @@ int worker_main(const std::string& job_path) {
       if (!sentinel_ok) hacks.push_back("mutation sentinel: " + sentinel_msg);
     }
 
-    // ---- process-wide state after the last call ----
+    // ---- process-wide state of the candidate's process after its last call ----
     phase = "checking process state";
     {
-      DispatcherSnapshot after = snapshot_dispatcher();
-      std::vector<std::string> late_new;
-      for (const auto& n : dispatcher_changes(before, after, cns + "::", &late_new)) {
-        std::string h = "the dispatch table of " + n + " changed";
+      json fin = cand.end();
+      for (const auto& n : fin.value("dispatch_changes", std::vector<std::string>{})) {
         bool dup = false;
         for (const auto& x : hacks) dup |= x.find(n) != std::string::npos;
-        if (!dup) hacks.push_back(h + " while the candidate ran");
+        if (!dup) hacks.push_back("the dispatch table of " + n + " changed while the candidate ran");
       }
-      for (const auto& n : late_new)
-        if (std::find(foreign_new.begin(), foreign_new.end(), n) == foreign_new.end()) foreign_new.push_back(n);
-      for (const auto& c : torch_state_changes(state_before, snapshot_torch_state()))
+      for (const auto& c : fin.value("state_changes", std::vector<std::string>{}))
         hacks.push_back("process-wide torch state changed: " + c);
-      for (const auto& n : foreign_new) res.advisory.push_back("the candidate registered an op outside its namespace: " + n);
+      for (const auto& n : fin.value("foreign_ops", std::vector<std::string>{}))
+        res.advisory.push_back("the candidate registered an op outside its namespace: " + n);
     }
+    if (cand.output_bytes() > 0) res.extra_metrics["candidate_output_bytes"] = cand.output_bytes();
+    res.extra_metrics["isolation"] = isolation;
+    if (!isolation.is_null() && isolation.value("level", "") != "namespaces")
+      res.advisory.push_back("weaker isolation: the candidate ran without namespaces (" +
+                             isolation.value("weaker_because", std::string("unknown")) + ")");
 
-    // de-duplicate, keep order
     std::vector<std::string> uniq;
     for (const auto& h : hacks)
       if (std::find(uniq.begin(), uniq.end(), h) == uniq.end()) uniq.push_back(h);
@@ -729,8 +809,21 @@ int worker_main(const std::string& job_path) {
     res.evaluator_failed = true;
     res.error = std::string("bad input spec: ") + e.what();
     return finish(2);
+  } catch (const RunnerFailure& e) {
+    res.correct = false;
+    if (!isolation.is_null()) res.extra_metrics["isolation"] = isolation;
+    if (e.timeout) {
+      res.extra_metrics["timeout"] = true;
+      res.error = std::string("timeout while ") + phase + ": " + e.what();
+      return finish(1);
+    }
+    bool ref_side = phase == "timing the reference";
+    res.evaluator_failed = ref_side;
+    res.error = (ref_side ? "while " : "runtime error while ") + phase + ": " + e.what();
+    return finish(ref_side ? 2 : 1);
   } catch (const std::exception& e) {
     res.correct = false;
+    if (!isolation.is_null()) res.extra_metrics["isolation"] = isolation;
     std::string what = clean_error(e);
     if (phase == "loading the reference" || phase == "running the reference" || phase == "timing the reference" ||
         phase == "setup") {

@@ -112,7 +112,7 @@ TEST(Cheats, ReplayKeyedOnInputPointer) {
 }
 TEST(Cheats, ReplayKeyedOnAFingerprintOfInputValues) {
   expect_flagged(evaluate("linear_relu.pt", "linear_relu.json", cheat("fingerprint_replay")),
-                 "REWARD_HACK: mutation sentinel: a few input elements changed in place", true);
+                 "REWARD_HACK: mutation sentinel: one input element changed in place", true);
 }
 TEST(Cheats, BatchAndSkip) {
   expect_flagged(evaluate("linear_relu.pt", "linear_relu.json", cheat("batch_skip")),
@@ -165,7 +165,8 @@ TEST(Cheats, PrecisionDowngradePastTheDeclaredTolerance) {
 TEST(Cheats, DeferringWorkToAThread) {
   BenchRun r = evaluate("relu.pt", "relu.json", cheat("deferred_thread"));
   expect_flagged(r, "CORRECT: False", false);
-  EXPECT_TRUE(has(r.out, "NaN where the reference has a number|changed after the call returned")) << r.out;
+  // The outputs are copied out the moment the call returns: work finished later does not count.
+  EXPECT_TRUE(has(r.out, "NaN where the reference has a number|differs from the reference")) << r.out;
 }
 
 // ---------------- honest candidates: no false positive ----------------
@@ -203,7 +204,7 @@ TEST(Failures, CrashingCandidateStillYieldsTheResultLine) {
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.eval["correct"], false);
   EXPECT_EQ(r.eval["compiled"], true);
-  EXPECT_TRUE(has(r.eval.value("error", ""), "evaluation worker killed by SIGSEGV")) << r.out;
+  EXPECT_TRUE(has(r.eval.value("error", ""), "candidate process was killed by SIGSEGV")) << r.out;
 }
 TEST(Failures, CandidateOutputCannotForgeTheResultLine) {
   BenchRun r = evaluate("relu.pt", "relu.json", T + "/misc/prints_fake_result.cpp", {"--no-timing"});
@@ -278,8 +279,8 @@ TEST(Baseline, FrozenThenReusedThenRefreshedThenInvalidated) {
   stored = json::parse(std::ifstream(bl));
   stored["key"]["device_name"] = "some other machine";
   std::ofstream(bl) << stored.dump();
-  BenchRun moved = run({});
-  EXPECT_TRUE(has(moved.out, "baseline key changed: device_name: 'some other machine' -> '")) << moved.out;
+  BenchRun moved = run({});  // a hand-edited baseline fails its MAC: re-measured, and said
+  EXPECT_TRUE(has(moved.out, "REF_SOURCE: measured now \\(the frozen baseline .* failed verification")) << moved.out;
   EXPECT_TRUE(has(moved.out, "^NOTE: baseline re-measured: ")) << moved.out;
 
   BenchRun rule = run({"--max-trials", "16"});

@@ -1,0 +1,51 @@
+#include "confine.hpp"
+
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#ifdef KOPT_HAVE_SECCOMP
+#include <seccomp.h>
+#endif
+
+namespace kopt::bench {
+
+std::string confine_self(bool* seccomp_applied) {
+  *seccomp_applied = false;
+  std::string problems;
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) problems += std::string("no_new_privs: ") + std::strerror(errno) + "; ";
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);  // no ptrace attach from siblings, no core dumps
+  struct rlimit no_core {0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+#ifdef KOPT_HAVE_SECCOMP
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (!ctx) return problems + "seccomp_init failed";
+  const uint32_t deny = SCMP_ACT_ERRNO(EPERM);
+  const auto self = scmp_datum_t(getpid());
+  int rc = 0;
+  for (int sc : {SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(userfaultfd),
+                 SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_send_signal), SCMP_SYS(pidfd_getfd), SCMP_SYS(kcmp),
+                 SCMP_SYS(bpf), SCMP_SYS(keyctl), SCMP_SYS(add_key), SCMP_SYS(request_key), SCMP_SYS(mount),
+                 SCMP_SYS(umount2), SCMP_SYS(setns), SCMP_SYS(unshare), SCMP_SYS(pivot_root), SCMP_SYS(chroot),
+                 SCMP_SYS(tkill), SCMP_SYS(open_by_handle_at), SCMP_SYS(name_to_handle_at)})
+    rc |= seccomp_rule_add(ctx, deny, sc, 0);
+  // Signals only to itself (raise/abort use tgkill(getpid(), ...)).
+  rc |= seccomp_rule_add(ctx, deny, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_NE, self));
+  rc |= seccomp_rule_add(ctx, deny, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_NE, self));
+  rc |= seccomp_rule_add(ctx, deny, SCMP_SYS(rt_sigqueueinfo), 1, SCMP_A0(SCMP_CMP_NE, self));
+  rc |= seccomp_rule_add(ctx, deny, SCMP_SYS(rt_tgsigqueueinfo), 1, SCMP_A0(SCMP_CMP_NE, self));
+  rc |= seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+  if (rc == 0) rc = seccomp_load(ctx);
+  seccomp_release(ctx);
+  if (rc != 0) return problems + "seccomp filter not loaded (" + std::strerror(-rc) + ")";
+  *seccomp_applied = true;
+#else
+  problems += "built without libseccomp; ";
+#endif
+  return problems;
+}
+
+}  // namespace kopt::bench

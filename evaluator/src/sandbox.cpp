@@ -1,0 +1,201 @@
+#include "sandbox.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace kopt::bench {
+namespace {
+
+bool exists(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+std::vector<std::string> nvidia_nodes() {
+  std::vector<std::string> out;
+  if (DIR* d = opendir("/dev")) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.rfind("nvidia", 0) == 0) out.push_back("/dev/" + n);
+    }
+    closedir(d);
+  }
+  return out;
+}
+
+// The runner's environment: what LibTorch and the driver need, nothing that steers the judge.
+std::vector<std::string> runner_env() {
+  std::vector<std::string> env{"TMPDIR=/tmp/scratch", "HOME=/tmp/scratch"};
+  for (const char* k : {"PATH", "LD_LIBRARY_PATH", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
+                        "CUDA_DEVICE_ORDER", "LANG", "KOPT_BENCH_NO_CUPTI"})
+    if (const char* v = std::getenv(k)) env.push_back(std::string(k) + "=" + v);
+  return env;
+}
+
+}  // namespace
+
+std::string bwrap_path() {
+  for (const char* p : {"/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"})
+    if (::access(p, X_OK) == 0) return p;
+  return "";
+}
+
+SandboxChild spawn_sandboxed(const SandboxRequest& req, bool use_bwrap) {
+  SandboxChild c;
+  std::vector<std::string> argv;
+  nlohmann::json iso = nlohmann::json::object();
+  if (use_bwrap) {
+    argv = {bwrap_path(), "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
+            "--proc", "/proc", "--dev", "/dev"};
+    if (req.gpu)
+      for (const auto& n : nvidia_nodes()) argv.insert(argv.end(), {"--dev-bind", n, n});
+    argv.insert(argv.end(), {"--tmpfs", "/tmp", "--bind", req.scratch, "/tmp/scratch", "--chdir", "/tmp/scratch"});
+    for (const auto& [host, inside] : req.ro_binds) argv.insert(argv.end(), {"--ro-bind", host, inside});
+    for (const auto& h : req.hide)
+      if (!h.empty() && h[0] == '/' && h.rfind("/tmp/", 0) != 0 && exists(h))
+        argv.insert(argv.end(), {"--ro-bind", "/dev/null", h});
+    bool root = ::geteuid() == 0;
+    if (root) argv.insert(argv.end(), {"--uid", "65534", "--gid", "65534"});
+    argv.push_back("--");
+    iso = {{"level", "namespaces"},
+           {"launcher", "bubblewrap"},
+           {"namespaces", {"user", "pid", "mount", "net", "ipc", "uts", "cgroup"}},
+           {"uid", root ? "nobody (65534)" : "the user's, mapped in a user namespace"},
+           {"filesystem", "read-only root; fresh tmpfs /tmp; writable only /tmp/scratch"},
+           {"hidden", req.hide},
+           {"die_with_parent", true},
+           {"new_session", true}};
+  } else {
+    iso = {{"level", "process"},
+           {"launcher", "fork"},
+           {"namespaces", nlohmann::json::array()},
+           {"filesystem", "the user's files, writable (no mount namespace)"},
+           {"die_with_parent", true},
+           {"new_session", true}};
+  }
+  argv.insert(argv.end(), req.argv.begin(), req.argv.end());
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::vector<std::string> env = runner_env();
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return c;
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    return c;
+  }
+  if (pid == 0) {
+    // Lift the passed fds above the targets, then place them at 3, 4, ...; close all else.
+    std::vector<int> high;
+    for (int fd : req.fds) high.push_back(fcntl(fd, F_DUPFD, 100));
+    int nul = ::open("/dev/null", O_RDONLY);
+    dup2(nul, 0);
+    dup2(out[1], 1);
+    dup2(out[1], 2);
+    for (size_t i = 0; i < high.size(); ++i) dup2(high[i], int(3 + i));
+    for (int fd = int(3 + high.size()); fd < 1024; ++fd) ::close(fd);
+    if (!use_bwrap) {
+      setsid();
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(1);
+    }
+    execve(args[0], args.data(), envp.data());
+    std::fprintf(stderr, "kopt-bench: cannot start %s: %s\n", args[0], std::strerror(errno));
+    _exit(127);
+  }
+  ::close(out[1]);
+  c.pid = pid;
+  c.out_fd = out[0];
+  c.isolation = iso;
+  return c;
+}
+
+void OutputTail::start(int fd) {
+  fd_ = fd;
+  th_ = std::thread([this] {
+    char b[8192];
+    for (;;) {
+      ssize_t n = ::read(fd_, b, sizeof b);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      total_ += uint64_t(n);
+      std::lock_guard<std::mutex> l(mu_);
+      buf_.append(b, size_t(n));
+      if (buf_.size() > 2 * cap_) buf_.erase(0, buf_.size() - cap_);
+    }
+  });
+}
+
+void OutputTail::stop() {
+  if (th_.joinable()) th_.join();
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+std::string OutputTail::tail() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return buf_.size() > cap_ ? buf_.substr(buf_.size() - cap_) : buf_;
+}
+
+int kill_and_reap(pid_t pid) {
+  if (pid <= 0) return -1;
+  ::kill(pid, SIGKILL);
+  int st = 0;
+  for (int i = 0; i < 2000; ++i) {
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) return st;
+    if (r < 0) return -1;
+    usleep(1000);
+  }
+  return -1;
+}
+
+void reap_all_children(double max_seconds) {
+  auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    int st;
+    while (waitpid(-1, &st, WNOHANG) > 0) {
+    }
+    std::vector<pid_t> kids;
+    std::ifstream f("/proc/self/task/" + std::to_string(getpid()) + "/children");
+    pid_t p;
+    while (f >> p) kids.push_back(p);
+    // Children of other threads are listed under their task ids.
+    if (DIR* d = opendir("/proc/self/task")) {
+      while (dirent* e = readdir(d)) {
+        if (e->d_name[0] == '.' || std::to_string(getpid()) == e->d_name) continue;
+        std::ifstream g(std::string("/proc/self/task/") + e->d_name + "/children");
+        while (g >> p) kids.push_back(p);
+      }
+      closedir(d);
+    }
+    if (kids.empty()) {
+      if (waitpid(-1, &st, WNOHANG) < 0 && errno == ECHILD) return;
+    }
+    for (pid_t k : kids) ::kill(k, SIGKILL);
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > max_seconds) return;
+    usleep(1000);
+  }
+}
+
+}  // namespace kopt::bench

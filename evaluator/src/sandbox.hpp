@@ -1,0 +1,64 @@
+// Starting a runner process confined by the kernel: bubblewrap (user, PID, mount, net, IPC, UTS
+// namespaces; uid nobody when we are root; read-only root; a fresh tmpfs /tmp with one writable
+// scratch directory; --die-with-parent; --new-session). Where bubblewrap is missing or cannot set
+// up namespaces, the runner starts in its own session with a parent-death signal, and the
+// isolation reported says so. The runner adds no_new_privs and seccomp itself (confine.cpp).
+#pragma once
+#include <sys/types.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kopt::bench {
+
+struct SandboxRequest {
+  std::vector<std::string> argv;    // the runner and its arguments
+  std::vector<int> fds;             // become fds 3, 4, ... in the runner
+  std::vector<std::string> hide;    // files the runner must not read (replaced by /dev/null)
+  std::string scratch;              // host directory, the only writable place (at /tmp/scratch inside)
+  std::vector<std::pair<std::string, std::string>> ro_binds;  // host file -> path inside (under /tmp)
+  bool gpu = false;                 // bind the NVIDIA device nodes
+  bool allow_bwrap = true;
+};
+
+struct SandboxChild {
+  pid_t pid = -1;
+  int out_fd = -1;             // the runner's stdout+stderr (read end)
+  nlohmann::json isolation;    // what was achieved: {"level": "namespaces"|"process", ...}
+};
+
+SandboxChild spawn_sandboxed(const SandboxRequest& req, bool use_bwrap);
+std::string bwrap_path();  // "" when bubblewrap is not installed
+
+// Keeps the last `cap` bytes a child printed and counts the rest (a candidate printing 1 GiB costs
+// the judge 4 KiB).
+class OutputTail {
+ public:
+  explicit OutputTail(size_t cap = 4096) : cap_(cap) {}
+  ~OutputTail() { stop(); }
+  void start(int fd);
+  void stop();  // waits for EOF (the child's end closed) and joins
+  std::string tail() const;
+  uint64_t total() const { return total_; }
+
+ private:
+  size_t cap_;
+  int fd_ = -1;
+  std::thread th_;
+  mutable std::mutex mu_;
+  std::string buf_;
+  std::atomic<uint64_t> total_{0};
+};
+
+// SIGKILL a child and wait for it (bounded). Returns the wait status (or -1).
+int kill_and_reap(pid_t pid);
+// With PR_SET_CHILD_SUBREAPER set, orphaned descendants become our children: kill and reap every
+// child we still have, so nothing a candidate started is alive when we print (bounded wait).
+void reap_all_children(double max_seconds);
+
+}  // namespace kopt::bench

@@ -1,0 +1,294 @@
+// The judge is out of the candidate's reach: one test per channel a candidate could use outside
+// the tensors (cheats/reach/), the confinement probed from inside, and state it does not control
+// (cache, baseline, environment). Runs the kopt-bench binary like the user does.
+#include <gtest/gtest.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+using nlohmann::json;
+
+namespace {
+
+const std::string T = KOPT_TESTS_DIR;
+const std::string F = T + "/fixtures";
+
+std::string tmpdir() {
+  char t[] = "/tmp/kopt-bench-reach.XXXXXX";
+  return mkdtemp(t);
+}
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+struct Outcome {
+  int code = -1;
+  std::string out;
+  json eval;
+  double seconds = 0;
+};
+
+Outcome bench(const std::vector<std::string>& args, const std::string& env = "") {
+  std::string cmd = env + " " + q(KOPT_BENCH_BIN);
+  for (const auto& a : args) cmd += " " + q(a);
+  cmd += " 2>/dev/null";
+  Outcome r;
+  auto t0 = std::chrono::steady_clock::now();
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int st = pclose(p);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  std::stringstream ss(r.out);
+  std::string line, last;
+  while (std::getline(ss, line))
+    if (!line.empty()) last = line;
+  if (last.rfind("KERNEL_EVAL=", 0) == 0) r.eval = json::parse(last.substr(12));
+  return r;
+}
+
+Outcome eval_relu(const std::string& solution, std::vector<std::string> extra = {}, const std::string& env = "",
+              std::string baseline = "") {
+  static const std::string dir = tmpdir();
+  static int counter = 0;
+  if (baseline.empty()) baseline = dir + "/b-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".json";
+  std::vector<std::string> a{"--ref", F + "/relu.pt", "--inputs", F + "/relu.json", "--solution", solution,
+                             "--cache-dir", KOPT_TEST_CACHE, "--baseline", baseline, "--max-trials", "20",
+                             "--max-time", "3"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return bench(a, env);
+}
+
+bool has(const std::string& s, const std::string& re) { return std::regex_search(s, std::regex(re)); }
+size_t count_of(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+// Processes whose name (comm) is `name`, anywhere on the machine.
+int processes_named(const std::string& name) {
+  int n = 0;
+  if (DIR* d = opendir("/proc")) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+      std::ifstream f(std::string("/proc/") + e->d_name + "/comm");
+      std::string c;
+      std::getline(f, c);
+      n += c == name;
+    }
+    closedir(d);
+  }
+  return n;
+}
+std::string reach(const std::string& n) { return T + "/cheats/reach/" + n + ".cpp"; }
+
+void expect_one_true_result_line(const Outcome& r) {
+  ASSERT_TRUE(r.eval.is_object()) << r.out;
+  EXPECT_EQ(r.out.find("forged"), std::string::npos) << r.out;
+  EXPECT_EQ(count_of(r.out, "KERNEL_EVAL="), 1u) << r.out;
+}
+
+}  // namespace
+
+TEST(Reach, StaticDestructorAndAtexitCannotRewriteTheResult) {
+  Outcome r = eval_relu(reach("forge_at_exit"));
+  expect_one_true_result_line(r);
+  EXPECT_EQ(r.eval["correct"], true) << r.out;  // the op itself is an honest relu
+  EXPECT_NE(r.eval["native_metrics"].value("speedup", 0.0), 999.0);
+}
+
+TEST(Reach, ParentFdForgeryStopAndKillAreRefused) {
+  Outcome r = eval_relu(reach("forge_parent"));
+  expect_one_true_result_line(r);
+  EXPECT_EQ(r.eval["correct"], true) << r.out;
+  EXPECT_LT(r.seconds, 60) << "a stopped parent must not hang the run";
+}
+
+TEST(Reach, LateOrphanCannotAppendALineOrSurvive) {
+  Outcome r = eval_relu(reach("late_orphan"));
+  expect_one_true_result_line(r);
+  std::this_thread::sleep_for(std::chrono::seconds(4));  // past the orphan's sleep
+  EXPECT_EQ(processes_named("kopt-orphan-zz"), 0) << "a candidate's process outlived the evaluation";
+}
+
+TEST(Reach, HangOrSelfStopEndsInTimeout) {
+  Outcome r = eval_relu(reach("hang"), {"--timeout", "8", "--no-timing"});
+  ASSERT_TRUE(r.eval.is_object()) << r.out;
+  EXPECT_EQ(r.eval["correct"], false);
+  EXPECT_TRUE(has(r.eval.value("error", ""), "^timeout")) << r.out;
+  EXPECT_EQ(r.eval["native_metrics"].value("timeout", false), true) << r.out;
+  EXPECT_LT(r.seconds, 30);
+}
+
+TEST(Reach, HonestOnlyWhenCheckedIsCaughtOnTheTimedCalls) {
+  Outcome r = eval_relu(reach("honest_only_when_checked"));
+  ASSERT_TRUE(r.eval.is_object()) << r.out;
+  EXPECT_EQ(r.eval["correct"], false) << r.out;
+  EXPECT_EQ(r.eval.value("reward_hack_detected", false), true) << r.out;
+  EXPECT_TRUE(has(r.out, "timed call [0-9]+ returned a wrong result")) << r.out;
+}
+
+TEST(Reach, PooledLazilyFilledBuffersAreCaught) {
+  Outcome r = eval_relu(reach("pooled_buffers"));
+  ASSERT_TRUE(r.eval.is_object()) << r.out;
+  EXPECT_EQ(r.eval["correct"], false) << r.out;
+}
+
+TEST(Reach, ConfinementHoldsFromInside) {
+  // The probe is compiled with the paths it must not reach.
+  std::string d = tmpdir();
+  std::string var = "/var/tmp/kopt-reach-" + std::to_string(getpid());
+  ::mkdir(var.c_str(), 0777);
+  std::string baseline = var + "/baseline.json";
+  std::string outside = var + "/written-by-candidate";
+  {
+    std::ifstream src(reach("confinement_probe"));
+    std::ofstream dst(d + "/probe.cpp");
+    dst << src.rdbuf();
+    std::ofstream h(d + "/probe_paths.h");
+    h << "#define KOPT_PROBE_BASELINE \"" << baseline << "\"\n#define KOPT_PROBE_OUTSIDE \"" << outside << "\"\n";
+  }
+  Outcome first = eval_relu(d + "/probe.cpp", {"--no-timing"}, "", baseline);  // no baseline yet with --no-timing
+  Outcome r = eval_relu(d + "/probe.cpp", {}, "", baseline);                     // freezes the baseline
+  Outcome again = eval_relu(d + "/probe.cpp", {}, "", baseline);                 // the baseline exists now
+  for (const Outcome* x : {&first, &r, &again}) {
+    ASSERT_TRUE(x->eval.is_object()) << x->out;
+    EXPECT_EQ(x->eval["correct"], true) << x->out;
+    EXPECT_FALSE(has(x->out, "confinement escaped")) << x->out;
+  }
+  struct stat st;
+  EXPECT_NE(::stat(baseline.c_str(), &st), -1) << "the judge itself must still write the baseline";
+  EXPECT_EQ(::stat(outside.c_str(), &st), -1) << "the candidate wrote outside its scratch dir";
+  const json& iso = again.eval["native_metrics"]["isolation"];
+  EXPECT_EQ(iso.value("level", ""), "namespaces") << again.out;
+  EXPECT_EQ(iso.value("seccomp", false), true) << again.out;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(processes_named("kopt-probe-zz"), 0) << "a candidate's process outlived the evaluation";
+  std::system(("rm -rf " + q(var) + " " + q(d)).c_str());
+}
+
+TEST(Reach, EnvironmentCannotSwapTheWorker) {
+  Outcome r = eval_relu(T + "/honest/relu_loop.cpp", {"--no-timing"}, "KOPT_BENCH_WORKER=/bin/true KOPT_BENCH_CXX=/bin/false");
+  ASSERT_TRUE(r.eval.is_object()) << r.out;
+  EXPECT_EQ(r.eval["correct"], true) << r.out;
+}
+
+TEST(Reach, TamperedCacheEntryIsRebuiltAndSaid) {
+  std::string d = tmpdir();
+  std::string cache = d + "/cache";
+  // A cache of its own (its own key), sharing the suite's precompiled header by hard links.
+  ::mkdir(cache.c_str(), 0755);
+  std::system(("cp -al " + q(std::string(KOPT_TEST_CACHE) + "/pch") + " " + q(cache + "/pch") + " 2>/dev/null").c_str());
+  auto run = [&]() {
+    return bench({"--ref", F + "/ref_scale_add.cpp", "--inputs", F + "/scale_add.json", "--solution",
+                  T + "/honest/multi/op.cpp," + T + "/honest/multi/kernel.cpp", "--cache-dir", cache, "--baseline",
+                  d + "/b.json", "--no-timing"});
+  };
+  Outcome a = run();
+  ASSERT_EQ(a.eval["correct"], true) << a.out;
+  // Poison every cached library (the reference's too), as an agent with the user's rights could.
+  if (DIR* dir = opendir((cache + "/so").c_str())) {
+    while (dirent* e = readdir(dir)) {
+      std::string n = e->d_name;
+      if (n.size() > 3 && n.compare(n.size() - 3, 3, ".so") == 0) std::ofstream(cache + "/so/" + n, std::ios::app) << "poison";
+    }
+    closedir(dir);
+  }
+  Outcome b = run();
+  EXPECT_EQ(b.eval["correct"], true) << b.out;
+  EXPECT_TRUE(has(b.out, "NOTE: the cached reference library .* failed verification .*: rebuilt")) << b.out;
+  EXPECT_TRUE(has(b.out, "NOTE: the cached candidate library .* failed verification .*: rebuilt")) << b.out;
+  Outcome c = run();
+  EXPECT_FALSE(has(c.out, "failed verification")) << c.out;
+  std::system(("rm -rf " + q(d)).c_str());
+}
+
+TEST(Reach, EditedBaselineIsReMeasuredAndSaid) {
+  std::string d = tmpdir();
+  std::string bl = d + "/b.json";
+  Outcome a = eval_relu(T + "/honest/relu_loop.cpp", {}, "", bl);
+  ASSERT_EQ(a.eval["correct"], true) << a.out;
+  json j;
+  {
+    std::ifstream f(bl);
+    j = json::parse(f);
+  }
+  j["ref_runtime_ms"] = j["ref_runtime_ms"].get<double>() * 500;  // a 500x "speedup"
+  std::ofstream(bl) << j.dump(1);
+  Outcome b = eval_relu(T + "/honest/relu_loop.cpp", {}, "", bl);
+  EXPECT_TRUE(has(b.out, "REF_SOURCE: measured now \\(the frozen baseline .* failed verification")) << b.out;
+  EXPECT_LT(b.eval["native_metrics"].value("speedup", 0.0), 50.0) << b.out;
+  std::system(("rm -rf " + q(d)).c_str());
+}
+
+TEST(Reach, EveryNonDefaultOptionIsListed) {
+  Outcome r = eval_relu(T + "/honest/relu_loop.cpp", {"--atol", "0.5", "--no-fresh-inputs", "--seed", "7", "--warmup", "3"});
+  ASSERT_TRUE(r.eval.is_object()) << r.out;
+  const json& o = r.eval["native_metrics"]["options"];
+  EXPECT_EQ(o.value("atol", 0.0), 0.5) << r.out;
+  EXPECT_EQ(o.value("fresh_inputs", true), false) << r.out;
+  EXPECT_EQ(o.value("seed", 0), 7) << r.out;
+  EXPECT_EQ(o.value("warmup", 0), 3) << r.out;
+  EXPECT_EQ(o.value("max_trials", 0), 20) << r.out;
+  // ... and the ones that change what "correct" means are said in words (shown on the point).
+  EXPECT_TRUE(has(r.out, "ADVISORY: agent-chosen atol 0.5")) << r.out;
+  EXPECT_TRUE(has(r.out, "ADVISORY: agent-pinned input seed 7")) << r.out;
+  EXPECT_TRUE(has(r.out, "ADVISORY: agent-chosen --no-fresh-inputs")) << r.out;
+}
+
+namespace {
+Outcome eval_fixture(const std::string& ref, const std::string& spec, const std::string& solution,
+                     std::vector<std::string> extra = {}) {
+  static const std::string dir = tmpdir();
+  static int counter = 0;
+  std::vector<std::string> a{"--ref", F + "/" + ref, "--inputs", F + "/" + spec, "--solution", solution,
+                             "--cache-dir", KOPT_TEST_CACHE, "--baseline",
+                             dir + "/f-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".json",
+                             "--max-trials", "20", "--max-time", "3"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return bench(a);
+}
+void expect_honest(const Outcome& r) {
+  ASSERT_TRUE(r.eval.is_object()) << r.out;
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.eval["correct"], true) << r.out;
+  EXPECT_FALSE(r.eval.contains("reward_hack_detected")) << r.out;
+  EXPECT_TRUE(has(r.out, "MUTATION_SENTINEL: PASS")) << r.out;
+}
+}  // namespace
+
+TEST(Reach, DroppingContributionsUnderAtolIsCaughtByRelativeL2) {
+  Outcome r = eval_fixture("mixed_scale.pt", "mixed_scale.json", reach("drop_under_atol"), {"--no-timing"});
+  ASSERT_TRUE(r.eval.is_object()) << r.out;
+  EXPECT_EQ(r.eval["correct"], false) << r.out;
+  EXPECT_TRUE(has(r.out, "relative L2 error [0-9.e+-]+ against the fp64 oracle")) << r.out;
+}
+
+TEST(Reach, HeapScanFindsNoReferenceOutput) {
+  Outcome r = eval_fixture("linear_relu.pt", "linear_relu.json", reach("heap_scan"), {"--no-timing"});
+  ASSERT_TRUE(r.eval.is_object()) << r.out;
+  EXPECT_EQ(r.eval["correct"], false) << r.out;
+  // Nothing of the reference is in its process: whatever it copies is not the answer.
+  EXPECT_TRUE(has(r.out, "differs from the reference|NaN where the reference has a number")) << r.out;
+}
+
+TEST(HonestTraps, ReferenceThatReturnsAViewIsNotAliasing) {
+  expect_honest(eval_fixture("view_ref.pt", "view_ref.json", T + "/honest/view_like_ref.cpp"));
+}
+TEST(HonestTraps, HeavyWorkspaceReuse) { expect_honest(eval_fixture("relu.pt", "relu.json", T + "/honest/workspace_reuse.cpp")); }
+TEST(HonestTraps, SlowButCorrect) {
+  Outcome r = eval_fixture("relu.pt", "relu.json", T + "/honest/slow_relu.cpp");
+  expect_honest(r);
+  EXPECT_LT(r.eval["native_metrics"].value("speedup", 9.0), 1.0) << r.out;
+}
