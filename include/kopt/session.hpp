@@ -54,7 +54,6 @@ class Session {
   ChartOptions chart_;
   double updated_at_ = 0;
   std::string control_;
-  long long budget_ = 0;  // control.loop.budget, what the chart's phase split reads
   std::uint64_t revision_ = 0;
   std::uint64_t seen_version_ = UINT64_MAX;
   double seen_updated_ = 0;

@@ -690,6 +690,7 @@ void Projector::series_outline(Series& s) const {
     Round& r = s.rounds[i];
     r.seq = src.seq;
     r.round = src.round;
+    r.budget = src.budget;  // the phase split reads the budget each run logged (DV-11)
     r.wrapUp = src.wrapUp;
     r.audit = src.audit;
   }

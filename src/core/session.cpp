@@ -16,18 +16,6 @@ bool projected_type(const json& ev) {
   return s == "tool/call" || s == "tool/result" || s == "user/message";
 }
 
-// control.loop.budget as the chart reads it from a body (chart_json_from_wire): a number ≥ 1.
-long long budget_of(std::string_view control) {
-  auto c = parse_json(control);
-  if (!c || !c->is_object()) return 0;
-  auto lp = c->find("loop");
-  if (lp == c->end() || !lp->is_object()) return 0;
-  auto b = lp->find("budget");
-  if (b == lp->end()) return 0;
-  auto n = as_number(*b);
-  return n && *n >= 1 ? static_cast<long long>(*n) : 0;
-}
-
 }  // namespace
 
 Session::Session(Projector& projector, std::string session_id, ChartOptions chart)
@@ -65,10 +53,9 @@ std::uint64_t Session::revise(std::string_view control_json) {
   const std::uint64_t v = projector_.version();
   const bool control_changed = control_json != control_;
   if (v == seen_version_ && updated_at_ == seen_updated_ && !control_changed) return revision_;
-  if (control_changed) {
-    control_.assign(control_json);
-    budget_ = budget_of(control_);
-  }
+  // The armed budget is not read by the chart: each row's phase comes from the budget its run
+  // logged (DV-11), so re-arming relabels nothing and a replay draws what was seen live.
+  if (control_changed) control_.assign(control_json);
   seen_version_ = v;
   seen_updated_ = updated_at_;
   ++revision_;
@@ -82,10 +69,8 @@ Session::Pieces Session::pieces() {
   const std::string& series = projector_.series_json(id_, updated_at_, control_);
   if (!pieces_ok_) {
     refresh_outline();
-    ChartOptions opt = chart_;
-    if (opt.budget == 0) opt.budget = budget_;
     chart_text_.clear();
-    write_chart_json(chart_text_, outline_, opt);
+    write_chart_json(chart_text_, outline_, chart_);
     pieces_ok_ = true;
   }
   // The series object is never `{}`: the chart goes before its closing brace.
