@@ -492,7 +492,7 @@ svg.curve .pt.unmeasured{fill:none;stroke:var(--faint);stroke-width:1.5}
 svg.curve .pt.bad{fill:none;stroke:var(--bad);stroke-width:1.5}
 svg.curve .pt.pending{fill:none;stroke:var(--faint);stroke-width:1.5;stroke-dasharray:2 2}
 svg.curve a:hover .pt{stroke:var(--text);stroke-width:2}
-svg.curve .bestring{fill:none;stroke:var(--ok);stroke-width:2}
+svg.curve .beststar{fill:var(--ok);font-size:15px;pointer-events:none}
 svg.curve .flag{fill:var(--final);font-size:13px}
 svg.curve .prof{fill:var(--prof);font-size:11px}
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12.5px;color:var(--dim);margin-top:6px}
@@ -647,8 +647,9 @@ void svg_curve(std::string& o, const Report& r, ReportLang lang) {
   o += "</g>\n";
   const json& m = c["markers"];
   if (m["best"].is_object())
-    o += "<circle class=\"bestring\" data-kopt=\"best\" cx=\"" + num(jnum(m["best"], "x")) + "\" cy=\"" +
-         num(jnum(m["best"], "y")) + "\" r=\"8\"/>\n";
+    // the tab's marker: ★ just above the point
+    o += "<text class=\"beststar\" data-kopt=\"best\" x=\"" + num(jnum(m["best"], "x")) + "\" y=\"" +
+         num(jnum(m["best"], "y") - 9) + "\" text-anchor=\"middle\">★</text>\n";
   for (const auto& f : m["finalized"])
     o += "<text class=\"flag\" data-kopt=\"finalized\" x=\"" + num(jnum(f, "x") + 7) + "\" y=\"" +
          num(jnum(f, "y") - 7) + "\">⚑</text>\n";
