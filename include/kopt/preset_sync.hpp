@@ -1,7 +1,9 @@
 // Preset sync (spec R): installs the bundled preset directory into the user preset root and keeps it
 // in step with the plugin, tracking what we wrote in a manifest of SHA-256 hashes. Files the user
 // edited are kept and named; files in a directory that predates tracking are backed up before we
-// replace them. Every write is atomic (temporary file + rename).
+// replace them. Every write is atomic (temporary file + rename); an intent manifest with the pending
+// hashes goes first, so a sync killed at any point is recovered by the next one, which also removes
+// temporary files left by a dead writer.
 #pragma once
 #include <filesystem>
 #include <string>

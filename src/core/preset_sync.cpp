@@ -2,7 +2,10 @@
 #include "kopt/preset_sync.hpp"
 #include "kopt/sha256.hpp"
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <array>
@@ -80,6 +83,31 @@ std::vector<std::string> list_files(const fs::path& root, std::error_code& ec) {
   return out;
 }
 
+// Removes `<name>.tmp-<pid>-<n>` files left by a writer that was killed (its pid is gone); a live
+// writer's file is left alone.
+void sweep_temp_files(const fs::path& root) {
+  std::error_code ec;
+  std::vector<fs::path> stale;
+  fs::recursive_directory_iterator it(root, fs::directory_options::none, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    std::error_code sec;
+    if (!it->is_regular_file(sec) || it->is_symlink(sec)) continue;
+    const std::string name = it->path().filename().string();
+    auto at = name.rfind(".tmp-");
+    if (at == std::string::npos || at == 0) continue;
+    std::string_view rest = std::string_view(name).substr(at + 5);
+    auto dash = rest.find('-');
+    if (dash == std::string_view::npos || dash == 0 || dash + 1 == rest.size()) continue;
+    bool digits = true;
+    for (std::size_t i = 0; i < rest.size(); ++i)
+      if (i != dash && (rest[i] < '0' || rest[i] > '9')) digits = false;
+    if (!digits || dash > 9) continue;
+    const long pid = std::stol(std::string(rest.substr(0, dash)));
+    if (pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) stale.push_back(it->path());
+  }
+  for (const auto& p : stale) fs::remove(p, ec);
+}
+
 }  // namespace
 
 std::string write_file_atomic(const fs::path& path, std::string_view data) {
@@ -149,13 +177,62 @@ PresetSyncReport sync_preset(const fs::path& source, const fs::path& target, std
   const std::string stamp = name_safe(timestamp.empty() ? iso_now_for_name() : std::string(timestamp));
 
   // The manifest: readable, a record, with a `files` record -> tracked.
+  // A sync killed half-way leaves its intent manifest: `pending` holds the hash each planned write was
+  // about to produce, so a file is ours when it has the recorded hash or the pending one; `untracked`
+  // says the directory predated tracking when that sync began.
   std::map<std::string, std::string> recorded;
+  std::map<std::string, std::vector<std::string>> pending;
   if (auto text = read_file(target / kPresetManifestName)) {
     json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (j.is_object() && j.contains("files") && j["files"].is_object()) {
-      report.tracked = true;
+      report.tracked = !(j.contains("untracked") && j["untracked"] == true);
       for (auto it = j["files"].begin(); it != j["files"].end(); ++it)
         if (it.value().is_string()) recorded[it.key()] = it.value().get<std::string>();
+      if (j.contains("pending") && j["pending"].is_object())
+        for (auto it = j["pending"].begin(); it != j["pending"].end(); ++it)
+          if (it.value().is_array())
+            for (const auto& h : it.value())
+              if (h.is_string()) pending[it.key()].push_back(h.get<std::string>());
+    }
+  }
+  sweep_temp_files(target);
+  auto ours = [&](const std::string& rel, const std::string& hash) {
+    auto r = recorded.find(rel);
+    auto p = pending.find(rel);
+    return (r != recorded.end() && r->second == hash) ||
+           (p != pending.end() && std::find(p->second.begin(), p->second.end(), hash) != p->second.end());
+  };
+
+  // Plan first: which files this sync will write. Their new hashes go into an intent manifest (atomic)
+  // before the first write, and the final manifest replaces it after the last one.
+  json intent_pending = json::object();
+  for (const auto& rel : files) {
+    auto bundled = read_file(source / rel);
+    if (!bundled) continue;
+    const std::string bundled_hash = sha256_hex(*bundled);
+    std::error_code sec;
+    const fs::path dest = target / rel;
+    auto current = fs::is_regular_file(dest, sec) ? read_file(dest) : std::nullopt;
+    if (current && sha256_hex(*current) == bundled_hash) continue;
+    intent_pending[rel] = json::array({bundled_hash});
+  }
+  if (!intent_pending.empty()) {
+    json intent = json::object();
+    intent["schema"] = 1;
+    json kept_files = json::object();
+    for (const auto& [rel, hash] : recorded) kept_files[rel] = hash;
+    for (const auto& [rel, hashes] : pending)  // an earlier interrupted sync's writes may still be on disk
+      for (const auto& h : hashes) {
+        json& list = intent_pending[rel];
+        if (!list.is_array()) list = json::array();
+        if (std::find(list.begin(), list.end(), h) == list.end()) list.push_back(h);
+      }
+    intent["files"] = kept_files;
+    intent["pending"] = intent_pending;
+    if (!report.tracked) intent["untracked"] = true;
+    if (auto err = write_file_atomic(target / kPresetManifestName, intent.dump(2) + "\n"); !err.empty()) {
+      report.errors.push_back(err + " (nothing written)");
+      return report;
     }
   }
 
@@ -187,10 +264,10 @@ PresetSyncReport sync_preset(const fs::path& source, const fs::path& target, std
       continue;
     }
     auto rec = recorded.find(rel);
-    if (report.tracked && current && rec != recorded.end() && rec->second == current_hash) {
+    if (report.tracked && current && ours(rel, current_hash)) {
       if (auto err = write_file_atomic(dest, *bundled); !err.empty()) {
         report.errors.push_back(err);
-        manifest_files[rel] = rec->second;
+        manifest_files[rel] = current_hash;
         continue;
       }
       report.updated.push_back(rel);

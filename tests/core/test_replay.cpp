@@ -135,3 +135,67 @@ TEST(Replay, CancelStopsTheRun) {
   EXPECT_TRUE(r.cancelled);
   EXPECT_EQ(r.failure, "cancelled");
 }
+
+namespace {
+// Processes whose argv[0] is `marker` (set with `exec -a`), found through /proc.
+int count_marked(const std::string& marker) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    std::ifstream f(e.path() / "cmdline", std::ios::binary);
+    std::string argv0;
+    if (f && std::getline(f, argv0, '\0') && argv0 == marker) ++n;
+  }
+  return n;
+}
+std::string marker(const char* what) { return "kopt-test-" + std::string(what) + "-" + std::to_string(::getpid()); }
+}  // namespace
+
+// Everything the command leaves behind ends with it, however it left bash's process group.
+TEST(Replay, NoDescendantSurvives) {
+  const std::string m = marker("leftover");
+  const std::string sleeper = "exec -a " + m + " sleep 300";
+  auto cmd = "setsid bash -c '" + sleeper + "' &"                       // own session
+             " (setsid bash -c '(" + sleeper + ") &' &) ;"              // setsid + double fork
+             " nohup bash -c '" + sleeper + "' >/dev/null 2>&1 &"        // nohup in the background
+             " (trap '' TERM HUP; " + sleeper + ") &"                    // ignores TERM, same group
+             " sleep 0.5; echo 'KERNEL_EVAL={\"latency_ms\":1}'";
+  auto r = kopt::run_replay(opts(cmd));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("KERNEL_EVAL="), std::string::npos);
+  EXPECT_EQ(count_marked(m), 0);
+}
+
+TEST(Replay, TimeoutEndsProcessesThatLeftTheGroup) {
+  const std::string m = marker("timeout");
+  auto o = opts("setsid bash -c 'exec -a " + m + " sleep 300' & (setsid bash -c '(exec -a " + m +
+                    " sleep 300) &' &); sleep 60",
+                1);
+  o.kill_grace_sec = 0.5;
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = kopt::run_replay(o);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_LT(secs, 10);
+  EXPECT_EQ(count_marked(m), 0);
+}
+
+TEST(Replay, MemoryLimitHitIsReported) {
+  // bash itself holds a 150 MB string: its allocator fails under a 64 MiB cap.
+  const std::string hog = "x=$(head -c 150000000 /dev/zero | tr '\\0' x); echo ${#x}";
+  auto o = opts(hog);
+  o.memory_limit_bytes = std::size_t{64} << 20;
+  auto r = kopt::run_replay(o);
+  EXPECT_NE(r.failure, "");
+  EXPECT_TRUE(r.memory_limit_hit) << r.failure << "\n" << r.output;
+  EXPECT_NE(r.failure.find("memory limit 0.0625 GiB exceeded"), std::string::npos) << r.failure;
+  // The same command fits under the default cap.
+  auto ok = kopt::run_replay(opts(hog));
+  EXPECT_EQ(ok.failure, "") << ok.output;
+  EXPECT_FALSE(ok.memory_limit_hit);
+}
+
+TEST(Replay, OrdinaryFailureIsNotCalledAMemoryLimit) {
+  auto r = kopt::run_replay(opts("echo 'CUDA error: out of memory' >&2; exit 1"));
+  EXPECT_EQ(r.failure, "exit status 1");
+  EXPECT_FALSE(r.memory_limit_hit);
+}

@@ -38,7 +38,24 @@ const watchdog = setTimeout(() => {
   process.exit(2)
 }, 420_000)
 
+// Processes whose argv[0] is `mark` (bench.sh sets it with `exec -a`).
+function markedPids(mark) {
+  const out = []
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue
+    try { if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === mark) out.push(Number(pid)) } catch {}
+  }
+  return out
+}
+// The host's own bash tool does not end what bench.sh leaves behind: end those runs' leftovers here.
+function killLeftovers() {
+  let marks = []
+  try { marks = readFileSync(join(ws, 'leftovers.txt'), 'utf8').split('\n').filter(Boolean) } catch {}
+  for (const m of marks) for (const pid of markedPids(m)) { try { process.kill(pid, 'SIGKILL') } catch {} }
+}
+
 function cleanup() {
+  killLeftovers()
   procs.killAll()
   if (!failed && process.env.KOPT_E2E_KEEP !== '1') rmSync(work, { recursive: true, force: true })
   else console.log(`[e2e] scratch kept in ${work}`)
@@ -125,6 +142,11 @@ try {
     '  printf \'KERNEL_EVAL={"artifact":"k.cu","compiled":false,"correct":false,"error":"compile error"}\\n\'',
     '  exit 1',
     'fi',
+    '# leaves a process behind in its own session, as real benchmarks do (a server, a profiler daemon)',
+    'mark=kopt-e2e-leftover-$$',
+    'echo "$mark" >> leftovers.txt',
+    'setsid bash -c "exec -a $mark sleep 300" </dev/null >/dev/null 2>&1 &',
+    'echo "LEFTOVER=$mark"',
     'lat=$(sed -n \'s/.*LAT=\\([0-9.]*\\).*/\\1/p\' k.cu | head -n 1)',
     'printf \'KERNEL_EVAL={"artifact":"k.cu","compiled":true,"correct":true,"latency_ms":%s,"ref_runtime_ms":6.0}\\n\' "$lat"',
     '',
@@ -233,6 +255,13 @@ try {
   check('finalize result carries the [replay] anchor and the real output', () => {
     assert.match(logText, /\[replay\] sed -i 's\/LAT=2\.0\/LAT=1\.5\/' k\.cu && bash bench\.sh/)
     assert.match(logText, /\[replay exit 0;/)
+  })
+  check('no process of the replayed command survives the finalize (setsid leftover ended)', () => {
+    const replayed = logText.slice(logText.lastIndexOf('[replay] '))
+    const mark = replayed.match(/LEFTOVER=(kopt-e2e-leftover-\d+)/)?.[1]
+    assert.ok(mark, 'the replay ran bench.sh, which names its leftover')
+    assert.ok(readFileSync(join(ws, 'leftovers.txt'), 'utf8').split('\n').includes(mark))
+    assert.deepEqual(markedPids(mark), [], `${mark} still running`)
   })
 
   // ── HTTP behaviour ──
