@@ -29,7 +29,7 @@
 #include "timer.hpp"
 
 #ifdef KOPT_WITH_CUDA
-#include <cuda_runtime.h>
+#include "cuda_call.hpp"
 #endif
 
 namespace kopt::bench {
@@ -126,7 +126,7 @@ struct Candidate {
 
 void device_sync(const at::Device& dev) {
 #ifdef KOPT_WITH_CUDA
-  if (dev.is_cuda()) cudaDeviceSynchronize();
+  if (dev.is_cuda()) KOPT_CUDA_CALL(cudaDeviceSynchronize());
 #else
   (void)dev;
 #endif
@@ -320,11 +320,11 @@ int worker_main(const std::string& job_path) {
       timer = make_cuda_timer(0, &note);
       res.timer_note = note;
       cudaDeviceProp prop{};
-      cudaGetDeviceProperties(&prop, 0);
+      KOPT_CUDA_CALL(cudaGetDeviceProperties(&prop, 0));
       char uuid[64] = {0};
       for (int i = 0; i < 16; ++i) std::snprintf(uuid + 2 * i, 3, "%02x", (unsigned char)prop.uuid.bytes[i]);
       int drv = 0;
-      cudaDriverGetVersion(&drv);
+      KOPT_CUDA_CALL(cudaDriverGetVersion(&drv));
       key["device_name"] = prop.name;
       key["device_uuid"] = uuid;
       key["driver"] = std::to_string(drv);

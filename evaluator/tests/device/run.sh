@@ -67,10 +67,12 @@ compile_check() {
   mkdir -p "$stub/c10/cuda/impl"
   [ -f "$torch_inc/c10/cuda/impl/cuda_cmake_macros.h" ] || echo '#pragma once' > "$stub/c10/cuda/impl/cuda_cmake_macros.h"
   local f rc=0 flags=(-std=c++17 -Wall -Wextra -Werror -fsyntax-only -DKOPT_WITH_CUDA=1 -DKOPT_HAVE_CUPTI_H=1
-    -isystem "$stub" -isystem "$torch_inc/torch/csrc/api/include" -isystem "$cuda_inc" -I"$ROOT/evaluator/src")
+    -isystem "$stub" -isystem "$torch_inc/torch/csrc/api/include" -isystem "$cuda_inc" -I"$ROOT/evaluator/src"
+    -I"$ROOT/evaluator/include" -I"$ROOT/include")
   # /usr/include is already a system dir; naming it again breaks libstdc++'s #include_next.
   [ "$torch_inc" = /usr/include ] || flags+=(-isystem "$torch_inc")
-  for f in evaluator/src/timer_cuda.cpp evaluator/src/guards.cpp evaluator/tests/device/cuda_timer_test.cpp; do
+  for f in evaluator/src/timer_cuda.cpp evaluator/src/guards.cpp evaluator/src/inputs.cpp evaluator/src/worker.cpp \
+           evaluator/tests/device/cuda_timer_test.cpp; do
     if ! g++ "${flags[@]}" "$ROOT/$f" > "$WORK/cc.log" 2>&1; then rc=1; echo "compile failed: $f"; head -30 "$WORK/cc.log"; fi
   done
   check cuda_compile_only $rc "(g++ -fsyntax-only -Werror against $cuda_inc and $torch_inc)"
