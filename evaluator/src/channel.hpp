@@ -48,7 +48,8 @@ struct ReplyMsg {
   double ms = 0;            // kDone: the runner's own timer (device time on GPU)
   double kernel_ms = 0;     // kDone: CUPTI kernel time when valid
   int64_t launches = -1, memcpys = 0, streams = 0;
-  uint32_t stat_flags = 0;  // bit 0 stats valid, bit 1 foreign stream, bit 2 persisting L2
+  double off_stream_ms = 0; // kDone: device busy after the timing stream finished (measured without CUPTI)
+  uint32_t stat_flags = 0;  // bit 0 CUPTI stats valid, bit 2 persisting L2 (measured without CUPTI)
   uint32_t text_len = 0;
 };
 

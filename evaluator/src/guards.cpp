@@ -7,6 +7,11 @@
 
 #include <functional>
 
+#ifdef KOPT_WITH_CUDA
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime.h>
+#endif
+
 namespace kopt::bench {
 
 DispatcherSnapshot snapshot_dispatcher() {
@@ -55,6 +60,33 @@ TorchState snapshot_torch_state() {
   s.values["allow_tf32_cudnn"] = b(ctx.allowTF32CuDNN());
   s.values["allow_fp16_reduction_cublas"] = b(ctx.allowFP16ReductionCuBLAS());
   s.values["float32_matmul_precision"] = std::to_string(int(ctx.float32MatmulPrecision()));
+#ifdef KOPT_WITH_CUDA
+  // The CUDA side a candidate could switch for the judge: the current device and stream (timing
+  // events go on the current stream), the device flags, the persisting-L2 limit. Read with plain
+  // calls: an error is recorded as the value (it then shows as a change), never thrown.
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 0) {
+    auto cuda_value = [](cudaError_t e, const std::string& v) {
+      if (e == cudaSuccess) return v;
+      cudaGetLastError();
+      return std::string("error ") + cudaGetErrorName(e);
+    };
+    int cur = -1;
+    cudaError_t e = cudaGetDevice(&cur);
+    s.values["cuda_current_device"] = cuda_value(e, std::to_string(cur));
+    unsigned flags = 0;
+    e = cudaGetDeviceFlags(&flags);
+    s.values["cuda_device_flags"] = cuda_value(e, std::to_string(flags));
+    size_t persist = 0;
+    e = cudaDeviceGetLimit(&persist, cudaLimitPersistingL2CacheSize);
+    s.values["cuda_persisting_l2_limit"] = cuda_value(e, std::to_string(persist));
+    c10::cuda::CUDAStream st = c10::cuda::getCurrentCUDAStream();
+    bool is_default = st == c10::cuda::getDefaultCUDAStream(st.device_index());
+    s.values["cuda_current_stream"] = std::to_string(st.id()) + (is_default ? " (default)" : " (not the default stream)");
+  } else {
+    cudaGetLastError();
+  }
+#endif
   return s;
 }
 

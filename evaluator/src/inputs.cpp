@@ -7,7 +7,7 @@
 #include <sstream>
 
 #ifdef KOPT_WITH_CUDA
-#include <cuda_runtime.h>
+#include "cuda_call.hpp"
 #endif
 
 namespace kopt::bench {
@@ -116,8 +116,8 @@ static void copy_bytes(const at::Tensor& dst, const at::Tensor& src) {
     return;
   }
 #ifdef KOPT_WITH_CUDA
-  cudaMemcpy(dst.data_ptr(), src.data_ptr(), dst.nbytes(), cudaMemcpyDefault);
-  cudaDeviceSynchronize();
+  KOPT_CUDA_CALL(cudaMemcpy(dst.data_ptr(), src.data_ptr(), dst.nbytes(), cudaMemcpyDefault));
+  KOPT_CUDA_CALL(cudaDeviceSynchronize());
 #else
   TORCH_CHECK(false, "overwrite_bytes: non-CPU tensor in a CPU-only build");
 #endif

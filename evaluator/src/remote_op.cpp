@@ -200,14 +200,14 @@ CallResult RemoteOp::call() {
   auto vals = decode_values(*out_region_, at::Device(at::kCPU));
   r.judge_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
   r.runner_ms = m.ms;
+  r.stats.off_stream_ms = m.off_stream_ms;
+  r.stats.persisting_l2 = m.stat_flags & 4;
   if (m.stat_flags & 1) {
     r.stats.valid = true;
     r.stats.kernel_ms = m.kernel_ms;
     r.stats.launches = long(m.launches);
     r.stats.memcpys = long(m.memcpys);
     r.stats.streams = int(m.streams);
-    r.stats.foreign_stream = m.stat_flags & 2;
-    r.stats.persisting_l2 = m.stat_flags & 4;
   }
   for (auto& v : vals) r.outputs.push_back(v.isTensor() ? v.toTensor() : at::Tensor());
   return r;

@@ -209,8 +209,10 @@ int main(int argc, char** argv) {
           if (!err.empty()) throw std::runtime_error(err);
           KernelStats ks = timer->last_stats();
           m.kind = kDone;
+          m.off_stream_ms = ks.off_stream_ms;
+          m.stat_flags = ks.persisting_l2 ? 4 : 0;
           if (ks.valid) {
-            m.stat_flags = 1 | (ks.foreign_stream ? 2 : 0) | (ks.persisting_l2 ? 4 : 0);
+            m.stat_flags |= 1;
             m.kernel_ms = ks.kernel_ms;
             m.launches = ks.launches;
             m.memcpys = ks.memcpys;

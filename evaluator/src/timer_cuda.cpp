@@ -1,10 +1,15 @@
-// GPU timing: CUDA events on the current stream, an L2 flush (2x the device's L2, preallocated)
-// and a persisting-L2 reset before every trial, and CUPTI kernel records when libcupti can be
-// loaded at run time (dlopen; never linked), falling back to events and saying why.
+// GPU timing. The timed region starts with a CUDA event on the current stream and ends when a
+// device-wide synchronize returns: time = event time on the timing stream + the time the device
+// stayed busy afterwards (work the candidate left on other streams). Nothing here depends on
+// CUPTI; when libcupti can be loaded at run time (dlopen; never linked) it adds per-kernel records
+// (kernel-only time, launch/memcpy counts, streams) as information. Before every trial: an L2
+// flush (2x the device's L2, preallocated) and a persisting-L2 reset. Every CUDA/CUPTI call is
+// checked (cuda_call.hpp).
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +17,7 @@
 #include <set>
 #include <vector>
 
+#include "cuda_call.hpp"
 #include "timer.hpp"
 
 #ifdef KOPT_HAVE_CUPTI_H
@@ -20,6 +26,11 @@
 
 namespace kopt::bench {
 namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
 
 #ifdef KOPT_HAVE_CUPTI_H
 // The leading fields shared by every CUpti_ActivityKernelN record version: we read only these,
@@ -42,12 +53,28 @@ struct KernelRecordPrefix {
 struct Cupti {
   CUptiResult (*register_callbacks)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc) = nullptr;
   CUptiResult (*enable)(CUpti_ActivityKind) = nullptr;
-  CUptiResult (*disable)(CUpti_ActivityKind) = nullptr;
   CUptiResult (*flush_all)(uint32_t) = nullptr;
   CUptiResult (*next_record)(uint8_t*, size_t, CUpti_Activity**) = nullptr;
+  CUptiResult (*result_string)(CUptiResult, const char**) = nullptr;
   void* handle = nullptr;
 };
 Cupti g_cupti;
+
+class CuptiError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void throw_cupti(CUptiResult r, const char* expr, const char* file, int line) {
+  const char* s = nullptr;
+  if (!g_cupti.result_string || g_cupti.result_string(r, &s) != CUPTI_SUCCESS || !s) s = "unknown CUPTI result";
+  throw CuptiError(std::string("CUPTI call ") + expr + " failed at " + file + ":" + std::to_string(line) + ": " +
+                   std::to_string(int(r)) + " (" + s + ")");
+}
+#define KOPT_CUPTI_CALL(expr)                                          \
+  do {                                                                 \
+    const CUptiResult kopt_cupti_r_ = (expr);                          \
+    if (kopt_cupti_r_ != CUPTI_SUCCESS) throw_cupti(kopt_cupti_r_, #expr, __FILE__, __LINE__); \
+  } while (0)
 
 std::mutex g_mu;
 struct TrialRecords {
@@ -64,6 +91,7 @@ void CUPTIAPI buffer_requested(uint8_t** buf, size_t* size, size_t* max_records)
   *max_records = 0;
 }
 
+// Runs on a CUPTI thread: never throws; a failed record walk only ends the walk.
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buf, size_t, size_t valid) {
   CUpti_Activity* rec = nullptr;
   std::lock_guard<std::mutex> lock(g_mu);
@@ -84,6 +112,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buf, size_t, size_t
   std::free(buf);
 }
 
+// CUPTI is optional: any refusal here is a reason for the fallback, not an error.
 bool load_cupti(std::string* why) {
   const char* names[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12", "libcupti.so.11.8"};
   for (const char* n : names)
@@ -95,19 +124,21 @@ bool load_cupti(std::string* why) {
   auto sym = [&](const char* s) { return dlsym(g_cupti.handle, s); };
   g_cupti.register_callbacks = reinterpret_cast<decltype(g_cupti.register_callbacks)>(sym("cuptiActivityRegisterCallbacks"));
   g_cupti.enable = reinterpret_cast<decltype(g_cupti.enable)>(sym("cuptiActivityEnable"));
-  g_cupti.disable = reinterpret_cast<decltype(g_cupti.disable)>(sym("cuptiActivityDisable"));
   g_cupti.flush_all = reinterpret_cast<decltype(g_cupti.flush_all)>(sym("cuptiActivityFlushAll"));
   g_cupti.next_record = reinterpret_cast<decltype(g_cupti.next_record)>(sym("cuptiActivityGetNextRecord"));
+  g_cupti.result_string = reinterpret_cast<decltype(g_cupti.result_string)>(sym("cuptiGetResultString"));
   if (!g_cupti.register_callbacks || !g_cupti.enable || !g_cupti.flush_all || !g_cupti.next_record) {
     *why = "libcupti lacks the activity API";
     return false;
   }
-  if (g_cupti.register_callbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS ||
-      g_cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
-    *why = "CUPTI activity API refused (profiling not permitted or another profiler attached)";
+  try {
+    KOPT_CUPTI_CALL(g_cupti.register_callbacks(buffer_requested, buffer_completed));
+    KOPT_CUPTI_CALL(g_cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    KOPT_CUPTI_CALL(g_cupti.enable(CUPTI_ACTIVITY_KIND_MEMCPY));
+  } catch (const CuptiError& e) {
+    *why = std::string("CUPTI activity API refused (profiling not permitted or another profiler attached): ") + e.what();
     return false;
   }
-  g_cupti.enable(CUPTI_ACTIVITY_KIND_MEMCPY);
   return true;
 }
 #endif
@@ -115,33 +146,32 @@ bool load_cupti(std::string* why) {
 class CudaTimer : public Timer {
  public:
   CudaTimer(int device, bool cupti) : cupti_(cupti) {
-    cudaSetDevice(device);
-    cudaEventCreate(&e0_);
-    cudaEventCreate(&e1_);
-    int l2 = 0;
-    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
-    flush_bytes_ = size_t(std::max(l2, 1 << 20)) * 2;
-    if (cudaMalloc(&flush_, flush_bytes_) != cudaSuccess) flush_ = nullptr;
-  }
-  ~CudaTimer() override {
-    if (flush_) cudaFree(flush_);
-    cudaEventDestroy(e0_);
-    cudaEventDestroy(e1_);
+    KOPT_CUDA_CALL(cudaSetDevice(device));
+    e0_ = CudaEvent::create();
+    e1_ = CudaEvent::create();
+    int l2 = 0, persist_max = 0;
+    KOPT_CUDA_CALL(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+    KOPT_CUDA_CALL(cudaDeviceGetAttribute(&persist_max, cudaDevAttrMaxPersistingL2CacheSize, device));
+    persist_supported_ = persist_max > 0;  // pre-Ampere devices have no persisting L2
+    flush_ = DeviceBuffer(size_t(std::max(l2, 1 << 20)) * 2);
+    calibrate_idle_sync();
   }
   std::string name() const override { return cupti_ ? "cupti" : "cuda_event"; }
 
   void before_trial() override {
     cudaStream_t s = c10::cuda::getCurrentCUDAStream().stream();
     // Undo anything that would keep the candidate's data in L2 across trials, then flush L2.
-    cudaStreamAttrValue attr;
-    std::memset(&attr, 0, sizeof attr);
-    cudaStreamSetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &attr);
-    cudaCtxResetPersistingL2Cache();
-    if (flush_) cudaMemsetAsync(flush_, trial_++ & 0xff, flush_bytes_, s);
-    cudaStreamSynchronize(s);
+    if (persist_supported_) {
+      cudaStreamAttrValue attr;
+      std::memset(&attr, 0, sizeof attr);
+      KOPT_CUDA_CALL(cudaStreamSetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &attr));
+      KOPT_CUDA_CALL(cudaCtxResetPersistingL2Cache());
+    }
+    KOPT_CUDA_CALL(cudaMemsetAsync(flush_.get(), trial_++ & 0xff, flush_.size(), s));
+    KOPT_CUDA_CALL(cudaDeviceSynchronize());
 #ifdef KOPT_HAVE_CUPTI_H
     if (cupti_) {
-      g_cupti.flush_all(1);
+      KOPT_CUPTI_CALL(g_cupti.flush_all(1));
       std::lock_guard<std::mutex> lock(g_mu);
       g_rec = TrialRecords{};
     }
@@ -149,30 +179,37 @@ class CudaTimer : public Timer {
   }
   void start() override {
     stream_ = c10::cuda::getCurrentCUDAStream().stream();
-    host0_ = std::chrono::steady_clock::now();
-    cudaEventRecord(e0_, stream_);
+    host0_ = Clock::now();
+    KOPT_CUDA_CALL(cudaEventRecord(e0_.get(), stream_));
   }
   double stop_ms() override {
-    cudaEventRecord(e1_, stream_);
-    cudaEventSynchronize(e1_);
+    KOPT_CUDA_CALL(cudaEventRecord(e1_.get(), stream_));
+    KOPT_CUDA_CALL(cudaEventSynchronize(e1_.get()));
+    const auto stream_done = Clock::now();
+    // Device-wide: the timed region ends only when every stream is idle. An asynchronous fault
+    // of the candidate's kernels surfaces here as a CudaError.
+    KOPT_CUDA_CALL(cudaDeviceSynchronize());
+    const auto idle = Clock::now();
     float ms = 0;
-    cudaEventElapsedTime(&ms, e0_, e1_);
-    // Device-wide: work left on other streams finishes here (and shows in the wall time).
-    cudaDeviceSynchronize();
-    wall_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host0_).count();
+    KOPT_CUDA_CALL(cudaEventElapsedTime(&ms, e0_.get(), e1_.get()));
+    wall_ = ms_between(host0_, idle);
     stats_ = KernelStats{};
-    cudaStreamAttrValue attr;
-    std::memset(&attr, 0, sizeof attr);
-    if (cudaStreamGetAttribute(stream_, cudaStreamAttributeAccessPolicyWindow, &attr) == cudaSuccess &&
-        attr.accessPolicyWindow.num_bytes > 0)
-      stats_.persisting_l2 = true;
-    size_t persist = 0;
-    if (cudaDeviceGetLimit(&persist, cudaLimitPersistingL2CacheSize) == cudaSuccess && persist > 0)
-      stats_.persisting_l2 = true;
-    cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+    // The sync's own cost on an idle device is subtracted; below the calibrated jitter nothing is added.
+    double tail = ms_between(stream_done, idle) - idle_sync_ms_;
+    if (tail > idle_jitter_ms_) stats_.off_stream_ms = tail;
+    if (persist_supported_) {
+      cudaStreamAttrValue attr;
+      std::memset(&attr, 0, sizeof attr);
+      KOPT_CUDA_CALL(cudaStreamGetAttribute(stream_, cudaStreamAttributeAccessPolicyWindow, &attr));
+      if (attr.accessPolicyWindow.num_bytes > 0) stats_.persisting_l2 = true;
+      size_t persist = 0;
+      KOPT_CUDA_CALL(cudaDeviceGetLimit(&persist, cudaLimitPersistingL2CacheSize));
+      if (persist > 0) stats_.persisting_l2 = true;
+      KOPT_CUDA_CALL(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));
+    }
 #ifdef KOPT_HAVE_CUPTI_H
     if (cupti_) {
-      g_cupti.flush_all(1);
+      KOPT_CUPTI_CALL(g_cupti.flush_all(1));
       std::lock_guard<std::mutex> lock(g_mu);
       if (!g_rec.bad_layout) {
         stats_.valid = true;
@@ -180,27 +217,39 @@ class CudaTimer : public Timer {
         stats_.launches = g_rec.kernels;
         stats_.memcpys = g_rec.memcpys;
         stats_.streams = int(g_rec.streams.size());
-        // Kernel time beyond the timed window: work ran where the timing stream's events do not see
-        // it (a side stream left running past the call).
-        stats_.foreign_stream = stats_.kernel_ms > 1.2 * ms + 0.01;
       }
     }
 #endif
-    cudaGetLastError();
-    return ms;
+    return double(ms) + stats_.off_stream_ms;
   }
   KernelStats last_stats() const override { return stats_; }
   double last_wall_ms() const override { return wall_; }
 
  private:
+  // What cudaDeviceSynchronize costs when nothing is running: its median, and a margin (the spread
+  // up to the 90th percentile, at least 2 us) below which a tail is noise, not work.
+  void calibrate_idle_sync() {
+    KOPT_CUDA_CALL(cudaDeviceSynchronize());
+    std::vector<double> v;
+    for (int i = 0; i < 33; ++i) {
+      auto a = Clock::now();
+      KOPT_CUDA_CALL(cudaDeviceSynchronize());
+      v.push_back(ms_between(a, Clock::now()));
+    }
+    std::sort(v.begin(), v.end());
+    idle_sync_ms_ = v[v.size() / 2];
+    idle_jitter_ms_ = std::max(0.002, v[v.size() * 9 / 10] - idle_sync_ms_);
+  }
+
   bool cupti_;
-  cudaEvent_t e0_{}, e1_{};
+  bool persist_supported_ = false;
+  CudaEvent e0_, e1_;
   cudaStream_t stream_{};
-  void* flush_ = nullptr;
-  size_t flush_bytes_ = 0;
+  DeviceBuffer flush_;
   unsigned trial_ = 0;
-  std::chrono::steady_clock::time_point host0_;
+  Clock::time_point host0_;
   double wall_ = 0;
+  double idle_sync_ms_ = 0, idle_jitter_ms_ = 0.002;
   KernelStats stats_;
 };
 
@@ -209,14 +258,14 @@ class CudaTimer : public Timer {
 std::unique_ptr<Timer> make_cuda_timer(int device, std::string* note) {
   bool cupti = false;
   if (const char* e = std::getenv("KOPT_BENCH_NO_CUPTI"); e && std::string(e) == "1") {
-    *note = "CUPTI disabled by KOPT_BENCH_NO_CUPTI=1";
+    *note = "CUPTI disabled by KOPT_BENCH_NO_CUPTI=1 (timing unchanged; no per-kernel records)";
   } else {
 #ifdef KOPT_HAVE_CUPTI_H
     std::string why;
     cupti = load_cupti(&why);
-    if (!cupti) *note = "fallback to CUDA events: " + why;
+    if (!cupti) *note = "no CUPTI records: " + why;
 #else
-    *note = "fallback to CUDA events: built without cupti.h";
+    *note = "no CUPTI records: built without cupti.h";
 #endif
   }
   return std::make_unique<CudaTimer>(device, cupti);

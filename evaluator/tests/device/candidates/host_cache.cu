@@ -1,18 +1,20 @@
-// GPU CHEAT: launches no kernel — computes on the host and copies the answer back (a host-side
-// cache would look the same to the events).
-// Caught by: CUPTI launch accounting (no kernel during the timed calls).
+// GPU CHEAT: a host-side answer cache. The first call computes relu; every later call copies the
+// cached answer and launches a trivial kernel that does no work on the output, so a launch count
+// sees "a kernel per call".
+// Caught by: the output checks (fresh input values per timed call, checked timed calls, the
+// mutation sentinel), not by the launch count.
 #include <kopt/op.h>
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
-#include <vector>
 
-static at::Tensor forward(const at::Tensor& x_) {
-  at::Tensor x = x_.contiguous();
-  std::vector<float> h(x.numel());
-  cudaMemcpy(h.data(), x.data_ptr<float>(), h.size() * 4, cudaMemcpyDeviceToHost);
-  for (auto& v : h) v = v > 0.f ? v : 0.f;
-  at::Tensor y = at::empty_like(x);
-  cudaMemcpy(y.data_ptr<float>(), h.data(), h.size() * 4, cudaMemcpyHostToDevice);
+__global__ void touch(float* p) { if (threadIdx.x == 1000000) p[0] = 0.f; }
+
+static at::Tensor forward(const at::Tensor& x) {
+  static at::Tensor cached;
+  cudaStream_t s = at::cuda::getCurrentCUDAStream();
+  if (!cached.defined() || !cached.sizes().equals(x.sizes())) cached = at::relu(x).contiguous();
+  at::Tensor y = cached.clone();
+  touch<<<1, 32, 0, s>>>(y.data_ptr<float>());
   return y;
 }
 

@@ -1,6 +1,8 @@
-// GPU CHEAT: launches the work on a private non-blocking stream and returns at once, so events
-// on the timing stream measure (almost) nothing.
-// Caught by: device-wide sync + CUPTI kernel time beyond the timed window; checked timed calls.
+// GPU CHEAT ATTEMPT: launches the work on a private non-blocking stream and returns at once, so
+// events on the timing stream alone would measure (almost) nothing.
+// Defeated by the timing, not flagged: the timed region ends with a device-wide synchronize, so
+// the side stream's kernel is counted (with or without CUPTI); the device check requires its time
+// to be no less than the kernel's own duration.
 #include <kopt/op.h>
 #include <ATen/ATen.h>
 
