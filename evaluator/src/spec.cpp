@@ -146,6 +146,11 @@ static InputSpec parse_spec_fields(const json& j, const std::string& base_dir) {
       fail("spec.precision", "must be float32, float16 or bfloat16");
     s.precision = j["precision"].get<std::string>();
   }
+  if (j.contains("mode")) {
+    if (!j["mode"].is_string() || (j["mode"] != "train" && j["mode"] != "eval"))
+      fail("spec.mode", "must be \"train\" or \"eval\"");
+    s.mode = j["mode"].get<std::string>();
+  }
   if (j.contains("seed")) {
     if (!j["seed"].is_number_integer() || j["seed"].get<int64_t>() < 0) fail("spec.seed", "must be an integer >= 0");
     s.seed = j["seed"].get<uint64_t>();

@@ -42,6 +42,7 @@ struct InputSpec {
   std::vector<std::string> params;  // reference parameter names passed after the inputs
   nlohmann::json init_args = nlohmann::json::array();
   std::optional<std::string> precision;  // float32 float16 bfloat16
+  std::optional<std::string> mode;       // train | eval: the TorchScript reference's mode (absent: eval)
   uint64_t seed = 42;
   std::string base_dir;  // where relative file paths resolve
   nlohmann::json raw;    // as given, for hashing

@@ -437,7 +437,9 @@ int worker_main(const std::string& job_path) {
     if (rj.at("kind") == "torchscript") {
       ref.is_script = true;
       ref.module = torch::jit::load(rj.at("path").get<std::string>(), dev);
-      ref.module.eval();
+      // The mode the export recorded (KernelBench runs modules as constructed: training mode).
+      if (spec.mode.value_or("eval") == "train") ref.module.train();
+      else ref.module.eval();
       if (tol.auto_mode) {
         try {
           torch::jit::Module m = ref.module.clone();

@@ -97,6 +97,9 @@ TEST(Spec, BadInputGivesAClearErrorWithThePath) {
             "inputs[0].dist: uniform needs low < high");
   EXPECT_EQ(msg(R"({"inputs":[],"precision":"int8"})"), "spec.precision: must be float32, float16 or bfloat16");
   EXPECT_EQ(msg(R"({"inputs":[{"scalar":"x"}]})"), "inputs[0].scalar: must be a number or a boolean");
+  EXPECT_EQ(msg(R"({"inputs":[],"mode":"training"})"), "spec.mode: must be \"train\" or \"eval\"");
+  EXPECT_EQ(parse_spec(json::parse(R"({"inputs":[],"mode":"train"})")).mode.value_or(""), "train");
+  EXPECT_FALSE(parse_spec(json::parse(R"({"inputs":[]})")).mode.has_value());
   // Found by fuzz_evaluator_spec: a field of the wrong JSON type is a SpecError too.
   EXPECT_EQ(msg(R"({"inputs":[{"name":[8192,64],"shape":[2]}]})").rfind("spec: a field has the wrong type", 0), 0u);
 }
