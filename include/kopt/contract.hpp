@@ -18,6 +18,7 @@ inline constexpr std::size_t kContractScanUnits = 20000;
 struct ContractPayload {
   std::size_t line = 0;  // 0-based line index in the text
   json payload;
+  std::string text;      // the line's text after KERNEL_EVAL=, trimmed (D-8 compares it with the command)
 };
 
 // The payload of one line when it is a contract line whose object parses to a record (B-1..B-3).
@@ -28,6 +29,15 @@ std::vector<ContractPayload> contract_payloads(std::string_view text);
 
 // Tolerant JSON: the whole trimmed text, else first '{' .. last '}'; a record or nothing.
 std::optional<json> parse_result_json(std::string_view text);
+
+// A tool result (C-3) whose JSON holds numbers a double cannot carry (NaN, ±Infinity, 1e400): those
+// values are read as null so the rest of the record still counts, and `rejected` names each one
+// (docs/limits.md §5), for the point's error. A strictly valid record leaves `rejected` empty.
+struct ToolResult {
+  std::optional<json> payload;
+  std::string rejected;  // "NaN, 1e400" — empty when nothing was rejected
+};
+ToolResult parse_tool_result(std::string_view text);
 
 // B-4: artifact (or artifact_path when artifact is absent/null) non-empty string and boolean correct.
 bool payload_is_point(const json& payload);

@@ -1,6 +1,8 @@
 #include "kopt/contract.hpp"
 
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 
 #include "kopt/utf16.hpp"
 
@@ -129,7 +131,8 @@ std::vector<ContractPayload> contract_payloads(std::string_view text) {
   while (start <= text.size()) {
     std::size_t nl = text.find('\n', start);
     std::string_view line = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
-    if (auto p = contract_line_payload(line)) out.push_back({line_no, std::move(*p)});
+    if (auto p = contract_line_payload(line))
+      out.push_back({line_no, std::move(*p), std::string(js_trim(js_trim_start(line).substr(kEvalPrefix.size())))});
     if (nl == std::string_view::npos) break;
     start = nl + 1;
     ++line_no;
@@ -144,6 +147,70 @@ std::optional<json> parse_result_json(std::string_view text) {
   if (first == std::string_view::npos || last == std::string_view::npos || last <= first) return std::nullopt;
   if (auto inner = parse_json(t.substr(first, last - first + 1)); inner && inner->is_object()) return inner;
   return std::nullopt;
+}
+
+ToolResult parse_tool_result(std::string_view text) {
+  ToolResult r;
+  if ((r.payload = parse_result_json(text))) return r;
+  // Second reading: outside JSON strings, a non-finite token or a number out of double range becomes null.
+  std::string fixed;
+  fixed.reserve(text.size());
+  bool in_string = false;
+  std::size_t i = 0;
+  auto note = [&](std::string_view tok) {
+    if (!r.rejected.empty()) r.rejected += ", ";
+    r.rejected += utf16_cap(std::string(tok), 40);
+  };
+  while (i < text.size()) {
+    char c = text[i];
+    if (in_string) {
+      fixed.push_back(c);
+      if (c == '\\' && i + 1 < text.size()) fixed.push_back(text[++i]);
+      else if (c == '"') in_string = false;
+      ++i;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      fixed.push_back(c);
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    if (text[j] == '-' || text[j] == '+') ++j;
+    std::string_view rest = text.substr(j);
+    std::size_t word = rest.substr(0, 8) == "Infinity" ? 8 : rest.substr(0, 3) == "NaN" ? 3 : 0;
+    if (word) {
+      note(text.substr(i, j - i + word));
+      fixed += "null";
+      i = j + word;
+      continue;
+    }
+    if (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])) &&
+        (i == 0 || !(std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_'))) {
+      std::size_t e = j;
+      while (e < text.size() && (std::isdigit(static_cast<unsigned char>(text[e])) || text[e] == '.' ||
+                                 text[e] == 'e' || text[e] == 'E' ||
+                                 ((text[e] == '-' || text[e] == '+') && (text[e - 1] == 'e' || text[e - 1] == 'E'))))
+        ++e;
+      std::string num(text.substr(i, e - i));
+      double v = std::strtod(num.c_str(), nullptr);
+      if (!std::isfinite(v)) {
+        note(num);
+        fixed += "null";
+      } else {
+        fixed += num;
+      }
+      i = e;
+      continue;
+    }
+    fixed.push_back(c);
+    ++i;
+  }
+  if (r.rejected.empty()) return r;
+  r.payload = parse_result_json(fixed);
+  if (!r.payload) r.rejected.clear();
+  return r;
 }
 
 std::string payload_artifact(const json& p) {

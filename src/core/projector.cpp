@@ -433,9 +433,12 @@ struct Projector::Impl {
   void on_bench_result(const Call& call, std::string_view text) {
     Iteration& it = iterations[call.point];
     it.pending = false;
-    if (auto p = parse_result_json(text)) {
+    ToolResult r = parse_tool_result(text);
+    if (auto& p = r.payload) {
       apply_payload_fields(it, *p);
       if (const std::string* eid = str_field(*p, "evaluation_id")) it.evaluationId = *eid;
+      if (!r.rejected.empty())  // limits.md §5: a value a double cannot carry is an error, with its reason
+        it.error = "rejected non-finite number: " + r.rejected + (it.error ? "; " + *it.error : "");
     }
     touch(call.point);
     settle(call.point);
@@ -469,8 +472,13 @@ struct Projector::Impl {
       return;
     }
     std::size_t produced = 0;
-    std::vector<Change> pending = pending_changes;
+    std::optional<CommandSpelling> spelled;  // D-8, built only when a payload needs judging
+    if (call.has_command && !payloads.empty()) spelled.emplace(call.command);
     for (auto& cp : payloads) {
+      if (spelled && spelled->spells(cp.text, cp.payload)) {
+        echoed.push_back(call.seq);
+        continue;
+      }
       if (!payload_is_point(cp.payload)) continue;
       std::string key = js_stringify(cp.payload);
       if (dedup.count(key)) continue;
@@ -488,7 +496,14 @@ struct Projector::Impl {
     if (call.job_id)
       if (auto j = jobs.find(*call.job_id); j != jobs.end()) launch = &j->second;
     std::size_t produced = 0;
-    for (auto& cp : contract_payloads(text)) {
+    auto payloads = contract_payloads(text);
+    std::optional<CommandSpelling> spelled;  // D-8: judged against the launching command
+    if (launch && !payloads.empty()) spelled.emplace(*launch);
+    for (auto& cp : payloads) {
+      if (spelled && spelled->spells(cp.text, cp.payload)) {
+        echoed.push_back(call.seq);
+        continue;
+      }
       if (!payload_is_point(cp.payload)) continue;
       std::string key = js_stringify(cp.payload);
       if (auto existing = dedup.find(key); existing != dedup.end()) {

@@ -292,6 +292,150 @@ bool matches_profile_command(std::string_view command, const std::vector<std::st
   return scan_line(ps, q.line, 1, 3);
 }
 
+namespace {
+
+// One level of backslash escaping undone (D-8): \" -> " and \\ -> \; other escapes stay.
+std::string unescape_once(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size() && (s[i + 1] == '"' || s[i + 1] == '\\')) ++i;
+    out.push_back(s[i]);
+  }
+  return out;
+}
+
+// End (exclusive) of the JSON-balanced object starting at s[0] == '{', within `cap` bytes, or npos.
+std::size_t balanced_object_end(std::string_view s, std::size_t cap) {
+  int depth = 0;
+  bool in_string = false;
+  std::size_t n = std::min(s.size(), cap);
+  for (std::size_t i = 0; i < n; ++i) {
+    char c = s[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{') {
+      ++depth;
+    } else if (c == '}') {
+      if (--depth == 0) return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// JSON equality where object key order does not matter (a re-serialised payload may reorder keys).
+bool same_json(const json& a, const json& b) {
+  if (a.is_object() != b.is_object()) return false;
+  if (a.is_object()) {
+    if (a.size() != b.size()) return false;
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      auto o = b.find(it.key());
+      if (o == b.end() || !same_json(it.value(), *o)) return false;
+    }
+    return true;
+  }
+  if (a.is_array()) {
+    if (!b.is_array() || a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (!same_json(a[i], b[i])) return false;
+    return true;
+  }
+  return a == b;
+}
+
+// A Python dict literal written as JSON would be (`python3 -c "print(json.dumps({'a': True}))"`):
+// single-quoted strings become double-quoted, bare True/False/None become true/false/null, and a
+// JavaScript object's bare keys (`{latency_ms: 0.1}`) are quoted.
+std::string python_literal_as_json(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  char quote = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (quote) {
+      if (c == '\\' && i + 1 < s.size()) {
+        if (s[i + 1] == '\'' && quote == '\'') { out.push_back('\''); ++i; continue; }
+        out.push_back(c);
+        out.push_back(s[++i]);
+        continue;
+      }
+      if (c == quote) { out.push_back('"'); quote = 0; continue; }
+      if (c == '"') { out += "\\\""; continue; }  // a " inside a '…' string
+      out.push_back(c);
+      continue;
+    }
+    if (c == '\'' || c == '"') { quote = c; out.push_back('"'); continue; }
+    auto word = [&](std::string_view w) {
+      bool edge_before = i == 0 || !(std::isalnum(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '_');
+      std::size_t e = i + w.size();
+      bool edge_after = e >= s.size() || !(std::isalnum(static_cast<unsigned char>(s[e])) || s[e] == '_');
+      return edge_before && edge_after && s.substr(i, w.size()) == w;
+    };
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$') {  // a bare key: {latency_ms: 1}
+      std::size_t k = out.find_last_not_of(" \t\n");
+      std::size_t e = i;
+      while (e < s.size() && (std::isalnum(static_cast<unsigned char>(s[e])) || s[e] == '_' || s[e] == '$')) ++e;
+      std::size_t colon = s.find_first_not_of(" \t\n", e);
+      if (k != std::string::npos && (out[k] == '{' || out[k] == ',') && colon != std::string_view::npos &&
+          s[colon] == ':') {
+        out.push_back('"');
+        out.append(s, i, e - i);
+        out.push_back('"');
+        i = e - 1;
+        continue;
+      }
+    }
+    if (word("True")) { out += "true"; i += 3; continue; }
+    if (word("False")) { out += "false"; i += 4; continue; }
+    if (word("None")) { out += "null"; i += 3; continue; }
+    out.push_back(c);
+  }
+  return out;
+}
+
+constexpr std::size_t kUnescapeLevels = 3;     // C, C', and two deeper levels (nested `bash -c`)
+constexpr std::size_t kSpanCap = 20000;        // as B-3 bounds a contract payload
+constexpr std::size_t kMaxSpanStarts = 4096;   // per form: bounds work on huge commands
+
+}  // namespace
+
+CommandSpelling::CommandSpelling(std::string_view command) {
+  forms_.emplace_back(command);
+  for (std::size_t level = 0; level < kUnescapeLevels; ++level) {
+    std::string next = unescape_once(forms_.back());
+    if (next == forms_.back()) break;
+    forms_.push_back(std::move(next));
+  }
+}
+
+bool CommandSpelling::spells(std::string_view payload_text, const json& payload) {
+  if (!payload_text.empty())
+    for (const auto& f : forms_)
+      if (f.find(payload_text) != std::string::npos) return true;
+  if (!records_) {
+    records_.emplace();
+    for (const auto& f : forms_) {
+      std::size_t starts = 0;
+      for (std::size_t at = f.find('{'); at != std::string::npos && starts < kMaxSpanStarts;
+           at = f.find('{', at + 1), ++starts) {
+        std::string_view from = std::string_view(f).substr(at);
+        std::size_t end = balanced_object_end(from, kSpanCap);
+        if (end == std::string_view::npos) continue;
+        std::string_view span = from.substr(0, end);
+        if (auto p = parse_json(span, 64); p && p->is_object()) records_->push_back(std::move(*p));
+        else if (auto q = parse_json(python_literal_as_json(span), 64); q && q->is_object())
+          records_->push_back(std::move(*q));
+      }
+    }
+  }
+  for (const auto& r : *records_)
+    if (same_json(r, payload)) return true;
+  return false;
+}
+
 WireCommand wire_command(std::string_view command) {
   std::size_t len = utf16_length(command);
   if (len <= 300) return {std::string(command), std::nullopt};
