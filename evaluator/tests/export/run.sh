@@ -13,7 +13,9 @@ out=$("$X" "$here/conv_bias_bn.py" -o "$d/a.pt" -s "$d/a.json")
 grep -q '^mode: train (as constructed)' <<<"$out" || fail "output does not say the mode"
 grep -q '  bias: Tensor float32 \[8, 1, 1\]' <<<"$out" || fail "signature not printed"
 
-"$X" "$here/conv_bias_bn.py" -o "$d/b.pt" -s "$d/b.json" --mode eval | grep -q '^mode: eval (requested' || fail "--mode eval not reported"
+# captured first: `| grep -q` closes the pipe at the first match and pipefail would see the writer's EPIPE
+out=$("$X" "$here/conv_bias_bn.py" -o "$d/b.pt" -s "$d/b.json" --mode eval)
+grep -q '^mode: eval (requested' <<<"$out" || fail "--mode eval not reported"
 [ "$(jq_ "$d/b.json" 's["mode"]')" = '"eval"' ] || fail "--mode eval not recorded"
 
 "$X" "$here/cross_entropy.py" -o "$d/c.pt" -s "$d/c.json" >/dev/null
