@@ -78,4 +78,8 @@ std::optional<json> workload_subset(const json& v);
 std::string_view js_trim(std::string_view s);
 std::string_view js_trim_start(std::string_view s);
 
+// End (exclusive) of the JSON-balanced object starting at text[0] == '{', looking at most `cap`
+// bytes, or npos. Strings and their escapes are skipped; the object itself is not parsed.
+std::size_t balanced_object_end(std::string_view text, std::size_t cap = std::string_view::npos);
+
 }  // namespace kopt

@@ -1,5 +1,6 @@
 #include "kopt/contract.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -35,26 +36,6 @@ std::size_t js_space_len_back(std::string_view s) {
     if (js_space_len(tail) == len) return len;
   }
   return 0;
-}
-
-// End (exclusive) of the balanced object starting at text[0] == '{', or npos.
-std::size_t balanced_end(std::string_view text) {
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{') {
-      ++depth;
-    } else if (c == '}') {
-      if (--depth == 0) return i + 1;
-    }
-  }
-  return std::string_view::npos;
 }
 
 std::optional<std::vector<std::string>> string_list(const json& p, const char* key) {
@@ -112,7 +93,7 @@ std::optional<json> line_payload(std::string_view line, bool* has_prefix, std::s
   std::size_t brace = window.find('{');
   if (brace == std::string_view::npos) return no("no '{' after KERNEL_EVAL= (within 20000 UTF-16 units)");
   std::string_view from = window.substr(brace);
-  std::size_t end = balanced_end(from);
+  std::size_t end = balanced_object_end(from);
   if (end == std::string_view::npos) return no("the object's braces do not close (within 20000 UTF-16 units)");
   auto parsed = parse_json(from.substr(0, end));
   if (!parsed) return no("invalid JSON");
@@ -346,6 +327,26 @@ std::vector<ContractLineReport> contract_line_reports(std::string_view text) {
     ++line_no;
   }
   return out;
+}
+
+std::size_t balanced_object_end(std::string_view text, std::size_t cap) {
+  int depth = 0;
+  bool in_string = false;
+  const std::size_t n = std::min(text.size(), cap);
+  for (std::size_t i = 0; i < n; ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{') {
+      ++depth;
+    } else if (c == '}') {
+      if (--depth == 0) return i + 1;
+    }
+  }
+  return std::string_view::npos;
 }
 
 }  // namespace kopt

@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 
+#include "kopt/contract.hpp"
 #include "kopt/utf16.hpp"
 
 namespace kopt {
@@ -303,27 +304,6 @@ std::string unescape_once(std::string_view s) {
     out.push_back(s[i]);
   }
   return out;
-}
-
-// End (exclusive) of the JSON-balanced object starting at s[0] == '{', within `cap` bytes, or npos.
-std::size_t balanced_object_end(std::string_view s, std::size_t cap) {
-  int depth = 0;
-  bool in_string = false;
-  std::size_t n = std::min(s.size(), cap);
-  for (std::size_t i = 0; i < n; ++i) {
-    char c = s[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{') {
-      ++depth;
-    } else if (c == '}') {
-      if (--depth == 0) return i + 1;
-    }
-  }
-  return std::string_view::npos;
 }
 
 // JSON equality where object key order does not matter (a re-serialised payload may reorder keys).
