@@ -46,14 +46,18 @@ bool RemoteOp::spawn(bool use_bwrap) {
   int cmd[2], rep[2];
   if (pipe2(cmd, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0) return false;
   SandboxRequest req;
-  // Inside the sandbox /tmp is a fresh tmpfs: the op's file is bound read-only at a fixed place.
+  // Inside the sandbox /tmp is a fresh tmpfs: the runner and the op's file are bound read-only at
+  // fixed places (a checkout or cache under /tmp would otherwise vanish from the sandbox).
   std::string path = spec_.path;
+  std::string exe = spec_.exe;
   if (use_bwrap) {
     std::string ext = path.substr(std::min(path.size(), path.find_last_of('.')));
     path = "/tmp/kopt/op" + ext;
     req.ro_binds.emplace_back(spec_.path, path);
+    exe = "/tmp/kopt/kopt-bench-runner";
+    req.ro_binds.emplace_back(spec_.exe, exe);
   }
-  req.argv = {spec_.exe, spec_.mode, path, spec_.arg3, spec_.cuda ? "cuda" : "cpu"};
+  req.argv = {exe, spec_.mode, path, spec_.arg3, spec_.cuda ? "cuda" : "cpu"};
   req.fds = {cmd[0], rep[1], in_->fd, out_region_->fd};
   req.hide = spec_.hide;
   req.scratch = spec_.scratch;
