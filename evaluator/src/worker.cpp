@@ -752,27 +752,26 @@ int worker_main(const std::string& job_path) {
       phase = "mutation sentinel";
       bool sentinel_ok = true;
       std::string sentinel_msg;
-      cand.mutate(sent_full);
-      CallResult o1 = cand.call();
-      Verdict v1 = judge(o1.outputs, sent_full_ref, sent_full_oracle, tol);
-      if (!v1.ok) {
-        sentinel_ok = false;
-        sentinel_msg = "inputs rewritten in place, output did not follow (" + v1.message + ")";
-      } else {
-        cand.mutate(sent_sparse);
-        CallResult o2 = cand.call();
-        Verdict v2 = judge(o2.outputs, sent_sparse_ref, sent_sparse_oracle, tol);
-        if (!v2.ok) {
+      // Each step rewrites the inputs in place and requires the output to follow; the first miss ends it.
+      struct Step {
+        const IVals& in;
+        const Outputs& ref;
+        decltype(sent_full_oracle)& oracle;  // lazy: fills itself on first use
+        const char* what;
+      };
+      Step steps[] = {
+          {sent_full, sent_full_ref, sent_full_oracle, "inputs rewritten in place"},
+          {sent_sparse, sent_sparse_ref, sent_sparse_oracle, "one input element changed in place"},
+          {sent_sparse2, sent_sparse2_ref, sent_sparse2_oracle, "one input element changed in place"},
+      };
+      for (Step& st : steps) {
+        cand.mutate(st.in);
+        CallResult o = cand.call();
+        Verdict v = judge(o.outputs, st.ref, st.oracle, tol);
+        if (!v.ok) {
           sentinel_ok = false;
-          sentinel_msg = "one input element changed in place, output did not follow (" + v2.message + ")";
-        } else {
-          cand.mutate(sent_sparse2);
-          CallResult o3 = cand.call();
-          Verdict v3 = judge(o3.outputs, sent_sparse2_ref, sent_sparse2_oracle, tol);
-          if (!v3.ok) {
-            sentinel_ok = false;
-            sentinel_msg = "one input element changed in place, output did not follow (" + v3.message + ")";
-          }
+          sentinel_msg = std::string(st.what) + ", output did not follow (" + v.message + ")";
+          break;
         }
       }
       res.sentinel = sentinel_ok ? "PASS" : "FAIL";
