@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { detachedProcesses, freePort, http, rpc, sleep, waitFor } from '../../tests/e2e/harness.mjs'
+import { detachedProcesses, freePort, http, pluginRoutesReady, rpc, sleep, waitFor } from '../../tests/e2e/harness.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const ROOT = resolve(here, '../..')
@@ -80,10 +80,8 @@ async function startHost(label, pluginDir, env) {
   await dsh(['plugin', '--profile', 'web', 'add', `file:${join(here, 'feeder')}`])
   const port = await freePort()
   const web = procs.startDetached(DSH, ['web', '--no-open', '--port', String(port)], baseEnv, `dsh-${label}.log`)
-  await waitFor(`dsh web (${label})`, async () => {
-    await rpc(port, 'host.describe', {})
-    return (await http(port, '/plugins/kernel-opt/series')).status === 400 && (await http(port, '/plugins/kopt-bench-feeder/ping')).status === 200
-  }, 180_000, 500)
+  await waitFor(`dsh web (${label})`, async () =>
+    (await pluginRoutesReady(port)) && (await http(port, '/plugins/kopt-bench-feeder/ping')).status === 200, 180_000, 500)
   return { web, port, ws, label }
 }
 

@@ -50,6 +50,16 @@ export async function rpc (port, method, payload) {
 }
 
 /**
+ * Whether dsh web on port is ready for the plugin: GET / answers before every route is registered
+ * (the host's startup fallback says 404 until the owner registers), so the API gateway and our own
+ * route (400 without a session id) must both answer.
+ */
+export async function pluginRoutesReady (port) {
+  await rpc(port, 'host.describe', {})
+  return (await http(port, '/plugins/kernel-opt/series')).status === 400
+}
+
+/**
  * Programs started in their own process group with output to a log file under workDir, so a
  * whole tree (dsh web and what it spawns) can be stopped, and everything killed at exit.
  */

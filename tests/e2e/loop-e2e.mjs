@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import assert from 'node:assert/strict'
-import { detachedProcesses, freePort, waitFor, http, rpc } from './harness.mjs'
+import { detachedProcesses, freePort, pluginRoutesReady, waitFor, http, rpc } from './harness.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const ROOT = join(here, '../..')
@@ -135,12 +135,7 @@ try {
     const port = await freePort()
     const web = startDetached(DSH, ['web', '--no-open', '--port', String(port)], env, `dsh-${n}.log`)
     await waitFor(`dsh web #${n}`, async () => (await http(port, '/')).status === 200, 120_000, 500)
-    // GET / answers before every route is registered (the host's startup fallback says 404 "not found"
-    // until then): wait for the API gateway and our own route as well.
-    await waitFor(`the API and plugin routes of #${n}`, async () => {
-      await rpc(port, 'host.describe', {})
-      return (await http(port, '/plugins/kernel-opt/series')).status === 400
-    }, 60_000, 300)
+    await waitFor(`the API and plugin routes of #${n}`, () => pluginRoutesReady(port), 60_000, 300)
     log(`dsh web #${n} on 127.0.0.1:${port}`)
     return { ...web, port }
   }
