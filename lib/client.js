@@ -7,7 +7,8 @@
 //   · a status strip above the composer while the loop runs (slot `conversation.input.dock`).
 // React and the ui-slots module come from the host's module table (nothing else is required).
 // The curve's geometry comes from the core (`series.chart`, src/core/chart.cpp); this file draws.
-// Data: GET /plugins/kernel-opt/series?sessionId= polled every 1.5 s with If-None-Match.
+// Data: pushed over a WebSocket (/plugins/kernel-opt/push, one per session); when the socket is
+// refused or drops, GET /plugins/kernel-opt/series polled every 1.5 s with If-None-Match until it is back.
 window.__ModuleLoader__.load({
   id: 'dsh-kernel-opt',
   factory: (require) => {
@@ -26,6 +27,13 @@ window.__ModuleLoader__.load({
     const PRESET_ID = 'kernel-opt'
     const BASE = '/plugins/kernel-opt'
     const POLL_MS = 1500
+    // Push first (lib/push.mjs); ?kopt-push=0 in the page URL forces the poll (tests, diagnosis).
+    const PUSH = typeof location === 'undefined' || !/[?&]kopt-push=0\b/.test(location.search)
+    const RETRY_MIN_MS = 1000
+    const RETRY_MAX_MS = 30000
+    // Applies a `kind:"delta"` message to the series we hold (the delta protocol's client half);
+    // null until that protocol exists here, so a delta message makes the store resubscribe.
+    const applyDelta = null
     const DETECT_MS = 3000
 
     // ───────────────────────────── strings ─────────────────────────────
@@ -330,7 +338,11 @@ window.__ModuleLoader__.load({
     }
 
     // ───────────────────────────── data ─────────────────────────────
-    // One store per session, shared by the tab, the launcher and the strip: one poll, one ETag.
+    // One store per session, shared by the tab, the launcher and the strip: one push socket (or,
+    // when it is refused or drops, one poll with one ETag) per session.
+    // Push: ws(s)://<host>/plugins/kernel-opt/push?sessionId=…&since=<revision we hold>; each message
+    // is the answer for our revision (lib/push.mjs): {"kind":"full","revision","body"} or a delta.
+    // A socket that closes falls back to the poll at once and is retried with a growing delay.
     const stores = new Map()
     function storeFor(sessionId) {
       let s = stores.get(sessionId)
@@ -338,21 +350,86 @@ window.__ModuleLoader__.load({
       const listeners = new Set()
       let timer = null
       let inflight = false
+      let sock = null
+      let retry = null
+      let retryMs = RETRY_MIN_MS
+      const pollOn = () => {
+        if (timer || listeners.size === 0) return
+        st.poll()
+        timer = setInterval(() => { if (typeof document === 'undefined' || !document.hidden) st.poll() }, POLL_MS)
+      }
+      const pollOff = () => { if (timer) { clearInterval(timer); timer = null } }
       const st = {
         sessionId,
         snap: { series: null, status: 'loading', error: null, version: 0 },
         etag: null,
+        revision: null, // the revision of snap.series (from a push message or X-Kopt-Revision)
+        transport: 'none', // 'push' while the socket is open, else 'poll'
         lastUpdateStart: 0,
         subscribe(fn) {
           listeners.add(fn)
-          if (listeners.size === 1) { st.poll(); timer = setInterval(() => { if (typeof document === 'undefined' || !document.hidden) st.poll() }, POLL_MS) }
+          if (listeners.size === 1) st.connect()
           return () => {
             listeners.delete(fn)
-            if (listeners.size === 0 && timer) { clearInterval(timer); timer = null }
+            if (listeners.size === 0) st.stop()
           }
         },
         get: () => st.snap,
         set(patch) { st.snap = { ...st.snap, ...patch, version: st.snap.version + 1 }; for (const l of [...listeners]) l() },
+        connect() {
+          if (sock || listeners.size === 0) return
+          if (typeof WebSocket === 'undefined' || typeof location === 'undefined' || !PUSH) { st.transport = 'poll'; pollOn(); return }
+          const q = `sessionId=${encodeURIComponent(sessionId)}${st.revision !== null ? `&since=${st.revision}` : ''}`
+          let ws
+          try {
+            ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${BASE}/push?${q}`)
+          } catch {
+            st.transport = 'poll'; pollOn(); st.retryLater(); return
+          }
+          sock = ws
+          ws.onopen = () => { if (sock !== ws) return; st.transport = 'push'; retryMs = RETRY_MIN_MS; pollOff() }
+          ws.onmessage = (e) => { if (sock === ws) st.receive(e.data) }
+          ws.onclose = () => {
+            if (sock !== ws) return
+            sock = null
+            st.transport = 'poll'
+            pollOn() // refused or dropped: poll meanwhile
+            st.retryLater()
+          }
+        },
+        retryLater() {
+          if (retry || listeners.size === 0) return
+          retry = setTimeout(() => { retry = null; st.connect() }, retryMs)
+          retryMs = Math.min(retryMs * 2, RETRY_MAX_MS)
+        },
+        stop() {
+          pollOff()
+          if (retry) { clearTimeout(retry); retry = null }
+          const ws = sock
+          sock = null
+          if (ws) { try { ws.close(1000) } catch { /* already closing */ } }
+          st.transport = 'none'
+        },
+        receive(text) {
+          const t0 = performance.now()
+          let msg
+          try { msg = JSON.parse(text) } catch { msg = null }
+          if (!msg || typeof msg.revision !== 'number') return
+          let series = null
+          if (msg.kind === 'full') series = msg.body
+          else if (msg.kind === 'delta' && typeof applyDelta === 'function' && st.snap.series) series = applyDelta(st.snap.series, msg)
+          if (!series || !Array.isArray(series.iterations)) {
+            // A message we cannot apply: resubscribe from scratch rather than show a wrong state.
+            st.revision = null
+            if (sock) { const ws = sock; sock = null; try { ws.close(1000) } catch { /* closing */ } st.connect() }
+            return
+          }
+          st.lastParseMs = performance.now() - t0
+          st.revision = msg.revision
+          st.etag = null // the next poll (if any) asks for the whole body again
+          st.lastUpdateStart = t0
+          st.set({ series, status: 'ok', error: null })
+        },
         async poll() {
           if (inflight) return
           inflight = true
@@ -370,6 +447,8 @@ window.__ModuleLoader__.load({
             st.lastParseMs = performance.now() - t0
             if (!series || !Array.isArray(series.iterations)) { st.set({ status: 'error', error: 'bad body' }); return }
             st.etag = res.headers.get('etag')
+            const rev = Number(res.headers.get('x-kopt-revision'))
+            st.revision = Number.isInteger(rev) && rev >= 0 ? rev : null
             st.lastUpdateStart = t0
             st.set({ series, status: 'ok', error: null })
           } catch (err) {

@@ -7,6 +7,7 @@ export const DEFAULT_PRESET_ID = 'kernel-opt'
 export const SERIES_PATH = '/plugins/kernel-opt/series'
 export const CONTROL_PATH = '/plugins/kernel-opt/control'
 export const MODELS_PATH = '/plugins/kernel-opt/models'
+export const PUSH_PATH = '/plugins/kernel-opt/push' // WebSocket upgrade (lib/push.mjs); a plain GET answers 426
 export const REPLAY_TOOL = 'kernel_finalize'
 export const REPLAY_LINE_PREFIX = '[replay] '
 

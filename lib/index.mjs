@@ -4,7 +4,8 @@
 //   * keeps one kopt.Session (its Projector, updatedAt, the /series body per revision) per watched
 //     session, fed incrementally from `session/event` (a session's first query, or its first event
 //     when it runs in our mode, catches up from `session.events`; later events are fed one by one);
-//   * serves /plugins/kernel-opt/{series,control,models}; sessions that are not live are projected
+//   * serves /plugins/kernel-opt/{series,control,models} and pushes each new revision to the tabs
+//     subscribed on /plugins/kernel-opt/push (WebSocket, lib/push.mjs); sessions that are not live are projected
 //     from the host's session persistence, so a past session renders as it did live;
 //   * syncs the bundled preset into the user preset root (C++: kopt.syncPreset);
 //   * publishes the `kernelOpt` service the agent-plane rows (lib/agent.mjs, lib/self-compact.mjs)
@@ -14,11 +15,12 @@ import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import {
-  CONTROL_PATH, DEFAULT_PRESET_ID, MODELS_PATH, PLUGIN_ID, SERIES_PATH, resolveConfig, routingJson,
+  CONTROL_PATH, DEFAULT_PRESET_ID, MODELS_PATH, PLUGIN_ID, PUSH_PATH, SERIES_PATH, resolveConfig, routingJson,
 } from './config.mjs'
 import { Service } from './host.mjs'
 import { loadKopt } from './native/load.mjs'
 import { checkTrust, jsonResponse, readJsonBody, validSessionId } from './http.mjs'
+import { createPushHub } from './push.mjs'
 
 export const name = 'kernel-opt'
 export const inject = ['sessions', 'agents']
@@ -282,6 +284,25 @@ export function apply(ctx, rawConfig) {
 
   new KernelOptService(ctx, { config, kopt, kopterror, getProjector, getView, loop })
 
+  // Live push (lib/push.mjs): every tab of a session gets each new revision's answer, framed once.
+  let hub
+  if (store !== undefined) {
+    hub = createPushHub({
+      fence: (req) => checkTrust(req, trustedHosts()),
+      validId: validSessionId,
+      open: async (id) => {
+        const view = await store.getView(id)
+        if (view === undefined) return { status: 404, error: 'unknown session' }
+        if (view.error !== undefined) return { status: 422, error: `session log unreadable: ${view.error}` }
+        return { st: view.st }
+      },
+      current: (id, st) => store.live.get(id) ?? st,
+      revise: (id, st) => st.s.revise(JSON.stringify(controlFor(id, st))),
+      payload: (id, st, since) => pushPayload(st.s, since),
+    })
+    ctx.effect(() => () => hub.dispose(), 'kernel-opt: push hub')
+  }
+
   if (store !== undefined) {
     ctx.on('session/event', (session, event) => {
       try {
@@ -289,6 +310,7 @@ export function apply(ctx, rawConfig) {
       } catch (error) {
         console.warn(`[kernel-opt] projection feed failed for ${session?.id}: ${error?.message ?? error}`)
       }
+      if (typeof session?.id === 'string') hub.changed(session.id)
     })
     ctx.on('agent/disposed', (payload) => {
       const id = payload?.agent?.id
@@ -458,12 +480,24 @@ export function apply(ctx, rawConfig) {
       return
     }
     const result = await loop.act(id, body)
+    hub?.changed(id) // the control object is part of the revision
     if (result && typeof result.status === 'number') {
       jsonResponse(res, result.status, result.body ?? { control: controlFor(id, view.st) })
       return
     }
     jsonResponse(res, 200, { control: controlFor(id, view.st) })
   }, 'kernel-opt: control route')
+
+  // The push socket itself is an upgrade; a plain GET says so and shows the hub's counters.
+  if (hub !== undefined) {
+    ctx.inject(['webServer'], (wctx) => {
+      wctx.effect(() => wctx.webServer.registerUpgrade({ path: PUSH_PATH, handler: (req, socket, head) => hub.upgrade(req, socket, head) }), 'kernel-opt: push upgrade')
+    })
+  }
+  route(PUSH_PATH, async (req, res) => {
+    res.writeHead(426, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', upgrade: 'websocket' })
+    res.end(JSON.stringify({ error: 'websocket upgrade required', push: hub?.snapshot() }))
+  }, 'kernel-opt: push route')
 
   route(MODELS_PATH, async (req, res) => {
     if (req.method !== 'GET') {
@@ -512,6 +546,17 @@ export function apply(ctx, rawConfig) {
     }
     jsonResponse(res, 200, { providers })
   }, 'kernel-opt: models route')
+}
+
+/**
+ * What a tab at revision `since` needs, as one JSON text (bytes): the session's delta when the
+ * core has one, else the whole body marked {"kind":"full","revision":R,"body":…} (the body's bytes
+ * are wrapped, never re-parsed).
+ */
+export function pushPayload(session, since) {
+  if (typeof session.delta === 'function') return session.delta(since ?? -1)
+  const body = session.body()
+  return Buffer.concat([Buffer.from(`{"kind":"full","revision":${session.revision},"body":`), body, Buffer.from('}')])
 }
 
 function modelInfoWire(info, provider, model) {

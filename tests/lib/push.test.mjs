@@ -1,0 +1,233 @@
+// The push route's parts without a host: RFC 6455 framing (lib/ws.mjs) against the RFC's own
+// examples, and the hub (lib/push.mjs) over real loopback TCP with a session stand-in whose answers
+// name the revision they start from, so every tab's stream can be checked for gaps and repeats.
+// (The real host, Node 22's WebSocket and Chromium: tests/e2e/push-e2e.mjs, tests/browser.)
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import { connect } from 'node:net'
+import { randomBytes } from 'node:crypto'
+import { FrameReader, OP, acceptKey, checkHandshake, frame } from '../../lib/ws.mjs'
+import { createPushHub } from '../../lib/push.mjs'
+
+const sleep = (ms) => new Promise(r => setTimeout(r, ms))
+
+test('RFC 6455 examples: accept key, unmasked server frames, masked client frames', () => {
+  assert.equal(acceptKey('dGhlIHNhbXBsZSBub25jZQ=='), 's3pPLMBiTxaQ9kYGzzhZRbK+xOo=') // §1.3
+  assert.deepEqual([...frame(OP.TEXT, 'Hello')], [0x81, 0x05, 0x48, 0x65, 0x6c, 0x6c, 0x6f]) // §5.7
+  assert.deepEqual([...frame(OP.BINARY, Buffer.alloc(256)).subarray(0, 4)], [0x82, 0x7e, 0x01, 0x00])
+  assert.deepEqual([...frame(OP.BINARY, Buffer.alloc(65536)).subarray(0, 10)], [0x82, 0x7f, 0, 0, 0, 0, 0, 1, 0, 0])
+  const r = new FrameReader()
+  const hello = Buffer.from([0x81, 0x85, 0x37, 0xfa, 0x21, 0x3d, 0x7f, 0x9f, 0x4d, 0x51, 0x58]) // §5.7 masked "Hello"
+  // Byte by byte: a frame split anywhere is still read once.
+  const got = []
+  for (const b of hello) got.push(...r.push(Buffer.from([b])))
+  assert.equal(got.length, 1)
+  assert.equal(got[0].data.toString(), 'Hello')
+  // Fragmented "Hel" + "lo" with a ping in between (§5.7), masked with a zero key.
+  const frag = Buffer.from([0x01, 0x83, 0, 0, 0, 0, 0x48, 0x65, 0x6c, 0x89, 0x80, 0, 0, 0, 0, 0x80, 0x82, 0, 0, 0, 0, 0x6c, 0x6f])
+  const msgs = new FrameReader().push(frag)
+  assert.deepEqual(msgs.map(m => [m.opcode, m.data.toString()]), [[OP.PING, ''], [OP.TEXT, 'Hello']])
+  assert.throws(() => new FrameReader().push(Buffer.from([0x81, 0x05, 0x48, 0x65, 0x6c, 0x6c, 0x6f])), e => e.wsClose === 1002) // unmasked
+  assert.throws(() => new FrameReader(100).push(Buffer.from([0x82, 0xfe, 0x01, 0x00])), e => e.wsClose === 1009) // too big
+  assert.throws(() => new FrameReader().push(Buffer.from([0x09, 0x80, 0, 0, 0, 0])), e => e.wsClose === 1002) // fragmented ping
+  assert.throws(() => new FrameReader().push(Buffer.from([0xc1, 0x80, 0, 0, 0, 0])), e => e.wsClose === 1002) // RSV1
+  const base = { method: 'GET', headers: { upgrade: 'websocket', connection: 'keep-alive, Upgrade', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' } }
+  assert.equal(checkHandshake(base).accept, 's3pPLMBiTxaQ9kYGzzhZRbK+xOo=')
+  assert.equal(checkHandshake({ ...base, headers: { ...base.headers, 'sec-websocket-version': '8' } }).status, 426)
+  assert.equal(checkHandshake({ ...base, headers: { ...base.headers, 'sec-websocket-key': 'short' } }).status, 400)
+})
+
+// ── a minimal client (masked frames, as RFC 6455 requires of clients) ──
+function maskedFrame(opcode, payload = Buffer.alloc(0)) {
+  const mask = randomBytes(4)
+  const n = payload.length
+  const head = Buffer.from(n < 126 ? [0x80 | opcode, 0x80 | n] : [0x80 | opcode, 0x80 | 126, n >> 8, n & 255])
+  const body = Buffer.from(payload.map((b, i) => b ^ mask[i & 3]))
+  return Buffer.concat([head, mask, body])
+}
+function client(port, query, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const s = connect(port, '127.0.0.1')
+    const c = { socket: s, status: null, messages: [], pings: 0, closed: false, closeCode: null, raw: Buffer.alloc(0) }
+    let buf = Buffer.alloc(0)
+    const onData = (chunk) => {
+      buf = Buffer.concat([buf, chunk])
+      if (c.status === null) {
+        const end = buf.indexOf('\r\n\r\n')
+        if (end < 0) return
+        const head = buf.subarray(0, end).toString()
+        c.status = Number(head.split(' ')[1])
+        c.head = head
+        buf = buf.subarray(end + 4)
+        resolve(c)
+        if (c.status !== 101) { c.body = buf.toString(); return }
+      }
+      if (c.status !== 101) return
+      for (;;) {
+        if (buf.length < 2) return
+        let len = buf[1] & 0x7f
+        let at = 2
+        if (len === 126) { if (buf.length < 4) return; len = buf.readUInt16BE(2); at = 4 } else if (len === 127) { if (buf.length < 10) return; len = Number(buf.readBigUInt64BE(2)); at = 10 }
+        if (buf.length < at + len) return
+        const op = buf[0] & 0x0f
+        const data = buf.subarray(at, at + len)
+        buf = buf.subarray(at + len)
+        if (op === OP.TEXT) c.messages.push(JSON.parse(data.toString()))
+        else if (op === OP.PING) { c.pings++; s.write(maskedFrame(OP.PONG, data)) } else if (op === OP.CLOSE) c.closeCode = data.length >= 2 ? data.readUInt16BE(0) : 1005
+      }
+    }
+    s.on('data', onData)
+    s.on('close', () => { c.closed = true })
+    s.on('error', reject)
+    s.write([`GET /push?${query} HTTP/1.1`, 'Host: 127.0.0.1', 'Upgrade: websocket', 'Connection: Upgrade',
+      `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}`, 'Sec-WebSocket-Version: 13',
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', ''].join('\r\n'))
+  })
+}
+
+// A session stand-in: revision advances with bump(); each answer says which revision it starts from.
+function fakeSessions(padBytes = 0) {
+  const sessions = new Map()
+  const calls = []
+  const pad = 'x'.repeat(padBytes)
+  return {
+    sessions,
+    calls,
+    source: {
+      fence: (req) => req.headers.host === '127.0.0.1' && (req.headers.origin === undefined || req.headers.origin === 'http://127.0.0.1'),
+      validId: (id) => /^[a-z0-9-]+$/.test(id),
+      open: async (id) => (sessions.has(id) ? { st: sessions.get(id) } : { status: 404, error: 'unknown session' }),
+      current: (id, st) => st,
+      revise: (id, st) => st.revision,
+      payload: (id, st, since) => {
+        calls.push([id, since, st.revision])
+        return Buffer.from(JSON.stringify({ kind: 'full', revision: st.revision, since: since ?? null, pad }))
+      },
+    },
+  }
+}
+
+async function withHub(fake, limits, fn) {
+  const hub = createPushHub(fake.source, limits)
+  const server = createServer((req, res) => { res.writeHead(426); res.end() })
+  server.on('upgrade', (req, socket, head) => { hub.upgrade(req, socket, head) })
+  await new Promise(r => server.listen(0, '127.0.0.1', r))
+  const port = server.address().port
+  try {
+    await fn(hub, port)
+  } finally {
+    hub.dispose()
+    server.closeAllConnections?.()
+    await new Promise(r => server.close(r))
+  }
+}
+const waitUntil = async (what, pred, ms = 5000) => {
+  const end = Date.now() + ms
+  while (!pred()) { if (Date.now() > end) throw new Error(`timed out: ${what}`); await sleep(5) }
+}
+// Each message starts where the one before ended: nothing lost, nothing twice.
+function assertChain(messages, firstSince) {
+  let have = firstSince
+  for (const m of messages) {
+    assert.equal(m.since, have, `message for revision ${m.revision} starts at ${m.since}, the tab had ${have}`)
+    have = m.revision
+  }
+}
+
+test('subscribe, resume from a revision, two tabs share one serialization per revision, close releases everything', async () => {
+  const fake = fakeSessions()
+  fake.sessions.set('s1', { revision: 5 })
+  await withHub(fake, { minGapMs: 0 }, async (hub, port) => {
+    const a = await client(port, 'sessionId=s1')
+    const b = await client(port, 'sessionId=s1&since=3')
+    assert.equal(a.status, 101)
+    assert.equal(b.status, 101)
+    await waitUntil('first messages', () => a.messages.length === 1 && b.messages.length === 1)
+    assert.deepEqual([a.messages[0].since, a.messages[0].revision], [null, 5])
+    assert.deepEqual([b.messages[0].since, b.messages[0].revision], [3, 5])
+    fake.calls.length = 0
+    for (let r = 6; r <= 25; r++) {
+      fake.sessions.get('s1').revision = r
+      hub.changed('s1')
+      await sleep(2)
+    }
+    await waitUntil('revision 25 at both', () => a.messages.at(-1).revision === 25 && b.messages.at(-1).revision === 25)
+    assertChain(a.messages, null)
+    assertChain(b.messages, 3)
+    // One serialization per published revision, whatever the number of tabs.
+    assert.equal(fake.calls.length, a.messages.length - 1, JSON.stringify(fake.calls))
+    // A reconnect after missed revisions resumes exactly where the tab stopped.
+    a.socket.destroy()
+    fake.sessions.get('s1').revision = 30
+    hub.changed('s1')
+    await waitUntil('b at 30', () => b.messages.at(-1).revision === 30)
+    const a2 = await client(port, 'sessionId=s1&since=25')
+    await waitUntil('a2 first', () => a2.messages.length === 1)
+    assert.deepEqual([a2.messages[0].since, a2.messages[0].revision], [25, 30])
+    assert.equal(hub.snapshot().clients, 2)
+    // Ping from the tab: answered; close from the tab: echoed, then the socket ends and is forgotten.
+    a2.socket.write(maskedFrame(OP.CLOSE, Buffer.from([0x03, 0xe8])))
+    await waitUntil('a2 closed', () => a2.closed)
+    assert.equal(a2.closeCode, 1000)
+    b.socket.destroy()
+    await waitUntil('hub empty', () => hub.snapshot().clients === 0 && hub.rooms.size === 0)
+  })
+})
+
+test('fence and handshake refusals answer plain HTTP and open nothing', async () => {
+  const fake = fakeSessions()
+  fake.sessions.set('s1', { revision: 1 })
+  await withHub(fake, {}, async (hub, port) => {
+    assert.equal((await client(port, 'sessionId=s1', { Origin: 'http://evil.example' })).status, 403)
+    assert.equal((await client(port, 'sessionId=nope')).status, 404)
+    assert.equal((await client(port, 'sessionId=s1&since=-4')).status, 400)
+    assert.equal((await client(port, 'sessionId=BAD%20ID')).status, 400)
+    const s = hub.snapshot()
+    assert.equal(s.clients, 0)
+    assert.equal(s.refused, 4)
+  })
+})
+
+test('a tab that never reads: memory stays bounded, it re-syncs from its revision when it reads again, a stalled one is dropped', async () => {
+  const fake = fakeSessions(200_000) // ~200 kB per message
+  fake.sessions.set('s1', { revision: 1 })
+  const limits = { minGapMs: 0, highWater: 256 * 1024, maxQueue: 4, maxQueueBytes: 1 << 20, stalledMs: 4000 }
+  await withHub(fake, limits, async (hub, port) => {
+    const slow = await client(port, 'sessionId=s1')
+    const fast = await client(port, 'sessionId=s1')
+    await waitUntil('first', () => slow.messages.length === 1 && fast.messages.length === 1)
+    slow.socket.pause() // stops reading: the kernel buffers fill, then the host's
+    let maxHeld = 0
+    for (let r = 2; r <= 120; r++) {
+      fake.sessions.get('s1').revision = r
+      hub.changed('s1')
+      await sleep(3)
+      const s = hub.snapshot()
+      maxHeld = Math.max(maxHeld, s.queuedBytes + s.socketBytes)
+    }
+    await waitUntil('fast at 120', () => fast.messages.at(-1)?.revision === 120)
+    const s = hub.snapshot()
+    assert.ok(s.overflows >= 1, JSON.stringify(s))
+    // Bounded: one socket's high-water mark + one frame, plus the queue's cap, per slow tab.
+    assert.ok(maxHeld <= limits.highWater + 210_000 + limits.maxQueueBytes, `held ${maxHeld}`)
+    assertChain(fast.messages, null)
+    slow.socket.resume()
+    await waitUntil('slow caught up', () => slow.messages.at(-1)?.revision === 120)
+    assertChain(slow.messages, null)
+    assert.ok(slow.messages.length < fast.messages.length, 'the slow tab skipped revisions by re-syncing')
+    assert.ok(hub.snapshot().catchUps >= 1)
+    // Stalled for good: dropped after stalledMs, its buffers released.
+    slow.socket.pause()
+    const before = hub.snapshot().dropped
+    for (let r = 121; r <= 200; r++) {
+      fake.sessions.get('s1').revision = r
+      hub.changed('s1')
+      await sleep(3)
+    }
+    await waitUntil('stalled tab dropped', () => hub.snapshot().dropped > before && hub.snapshot().clients === 1, 15000)
+    slow.socket.destroy()
+    fast.socket.destroy()
+    await waitUntil('hub empty', () => hub.snapshot().clients === 0)
+  })
+})
