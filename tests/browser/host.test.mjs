@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { chromium } from 'playwright-core'
-import { demoEvents } from './lib/demo-run.mjs'
+import { demoEvents, moreEvents } from './lib/demo-run.mjs'
 import { freePort, waitFor, http, rpc } from '../e2e/harness.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -104,6 +104,8 @@ describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 },
     await dsh(['--profile', 'web', '--dump-config'], 120_000)
     writeFileSync(path.join(home, 'profiles/web/cordis.patch.yml'), '- id: hmr\n  disabled: false\n  config:\n    root: []\n')
     await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`], 300_000)
+    // The benchmark's feeder (appends events through the host's Session.append) for the push test.
+    await dsh(['plugin', '--profile', 'web', 'add', `file:${path.join(ROOT, 'bench/http/feeder')}`], 300_000)
 
     // recorded logs: the real host log from the fixtures, and a longer scripted run
     const real = readFileSync(path.join(ROOT, 'tests/fixtures/host-session-kernel-opt.jsonl'), 'utf8')
@@ -202,6 +204,51 @@ describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 },
     await page.keyboard.press('Escape')
     assert.equal(await page.locator('[data-kopt=panel]').getAttribute('data-focus'), '0')
     await context.close()
+  }))
+
+  test('live push: two tabs draw an appended point from the socket without polling; a refused socket falls back to the poll', fail(async () => {
+    const append = async (events) => {
+      const r = await http(web.port, '/plugins/kopt-bench-feeder/append', {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sessionId: liveSid, events: events.map(e => ({ type: e.type, data: e.data })) }),
+      })
+      assert.equal(r.status, 200, r.text)
+      assert.equal(r.json().failed, 0, r.text)
+    }
+    const open = async (refuse) => {
+      const { page, context } = await openSession(liveSid, 'en-US')
+      const tab = { page, context, gets: 0, frames: 0 }
+      page.on('request', r => { if (r.url().includes('/plugins/kernel-opt/series')) tab.gets++ })
+      page.on('websocket', w => { if (w.url().includes('/plugins/kernel-opt/push')) w.on('framereceived', () => { tab.frames++ }) })
+      // A socket the "network" refuses: Playwright answers the upgrade and closes it at once.
+      if (refuse) await page.routeWebSocket(/\/plugins\/kernel-opt\/push/, ws => { ws.close() })
+      if (liveUrl && liveUrl.includes(liveSid)) await page.goto(liveUrl)
+      else await clickText(page, 'Kernel optimization run', false)
+      await page.getByRole('tab', { name: 'Evaluations' }).or(page.getByText('Evaluations', { exact: true })).first().click()
+      await page.locator('[data-kopt=chart]').waitFor()
+      return tab
+    }
+    const drawn = async (tab) => Number(await tab.page.locator('[data-kopt=points]').getAttribute('data-n'))
+    const a = await open(false)
+    const b = await open(false)
+    await waitFor('both tabs on the push socket', async () => a.frames >= 1 && b.frames >= 1, 15_000, 100)
+    const n0 = await drawn(a)
+    assert.equal(await drawn(b), n0)
+    const gets = [a.gets, b.gets]
+    const t1 = Date.now()
+    await append(moreEvents(1, { tag: 'push1' }))
+    await waitFor('the appended point in both tabs', async () => (await drawn(a)) === n0 + 1 && (await drawn(b)) === n0 + 1, 15_000, 25)
+    const pushedMs = Date.now() - t1
+    assert.deepEqual([a.gets, b.gets], gets, 'no /series poll while the socket is open')
+    // Refused socket: the tab polls, and still draws the next point.
+    const c = await open(true)
+    assert.equal(await drawn(c), n0 + 1)
+    assert.ok(c.gets >= 1, 'the refused tab fell back to GET /series')
+    await append(moreEvents(1, { tag: 'push2' }))
+    await waitFor('the next point in all three tabs', async () => (await drawn(a)) === n0 + 2 && (await drawn(b)) === n0 + 2 && (await drawn(c)) === n0 + 2, 15_000, 50)
+    assert.deepEqual([a.gets, b.gets], gets, 'the pushed tabs still did not poll')
+    console.log(`# push: point drawn in two pushed tabs ${pushedMs} ms after the append; the refused tab polled ${c.gets} times`)
+    for (const t of [a, b, c]) await t.context.close()
   }))
 
   test('a recorded session renders in 中文 (screenshot)', fail(async () => {

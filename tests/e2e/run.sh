@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end suite: installs (or reuses) the pinned DSH host under .dsh-host/, then runs
 #   tests/e2e/e2e.mjs   real `dsh web` + this plugin (dsh plugin add file:<checkout>) + a scripted model
+#   tests/e2e/push-e2e.mjs   live push over WebSocket in a real `dsh web` (Node 22's WebSocket, raw sockets)
 #   node --test tests/lib   the plugin's JS units, under the host's Node 22
 # Loopback traffic only. Bounded: every step has a timeout; e2e.mjs kills its process groups.
 set -euo pipefail
@@ -25,6 +26,13 @@ if [ -f tests/e2e/loop-e2e.mjs ]; then
   t2=$SECONDS
   timeout -k 10 600 node tests/e2e/loop-e2e.mjs
   echo "[e2e] loop-e2e.mjs passed in $((SECONDS - t2)) s"
+fi
+# Live push over WebSocket (issue 18): two tabs, a reconnect with missed revisions, fence refusals,
+# a tab that never reads (tests/e2e/push-e2e.mjs, ~60-80 s, most of it the host's start).
+if [ -f tests/e2e/push-e2e.mjs ]; then
+  t3=$SECONDS
+  timeout -k 10 400 node tests/e2e/push-e2e.mjs
+  echo "[e2e] push-e2e.mjs passed in $((SECONDS - t3)) s"
 fi
 # The JS units under the host's Node 22, against the addon chosen above (or the shipped prebuilt).
 [ -n "${KOPT_ADDON:-}" ] || export KOPT_ADDON="$ROOT/lib/native/$(node -p 'process.platform + "-" + process.arch')/kopt.node"

@@ -5,10 +5,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
-import { connect } from 'node:net'
-import { randomBytes } from 'node:crypto'
 import { FrameReader, OP, acceptKey, checkHandshake, frame } from '../../lib/ws.mjs'
 import { createPushHub } from '../../lib/push.mjs'
+import { rawClient as client, maskedFrame } from '../e2e/ws-client.mjs'
 
 const sleep = (ms) => new Promise(r => setTimeout(r, ms))
 
@@ -38,54 +37,6 @@ test('RFC 6455 examples: accept key, unmasked server frames, masked client frame
   assert.equal(checkHandshake({ ...base, headers: { ...base.headers, 'sec-websocket-key': 'short' } }).status, 400)
 })
 
-// ── a minimal client (masked frames, as RFC 6455 requires of clients) ──
-function maskedFrame(opcode, payload = Buffer.alloc(0)) {
-  const mask = randomBytes(4)
-  const n = payload.length
-  const head = Buffer.from(n < 126 ? [0x80 | opcode, 0x80 | n] : [0x80 | opcode, 0x80 | 126, n >> 8, n & 255])
-  const body = Buffer.from(payload.map((b, i) => b ^ mask[i & 3]))
-  return Buffer.concat([head, mask, body])
-}
-function client(port, query, headers = {}) {
-  return new Promise((resolve, reject) => {
-    const s = connect(port, '127.0.0.1')
-    const c = { socket: s, status: null, messages: [], pings: 0, closed: false, closeCode: null, raw: Buffer.alloc(0) }
-    let buf = Buffer.alloc(0)
-    const onData = (chunk) => {
-      buf = Buffer.concat([buf, chunk])
-      if (c.status === null) {
-        const end = buf.indexOf('\r\n\r\n')
-        if (end < 0) return
-        const head = buf.subarray(0, end).toString()
-        c.status = Number(head.split(' ')[1])
-        c.head = head
-        buf = buf.subarray(end + 4)
-        resolve(c)
-        if (c.status !== 101) { c.body = buf.toString(); return }
-      }
-      if (c.status !== 101) return
-      for (;;) {
-        if (buf.length < 2) return
-        let len = buf[1] & 0x7f
-        let at = 2
-        if (len === 126) { if (buf.length < 4) return; len = buf.readUInt16BE(2); at = 4 } else if (len === 127) { if (buf.length < 10) return; len = Number(buf.readBigUInt64BE(2)); at = 10 }
-        if (buf.length < at + len) return
-        const op = buf[0] & 0x0f
-        const data = buf.subarray(at, at + len)
-        buf = buf.subarray(at + len)
-        if (op === OP.TEXT) c.messages.push(JSON.parse(data.toString()))
-        else if (op === OP.PING) { c.pings++; s.write(maskedFrame(OP.PONG, data)) } else if (op === OP.CLOSE) c.closeCode = data.length >= 2 ? data.readUInt16BE(0) : 1005
-      }
-    }
-    s.on('data', onData)
-    s.on('close', () => { c.closed = true })
-    s.on('error', reject)
-    s.write([`GET /push?${query} HTTP/1.1`, 'Host: 127.0.0.1', 'Upgrade: websocket', 'Connection: Upgrade',
-      `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}`, 'Sec-WebSocket-Version: 13',
-      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', ''].join('\r\n'))
-  })
-}
-
 // A session stand-in: revision advances with bump(); each answer says which revision it starts from.
 function fakeSessions(padBytes = 0) {
   const sessions = new Map()
@@ -95,7 +46,7 @@ function fakeSessions(padBytes = 0) {
     sessions,
     calls,
     source: {
-      fence: (req) => req.headers.host === '127.0.0.1' && (req.headers.origin === undefined || req.headers.origin === 'http://127.0.0.1'),
+      fence: (req) => /^127\.0\.0\.1:\d+$/.test(req.headers.host) && (req.headers.origin === undefined || req.headers.origin === `http://${req.headers.host}`),
       validId: (id) => /^[a-z0-9-]+$/.test(id),
       open: async (id) => (sessions.has(id) ? { st: sessions.get(id) } : { status: 404, error: 'unknown session' }),
       current: (id, st) => st,

@@ -1,0 +1,197 @@
+// Live push (lib/push.mjs) in a real `dsh web`: this plugin and bench/http/feeder (appends events
+// through the host's own Session.append, so the plugin learns of them as `session/event`s) in a
+// scratch profile. Tabs are Node 22's own WebSocket (undici) and raw sockets (tests/e2e/ws-client.mjs)
+// where a test needs hostile headers or a tab that never reads. Checks:
+//   two tabs follow a run and end on the body GET /series serves; a tab that disconnects mid-run
+//   and resumes with since=<its revision> ends there too (no point lost or doubled); bad Origin,
+//   bad Host and cross-site upgrades are refused; a tab that never reads keeps the host's buffers
+//   bounded while the other tab stays current, then re-syncs from its revision when it reads.
+// Run by tests/e2e/run.sh (Node 22 on PATH, KOPT_HOST_DIR set).
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { detachedProcesses, freePort, http, pluginRoutesReady, rpc, sleep, waitFor } from './harness.mjs'
+import { rawClient } from './ws-client.mjs'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const ROOT = join(here, '../..')
+const HOST_DIR = process.env.KOPT_HOST_DIR
+if (!HOST_DIR) throw new Error('KOPT_HOST_DIR is required (run tests/e2e/run.sh)')
+if (typeof WebSocket !== 'function') throw new Error('Node 22 (global WebSocket) is required: . $KOPT_HOST_DIR/env.sh')
+const DSH = join(HOST_DIR, 'bin/dsh')
+const run = promisify(execFile)
+const t0 = Date.now()
+const log = (msg) => console.log(`[push-e2e +${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`)
+
+const work = mkdtempSync(join(tmpdir(), 'kopt-push-e2e-'))
+const procs = detachedProcesses(work)
+let failed = true
+const sockets = new Set()
+function cleanup() {
+  for (const s of sockets) { try { s.close?.() } catch {} try { s.socket?.destroy() } catch {} }
+  procs.killAll()
+  if (!failed && process.env.KOPT_E2E_KEEP !== '1') rmSync(work, { recursive: true, force: true })
+  else console.log(`[push-e2e] scratch kept in ${work}`)
+}
+process.on('exit', cleanup)
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { cleanup(); process.exit(130) })
+const watchdog = setTimeout(() => { console.error('[push-e2e] watchdog: 300 s elapsed'); cleanup(); process.exit(2) }, 300_000)
+
+// ── the host ──
+const home = join(work, 'home')
+const ws = join(work, 'ws')
+mkdirSync(ws, { recursive: true })
+const env = { DSH_HOME: home, DEEPSEEK_API_KEY: 'push-e2e', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1', ...(process.env.KOPT_ADDON ? { KOPT_ADDON: process.env.KOPT_ADDON } : {}) }
+const dsh = (args) => run(DSH, args, { env: { ...process.env, ...env }, timeout: 300_000, maxBuffer: 32 << 20 })
+await dsh(['--profile', 'web', '--dump-config'])
+writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), '- id: hmr\n  disabled: false\n  config:\n    root: []\n')
+await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`])
+await dsh(['plugin', '--profile', 'web', 'add', `file:${join(ROOT, 'bench/http/feeder')}`])
+const port = await freePort()
+procs.startDetached(DSH, ['web', '--no-open', '--port', String(port)], env, 'dsh-web.log')
+await waitFor('dsh web with the plugin and the feeder', async () =>
+  (await pluginRoutesReady(port)) && (await http(port, '/plugins/kopt-bench-feeder/ping')).status === 200, 180_000, 500)
+log(`dsh web up on ${port}`)
+
+// ── a session with a generated run ──
+const N0 = 10_000
+const MORE = 3_000
+const file = join(work, 'gen.json')
+await run('bash', ['-c', 'exec "$0" "$1" "$2" > "$3"', process.execPath, join(ROOT, 'tests/fixtures/vectors/gen-large.mjs'), String(N0 + MORE), file])
+const events = JSON.parse(readFileSync(file, 'utf8')).map(e => ({ type: e.type, data: e.data }))
+let next = 0
+async function append(n) {
+  const batch = events.slice(next, next + n)
+  next += batch.length
+  for (let i = 0; i < batch.length; i += 5000) {
+    const r = await http(port, '/plugins/kopt-bench-feeder/append', {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId: sid, events: batch.slice(i, i + 5000) }),
+    })
+    assert.equal(r.status, 200, r.text)
+  }
+}
+const { sessionId: sid } = await rpc(port, 'session.create', { cwd: ws, agentPreset: 'kernel-opt' })
+await append(N0)
+const pushUrl = (since) => `ws://127.0.0.1:${port}/plugins/kernel-opt/push?sessionId=${encodeURIComponent(sid)}${since !== undefined ? `&since=${since}` : ''}`
+async function served() {
+  const r = await http(port, `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(sid)}`)
+  assert.equal(r.status, 200)
+  return { revision: Number(r.headers.get('x-kopt-revision')), body: r.json() }
+}
+const hubStats = async () => (await http(port, '/plugins/kernel-opt/push')).json().push
+log(`session ${sid}: ${N0} events, ${(await served()).body.iterations.length} points`)
+
+// A tab's state from its messages: a full body replaces it; every message must move it forward.
+function applyMessage(tab, m) {
+  assert.ok(typeof m.revision === 'number', JSON.stringify(m).slice(0, 200))
+  assert.ok(tab.revision === null || m.revision > tab.revision, `${tab.name}: revision ${m.revision} after ${tab.revision} (repeated or out of order)`)
+  if (m.kind === 'full') tab.body = m.body
+  else throw new Error(`${tab.name}: unexpected message kind ${m.kind}`)
+  const seqs = tab.body.iterations.map(p => p.seq)
+  for (let i = 1; i < seqs.length; i++) assert.ok(seqs[i] > seqs[i - 1], `${tab.name}: point seqs not increasing at ${i}`)
+  tab.revision = m.revision
+  tab.count++
+}
+function openTab(name, since) {
+  const tab = { name, revision: since ?? null, body: null, count: 0, open: false, error: null }
+  const sock = new WebSocket(pushUrl(since))
+  sockets.add(sock)
+  tab.sock = sock
+  sock.onopen = () => { tab.open = true }
+  sock.onerror = (e) => { tab.error = e.message ?? 'error' }
+  sock.onclose = () => { tab.open = false; sockets.delete(sock) }
+  sock.onmessage = (e) => { try { applyMessage(tab, JSON.parse(e.data)) } catch (error) { tab.error = error } }
+  return tab
+}
+async function settled(tabs) {
+  const want = await served()
+  await waitFor(`tabs at revision ${want.revision}`, () => {
+    for (const t of tabs) if (t.error) throw t.error instanceof Error ? t.error : new Error(String(t.error))
+    return tabs.every(t => t.revision === want.revision)
+  }, 20_000, 50)
+  for (const t of tabs) assert.deepEqual(t.body, want.body, `${t.name}: the pushed state differs from GET /series`)
+  return want
+}
+
+try {
+  // 1. Two tabs follow the run; one drops mid-run and resumes from its revision.
+  const a = openTab('A')
+  const b = openTab('B')
+  await settled([a, b])
+  log(`two tabs subscribed at revision ${a.revision}`)
+  for (let i = 0; i < 4; i++) { await append(100); await sleep(30) }
+  await settled([a, b])
+  a.sock.close()
+  await waitFor('A closed', () => !a.open, 5000, 20)
+  const missedFrom = a.revision
+  for (let i = 0; i < 4; i++) { await append(100); await sleep(30) }
+  const mid = await settled([b])
+  assert.ok(mid.revision > missedFrom, 'revisions were missed while A was away')
+  const a2 = openTab('A2', missedFrom)
+  a2.body = a.body
+  for (let i = 0; i < 2; i++) { await append(100); await sleep(30) }
+  const end1 = await settled([a2, b])
+  log(`reconnect: A resumed from ${missedFrom} past ${mid.revision} to ${end1.revision}; both tabs equal GET /series (${end1.body.iterations.length} points)`)
+
+  // 2. Fence and handshake refusals, from the host's own upgrade dispatch.
+  const q = `sessionId=${encodeURIComponent(sid)}`
+  const path = '/plugins/kernel-opt/push'
+  const refusals = {
+    'bad Origin': await rawClient(port, q, { Origin: 'http://evil.example' }, path),
+    'bad Host': await rawClient(port, q, { Host: 'evil.example' }, path),
+    'cross-site': await rawClient(port, q, { 'Sec-Fetch-Site': 'cross-site' }, path),
+    'unknown session': await rawClient(port, 'sessionId=session-does-not-exist', {}, path),
+  }
+  const codes = Object.fromEntries(Object.entries(refusals).map(([k, c]) => [k, c.status]))
+  assert.deepEqual(codes, { 'bad Origin': 403, 'bad Host': 403, 'cross-site': 403, 'unknown session': 404 })
+  for (const c of Object.values(refusals)) c.socket.destroy()
+  const same = await rawClient(port, q, { Origin: `http://127.0.0.1:${port}` }, path)
+  assert.equal(same.status, 101, 'a same-origin upgrade is accepted')
+  same.socket.destroy()
+  const plain = await http(port, path)
+  assert.equal(plain.status, 426)
+  log(`refusals: ${JSON.stringify(codes)}; same origin 101; plain GET 426`)
+
+  // 3. A tab that never reads while the run goes on (bodies ~0.35 MB, a revision every ~30 ms).
+  const slow = await rawClient(port, q, {}, path)
+  sockets.add(slow)
+  assert.equal(slow.status, 101)
+  await waitFor('slow tab first message', () => slow.messages.length === 1, 20_000, 20)
+  slow.socket.pause()
+  const limits = (await hubStats()).limits
+  let maxHeld = 0
+  let maxFrame = 0
+  for (let i = 0; i < 60 && next < events.length; i++) {
+    await append(30)
+    await sleep(30)
+    const s = await hubStats()
+    maxHeld = Math.max(maxHeld, s.queuedBytes + s.socketBytes)
+  }
+  const end2 = await settled([a2, b])
+  maxFrame = Buffer.byteLength(JSON.stringify(end2.body)) + 64
+  const s2 = await hubStats()
+  log(`never-reading tab: host held at most ${(maxHeld / 1e6).toFixed(2)} MB for the tabs (bound ${((limits.highWater + limits.maxQueueBytes + maxFrame) / 1e6).toFixed(2)} MB), overflows ${s2.overflows}; the reading tabs stayed current`)
+  assert.ok(s2.overflows >= 1, `the slow tab overflowed its queue: ${JSON.stringify(s2)}`)
+  assert.ok(maxHeld <= limits.highWater + limits.maxQueueBytes + maxFrame, `held ${maxHeld}`)
+  const before = slow.messages.length
+  slow.socket.resume()
+  await waitFor('the slow tab re-synced', () => slow.messages.at(-1)?.revision === end2.revision, 30_000, 50)
+  assert.deepEqual(slow.messages.at(-1).body, end2.body)
+  const revs = slow.messages.map(m => m.revision)
+  for (let i = 1; i < revs.length; i++) assert.ok(revs[i] > revs[i - 1], `slow tab: revision ${revs[i]} after ${revs[i - 1]}`)
+  log(`slow tab: ${slow.messages.length - before} messages after it read again (the reading tabs got ${b.count}); ends equal to GET /series`)
+
+  // 4. Closing every tab releases the hub.
+  slow.socket.destroy(); a2.sock.close(); b.sock.close()
+  await waitFor('hub empty', async () => { const s = await hubStats(); return s.clients === 0 && s.sessions === 0 }, 10_000, 100)
+  log('all tabs closed: no client, no session held')
+  failed = false
+  console.log(`[push-e2e] passed in ${((Date.now() - t0) / 1000).toFixed(1)} s`)
+} finally {
+  clearTimeout(watchdog)
+}
+process.exit(failed ? 1 : 0)
