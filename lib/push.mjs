@@ -189,8 +189,8 @@ export function createPushHub(source, limits = {}) {
     const sinceText = url.searchParams.get('since')
     let since
     if (sinceText !== null && sinceText !== '') {
-      if (!/^\d{1,15}$/.test(sinceText)) return no(400, 'since must be a revision number')
-      since = Number(sinceText)
+      since = /^\d{1,16}$/.test(sinceText) ? Number(sinceText) : NaN
+      if (!Number.isSafeInteger(since)) return no(400, 'since must be a revision number')
     }
     if (clients >= L.maxClients) return no(503, 'too many push clients')
     clients++ // held while the session opens, so a flood cannot pass the cap

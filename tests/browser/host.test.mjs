@@ -215,40 +215,59 @@ describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 },
       assert.equal(r.status, 200, r.text)
       assert.equal(r.json().failed, 0, r.text)
     }
+    // Counted inside the page (the tab's own fetch and WebSocket calls). `refuse` points the tab's
+    // socket at a session id the plugin refuses (400 from the real upgrade handler).
+    // Three pages (tabs) of one browser context: the host's first-run notice is dismissed once.
+    let context
     const open = async (refuse) => {
-      const { page, context } = await openSession(liveSid, 'en-US')
-      const tab = { page, context, gets: 0, frames: 0 }
-      page.on('request', r => { if (r.url().includes('/plugins/kernel-opt/series')) tab.gets++ })
-      page.on('websocket', w => { if (w.url().includes('/plugins/kernel-opt/push')) w.on('framereceived', () => { tab.frames++ }) })
-      // A socket the "network" refuses: Playwright answers the upgrade and closes it at once.
-      if (refuse) await page.routeWebSocket(/\/plugins\/kernel-opt\/push/, ws => { ws.close() })
+      let page
+      if (context === undefined) ({ page, context } = await openSession(liveSid, 'en-US'))
+      else { page = await context.newPage(); page.setDefaultTimeout(20_000) }
+      await page.addInitScript((refused) => {
+        const k = window.__kopt = { gets: 0, opened: 0, frames: 0, refused: 0 }
+        const f = window.fetch
+        window.fetch = function (u, ...rest) { if (String(u?.url ?? u).includes('/plugins/kernel-opt/series')) k.gets++; return f.call(this, u, ...rest) }
+        const W = window.WebSocket
+        window.WebSocket = class extends W {
+          constructor (url, protocols) {
+            const push = String(url).includes('/plugins/kernel-opt/push')
+            super(push && refused ? String(url).replace('sessionId=', 'sessionId=refused%20') : url, protocols)
+            if (!push) return
+            this.addEventListener('open', () => { k.opened++ })
+            this.addEventListener('message', () => { k.frames++ })
+            this.addEventListener('close', () => { k.refused++ })
+          }
+        }
+      }, refuse)
       if (liveUrl && liveUrl.includes(liveSid)) await page.goto(liveUrl)
-      else await clickText(page, 'Kernel optimization run', false)
+      else { await page.goto(`http://127.0.0.1:${web.port}/`); await clickText(page, 'Kernel optimization run', false) }
       await page.getByRole('tab', { name: 'Evaluations' }).or(page.getByText('Evaluations', { exact: true })).first().click()
       await page.locator('[data-kopt=chart]').waitFor()
-      return tab
+      return { page, k: () => page.evaluate(() => ({ ...window.__kopt })) }
     }
     const drawn = async (tab) => Number(await tab.page.locator('[data-kopt=points]').getAttribute('data-n'))
     const a = await open(false)
     const b = await open(false)
-    await waitFor('both tabs on the push socket', async () => a.frames >= 1 && b.frames >= 1, 15_000, 100)
+    await waitFor('both tabs on the push socket', async () => (await a.k()).frames >= 1 && (await b.k()).frames >= 1, 15_000, 100)
     const n0 = await drawn(a)
     assert.equal(await drawn(b), n0)
-    const gets = [a.gets, b.gets]
+    const gets = [(await a.k()).gets, (await b.k()).gets]
     const t1 = Date.now()
     await append(moreEvents(1, { tag: 'push1' }))
     await waitFor('the appended point in both tabs', async () => (await drawn(a)) === n0 + 1 && (await drawn(b)) === n0 + 1, 15_000, 25)
     const pushedMs = Date.now() - t1
-    assert.deepEqual([a.gets, b.gets], gets, 'no /series poll while the socket is open')
+    assert.deepEqual([(await a.k()).gets, (await b.k()).gets], gets, 'no /series poll while the socket is open')
+    assert.ok((await a.k()).frames >= 2 && (await b.k()).frames >= 2, 'the point came as a push message')
     // Refused socket: the tab polls, and still draws the next point.
     const c = await open(true)
     assert.equal(await drawn(c), n0 + 1)
-    assert.ok(c.gets >= 1, 'the refused tab fell back to GET /series')
+    const kc = await c.k()
+    assert.ok(kc.opened === 0 && kc.refused >= 1 && kc.gets >= 1, `the refused tab fell back to GET /series: ${JSON.stringify(kc)}`)
     await append(moreEvents(1, { tag: 'push2' }))
     await waitFor('the next point in all three tabs', async () => (await drawn(a)) === n0 + 2 && (await drawn(b)) === n0 + 2 && (await drawn(c)) === n0 + 2, 15_000, 50)
-    assert.deepEqual([a.gets, b.gets], gets, 'the pushed tabs still did not poll')
-    console.log(`# push: point drawn in two pushed tabs ${pushedMs} ms after the append; the refused tab polled ${c.gets} times`)
-    for (const t of [a, b, c]) await t.context.close()
+    assert.deepEqual([(await a.k()).gets, (await b.k()).gets], gets, 'the pushed tabs still did not poll')
+    console.log(`# push: point drawn in two pushed tabs ${pushedMs} ms after the append; the refused tab: ${JSON.stringify(await c.k())}`)
+    await context.close()
   }))
 
   test('a recorded session renders in 中文 (screenshot)', fail(async () => {

@@ -1,0 +1,216 @@
+#!/usr/bin/env node
+// Live push benchmark (issue 18): from appending an event to the session log to the point being
+// drawn in the tab, in a real `dsh web` (the pinned host) with headless Chromium.
+//
+//   . $KOPT_HOST_DIR/env.sh
+//   KOPT_HOST_DIR=… node bench/push/run.mjs [--sizes 10000,1000000] [--tabs 1,20] [--samples 30]
+//                                          [--poll-samples 12] [--no-poll]
+//
+// One scratch DSH_HOME with this plugin and bench/http/feeder (appends events through the host's
+// own Session.append, so the plugin sees real `session/event`s). Per size N: a live kernel-opt
+// session gets the first N events of tests/fixtures/vectors/gen-large.mjs; then per tab count T,
+// T Chromium pages run the real tab code (lib/client.js) inside the shell stand-in of the browser
+// tests (tests/browser/lib/shell.html), served at the host's own origin (Playwright answers the
+// shell's static files; everything under /plugins/ goes to the real host), so the socket and the
+// fence are the real ones. A sample: append one evaluation (2 events), note the time, and wait
+// until every page's curve shows the new point (a MutationObserver on [data-kopt=points] data-n
+// stamps the time the DOM got it). Meanwhile a GET /plugins/kopt-bench-feeder/ping every 20 ms
+// measures how long the host keeps a trivial request waiting. The reference in the same run: the
+// same pages with the push switched off (?kopt-push=0: the tab's poll, every 1.5 s).
+// At the end of each size with the largest T: one more client that subscribes and never reads
+// while samples go on; the host's RSS and the push hub's held bytes are printed.
+// One JSON line per measurement on stdout.
+import { execFile } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { createRequire } from 'node:module'
+import { detachedProcesses, freePort, http, pluginRoutesReady, rpc, sleep, waitFor } from '../../tests/e2e/harness.mjs'
+import { rawClient } from '../../tests/e2e/ws-client.mjs'
+import { moreEvents } from '../../tests/browser/lib/demo-run.mjs'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const ROOT = resolve(here, '../..')
+const HOST_DIR = process.env.KOPT_HOST_DIR
+if (!HOST_DIR) throw new Error('KOPT_HOST_DIR is required (the pinned host, scripts/setup-host.sh)')
+const DSH = join(HOST_DIR, 'bin/dsh')
+const run = promisify(execFile)
+const requireBrowser = createRequire(join(ROOT, 'tests/browser/package.json'))
+const { chromium } = requireBrowser('playwright-core')
+
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(`--${name}`)
+  return i > 0 ? process.argv[i + 1] : dflt
+}
+const SIZES = arg('sizes', '10000').split(',').map(Number)
+const TABS = arg('tabs', '1,20').split(',').map(Number)
+const SAMPLES = Number(arg('samples', 30))
+const POLL_SAMPLES = Number(arg('poll-samples', 12))
+const WITH_POLL = !process.argv.includes('--no-poll')
+const BATCH = 5000
+
+const work = mkdtempSync(join(tmpdir(), 'kopt-bench-push-'))
+const procs = detachedProcesses(work)
+let browser
+process.on('exit', () => { procs.killAll(); rmSync(work, { recursive: true, force: true }) })
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130))
+const log = (m) => console.error(`[bench-push] ${m}`)
+const pct = (v, p) => { const s = [...v].sort((a, b) => a - b); return s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : null }
+const r1 = (v) => (v === null ? null : Math.round(v * 10) / 10)
+
+// ── host ──
+const home = join(work, 'home')
+const ws = join(work, 'ws')
+mkdirSync(ws, { recursive: true })
+const env = { DSH_HOME: home, DEEPSEEK_API_KEY: 'bench', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1', KOPT_ADDON: process.env.KOPT_ADDON ?? join(ROOT, 'build/kopt.node') }
+const dsh = (args) => run(DSH, args, { env: { ...process.env, ...env }, timeout: 300_000, maxBuffer: 32 << 20 })
+await dsh(['--profile', 'web', '--dump-config'])
+writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), '- id: hmr\n  disabled: false\n  config:\n    root: []\n')
+await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`])
+await dsh(['plugin', '--profile', 'web', 'add', `file:${join(ROOT, 'bench/http/feeder')}`])
+const port = await freePort()
+const web = procs.startDetached(DSH, ['web', '--no-open', '--port', String(port)], env, 'dsh-web.log')
+await waitFor('dsh web', async () => (await pluginRoutesReady(port)) && (await http(port, '/plugins/kopt-bench-feeder/ping')).status === 200, 180_000, 500)
+log(`dsh web on ${port}`)
+
+async function append(sid, events) {
+  for (let i = 0; i < events.length; i += BATCH) {
+    const r = await fetch(`http://127.0.0.1:${port}/plugins/kopt-bench-feeder/append`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId: sid, events: events.slice(i, i + BATCH) }),
+    })
+    const j = await r.json()
+    if (r.status !== 200 || j.failed > 0) throw new Error(`append: ${JSON.stringify(j).slice(0, 300)}`)
+  }
+}
+async function rssMb() {
+  try {
+    const { stdout } = await run('ps', ['-o', 'rss=', '-g', String(web.child.pid)])
+    return Math.round(stdout.trim().split(/\s+/).map(Number).reduce((a, b) => a + b, 0) / 1024)
+  } catch { return null }
+}
+const hub = async () => (await http(port, '/plugins/kernel-opt/push')).json().push
+
+// ── pages: the shell stand-in at the host's origin ──
+const shell = readFileSync(join(ROOT, 'tests/browser/lib/shell.html'), 'utf8')
+const files = {
+  '/react.js': join(ROOT, 'tests/browser/node_modules/react/umd/react.production.min.js'),
+  '/react-dom.js': join(ROOT, 'tests/browser/node_modules/react-dom/umd/react-dom.production.min.js'),
+  '/client.js': join(ROOT, 'lib/client.js'),
+}
+for (const f of Object.values(files)) if (!existsSync(f)) throw new Error(`missing ${f} (bash tests/browser/run.sh installs tests/browser/node_modules)`)
+browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-timer-throttling', '--disable-renderer-backgrounding', '--disable-backgrounding-occluded-windows'],
+})
+async function openPages(sid, n, push) {
+  const pages = []
+  for (let i = 0; i < n; i++) {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    await context.route(/\/(kopt-bench-shell|react\.js|react-dom\.js|client\.js|mock\/sessions)(\?.*)?$/, (route) => {
+      const p = new URL(route.request().url()).pathname
+      if (p === '/kopt-bench-shell') return route.fulfill({ contentType: 'text/html', body: shell })
+      if (p === '/mock/sessions') return route.fulfill({ contentType: 'application/json', body: JSON.stringify({ [sid]: { agentPreset: 'kernel-opt' } }) })
+      return route.fulfill({ contentType: 'text/javascript', body: readFileSync(files[p]) })
+    })
+    const page = await context.newPage()
+    page.setDefaultTimeout(120_000)
+    await page.goto(`http://127.0.0.1:${port}/kopt-bench-shell?session=${encodeURIComponent(sid)}&lang=en&tab=kernel-opt${push ? '' : '&kopt-push=0'}`)
+    await page.getByRole('tab', { name: 'Evaluations' }).click()
+    await page.locator('[data-kopt=points]').waitFor()
+    await page.evaluate(() => {
+      window.__drawn = []
+      new MutationObserver(() => {
+        const cur = document.querySelector('[data-kopt=points]')
+        window.__drawn.push({ n: Number(cur?.getAttribute('data-n')), t: Date.now() })
+      }).observe(document.body, { attributes: true, subtree: true, childList: true, attributeFilter: ['data-n'] })
+    })
+    pages.push({ context, page })
+  }
+  return pages
+}
+const drawnCount = (page) => page.evaluate(() => Number(document.querySelector('[data-kopt=points]')?.getAttribute('data-n')))
+
+// One sample: append one evaluation, the time until every page drew it.
+let tagN = 0
+async function sample(sid, pages) {
+  const before = await Promise.all(pages.map(p => drawnCount(p.page)))
+  const want = before[0] + 1
+  const t0 = Date.now()
+  await append(sid, moreEvents(1, { tag: `b${++tagN}` }).map(e => ({ type: e.type, data: e.data })))
+  const times = await Promise.all(pages.map(async ({ page }) => {
+    const h = await page.waitForFunction((w) => (window.__drawn.find(d => d.n >= w) ?? null), want, { timeout: 60_000, polling: 10 })
+    return (await h.jsonValue()).t - t0
+  }))
+  return Math.max(...times) // the slowest tab
+}
+
+async function measure(sid, n, tabs, push, samples, stalled) {
+  const pages = await openPages(sid, tabs, push)
+  await sleep(500)
+  const pings = []
+  let stop = false
+  const pinger = (async () => {
+    while (!stop) {
+      const t = process.hrtime.bigint()
+      try { await fetch(`http://127.0.0.1:${port}/plugins/kopt-bench-feeder/ping`).then(r => r.text()) } catch {}
+      pings.push(Number(process.hrtime.bigint() - t) / 1e6)
+      await sleep(20)
+    }
+  })()
+  let slow
+  if (stalled) {
+    slow = await rawClient(port, `sessionId=${encodeURIComponent(sid)}`, {}, '/plugins/kernel-opt/push')
+    await waitFor('the stalled client subscribed', () => slow.messages.length >= 1, 60_000, 20)
+    slow.socket.pause()
+  }
+  const lat = []
+  for (let i = 0; i < samples; i++) {
+    lat.push(await sample(sid, pages))
+    await sleep(100 + Math.floor(Math.random() * 200))
+  }
+  stop = true
+  await pinger
+  const out = {
+    what: 'append -> point drawn', events: n, tabs, transport: push ? 'push' : 'poll (reference)', samples,
+    p50_ms: r1(pct(lat, 0.5)), p95_ms: r1(pct(lat, 0.95)), max_ms: r1(Math.max(...lat)),
+    host_get_max_ms: r1(Math.max(...pings)), host_get_p99_ms: r1(pct(pings, 0.99)), pings: pings.length,
+  }
+  if (stalled) {
+    const h = await hub()
+    Object.assign(out, { stalled_client: true, rss_mb: await rssMb(), hub_held_mb: r1((h.queuedBytes + h.socketBytes) / 1e6), hub_overflows: h.overflows, hub_clients: h.clients })
+    slow.socket.destroy()
+  } else {
+    out.rss_mb = await rssMb()
+  }
+  console.log(JSON.stringify(out))
+  for (const p of pages) await p.context.close()
+  return out
+}
+
+log(`generating ${Math.max(...SIZES)} events`)
+const file = join(work, 'gen.json')
+await run('bash', ['-c', 'exec "$0" "$1" "$2" > "$3"', process.execPath, join(ROOT, 'tests/fixtures/vectors/gen-large.mjs'), String(Math.max(...SIZES)), file], { maxBuffer: 1 << 20 })
+const all = JSON.parse(readFileSync(file, 'utf8')).map(e => ({ type: e.type, data: e.data }))
+rmSync(file)
+for (const n of SIZES) {
+  const { sessionId: sid } = await rpc(port, 'session.create', { cwd: ws, agentPreset: 'kernel-opt' })
+  log(`${n} events: appending`)
+  await append(sid, all.slice(0, n))
+  const body = await http(port, `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(sid)}`)
+  log(`${n} events: ${body.json().iterations.length} points, body ${(body.text.length / 1e6).toFixed(2)} MB, host RSS ${await rssMb()} MB`)
+  const maxTabs = Math.max(...TABS)
+  for (const tabs of TABS) {
+    log(`${n} events, ${tabs} tab(s), push`)
+    await measure(sid, n, tabs, true, SAMPLES, false)
+    if (WITH_POLL) {
+      log(`${n} events, ${tabs} tab(s), poll (reference)`)
+      await measure(sid, n, tabs, false, POLL_SAMPLES, false)
+    }
+  }
+  log(`${n} events, ${maxTabs} tabs + one client that never reads`)
+  await measure(sid, n, maxTabs, true, Math.max(10, SAMPLES >> 1), true)
+}
+await browser.close()
+process.exit(0)
