@@ -10,8 +10,8 @@
 // own Session.append, so the plugin sees real `session/event`s). Per size N: a live kernel-opt
 // session gets the first N events of tests/fixtures/vectors/gen-large.mjs; then per tab count T,
 // T Chromium pages run the real tab code (lib/client.js) inside the shell stand-in of the browser
-// tests (tests/browser/lib/shell.html), served at the host's own origin (Playwright answers the
-// shell's static files; everything under /plugins/ goes to the real host), so the socket and the
+// tests (tests/browser/lib/shell.html), served by the host itself (the feeder's /page; Playwright
+// answers only the shell's static files: React, lib/client.js), so the origin, the socket and the
 // fence are the real ones. A sample: append one evaluation (2 events), note the time, and wait
 // until every page's curve shows the new point (a MutationObserver on [data-kopt=points] data-n
 // stamps the time the DOM got it). Meanwhile a GET /plugins/kopt-bench-feeder/ping every 20 ms
@@ -100,6 +100,8 @@ const files = {
   '/client.js': join(ROOT, 'lib/client.js'),
 }
 for (const f of Object.values(files)) if (!existsSync(f)) throw new Error(`missing ${f} (bash tests/browser/run.sh installs tests/browser/node_modules)`)
+// The shell document itself comes from the host (its loopback address lets it open the socket).
+if ((await http(port, '/plugins/kopt-bench-feeder/page', { method: 'PUT', body: shell })).status !== 204) throw new Error('feeder: page not stored')
 browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-timer-throttling', '--disable-renderer-backgrounding', '--disable-backgrounding-occluded-windows'],
@@ -108,15 +110,18 @@ async function openPages(sid, n, push) {
   const pages = []
   for (let i = 0; i < n; i++) {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-    await context.route(/\/(kopt-bench-shell|react\.js|react-dom\.js|client\.js|mock\/sessions)(\?.*)?$/, (route) => {
+    await context.route(/\/(react\.js|react-dom\.js|client\.js|mock\/sessions)(\?.*)?$/, (route) => {
       const p = new URL(route.request().url()).pathname
-      if (p === '/kopt-bench-shell') return route.fulfill({ contentType: 'text/html', body: shell })
       if (p === '/mock/sessions') return route.fulfill({ contentType: 'application/json', body: JSON.stringify({ [sid]: { agentPreset: 'kernel-opt' } }) })
       return route.fulfill({ contentType: 'text/javascript', body: readFileSync(files[p]) })
     })
     const page = await context.newPage()
     page.setDefaultTimeout(120_000)
-    await page.goto(`http://127.0.0.1:${port}/kopt-bench-shell?session=${encodeURIComponent(sid)}&lang=en&tab=kernel-opt${push ? '' : '&kopt-push=0'}`)
+    if (process.env.KOPT_BENCH_DEBUG) {
+      page.on('console', m => log(`page ${i}: ${m.text()}`))
+      page.on('websocket', w => { log(`page ${i}: ws ${w.url()}`); w.on('close', () => log(`page ${i}: ws closed`)); w.on('socketerror', e => log(`page ${i}: ws error ${e}`)) })
+    }
+    await page.goto(`http://127.0.0.1:${port}/plugins/kopt-bench-feeder/page?session=${encodeURIComponent(sid)}&lang=en&tab=kernel-opt${push ? '' : '&kopt-push=0'}`)
     await page.getByRole('tab', { name: 'Evaluations' }).click()
     await page.locator('[data-kopt=points]').waitFor()
     await page.evaluate(() => {
