@@ -7,7 +7,8 @@
 //   · a status strip above the composer while the loop runs (slot `conversation.input.dock`).
 // React and the ui-slots module come from the host's module table (nothing else is required).
 // The curve's geometry comes from the core (`series.chart`, src/core/chart.cpp); this file draws.
-// Data: GET /plugins/kernel-opt/series?sessionId= polled every 1.5 s with If-None-Match.
+// Data: GET /plugins/kernel-opt/series?sessionId=&since=<revision> polled every 1.5 s with If-None-Match;
+// the answer (docs/protocol.md) is what changed since the revision the tab holds, or the full body.
 window.__ModuleLoader__.load({
   id: 'dsh-kernel-opt',
   factory: (require) => {
@@ -330,6 +331,39 @@ window.__ModuleLoader__.load({
     }
 
     // ───────────────────────────── data ─────────────────────────────
+    // An answer of /series (docs/protocol.md) applied to the series the tab holds: the series it
+    // describes, or null when it does not follow on from the held one (then the tab asks afresh).
+    // The server decides what changed; this only copies it in. A body without `kind` is a full body
+    // (a server without deltas).
+    const GROWING = ['plans', 'envs', 'profileSeqs', 'uncollectedSeqs', 'echoedSeqs', 'rounds']
+    function applyAnswer(series, ans) {
+      if (!ans || typeof ans !== 'object') return null
+      if (ans.kind === undefined) return Array.isArray(ans.iterations) ? ans : null
+      if (ans.kind === 'full') return ans.body && Array.isArray(ans.body.iterations) ? ans.body : null
+      if (ans.kind !== 'delta' || !series || !ans.iterations) return null
+      const d = ans.iterations
+      const from = series.iterations.length
+      if (d.from !== from) return null
+      const iterations = series.iterations.slice()
+      for (const [i, row] of d.changed) {
+        if (!(i >= 0 && i < from)) return null
+        iterations[i] = row
+      }
+      for (const row of d.items) iterations.push(row)
+      const next = { ...series, iterations, sessionId: ans.sessionId, updatedAt: ans.updatedAt, bestIndex: ans.bestIndex }
+      for (const key of GROWING) {
+        const l = ans[key]
+        if (!l) continue
+        const cur = series[key] ?? []
+        if (l.from !== cur.length) return null
+        next[key] = cur.concat(l.items)
+      }
+      if (ans.control === null || ans.control === undefined) delete next.control
+      else next.control = ans.control
+      if (ans.chart !== undefined) next.chart = ans.chart
+      return next
+    }
+
     // One store per session, shared by the tab, the launcher and the strip: one poll, one ETag.
     const stores = new Map()
     function storeFor(sessionId) {
@@ -342,6 +376,7 @@ window.__ModuleLoader__.load({
         sessionId,
         snap: { series: null, status: 'loading', error: null, version: 0 },
         etag: null,
+        revision: null, // the revision of snap.series (X-Kopt-Revision), asked for as since=
         lastUpdateStart: 0,
         subscribe(fn) {
           listeners.add(fn)
@@ -356,20 +391,33 @@ window.__ModuleLoader__.load({
         async poll() {
           if (inflight) return
           inflight = true
+          let again = false
           const ctl = typeof AbortController !== 'undefined' ? new AbortController() : null
           const to = setTimeout(() => ctl?.abort(), 10000)
           try {
             const headers = { accept: 'application/json' }
             if (st.etag) headers['if-none-match'] = st.etag
-            const res = await fetch(`${BASE}/series?sessionId=${encodeURIComponent(sessionId)}`, { headers, signal: ctl?.signal, cache: 'no-store' })
+            const held = st.snap.series && st.revision !== null ? st.snap.series : null
+            const since = held ? `&since=${encodeURIComponent(st.revision)}` : ''
+            const res = await fetch(`${BASE}/series?sessionId=${encodeURIComponent(sessionId)}${since}`, { headers, signal: ctl?.signal, cache: 'no-store' })
             if (res.status === 304) return
             if (!res.ok) { st.set({ status: res.status === 404 ? 'unknown' : 'error', error: `HTTP ${res.status}` }); return }
             const text = await res.text()
             const t0 = performance.now()
-            const series = JSON.parse(text)
+            const ans = JSON.parse(text)
+            const series = applyAnswer(held, ans)
             st.lastParseMs = performance.now() - t0
-            if (!series || !Array.isArray(series.iterations)) { st.set({ status: 'error', error: 'bad body' }); return }
+            if (!series) {
+              // Not a body, or a delta that does not follow on from what the tab holds: ask afresh.
+              st.etag = null
+              st.revision = null
+              if (held) again = true
+              else st.set({ status: 'error', error: 'bad body' })
+              return
+            }
             st.etag = res.headers.get('etag')
+            const rev = res.headers.get('x-kopt-revision')
+            st.revision = ans.kind !== undefined && rev !== null && /^\d+$/.test(rev) ? rev : null
             st.lastUpdateStart = t0
             st.set({ series, status: 'ok', error: null })
           } catch (err) {
@@ -378,6 +426,7 @@ window.__ModuleLoader__.load({
             clearTimeout(to)
             inflight = false
           }
+          if (again) return st.poll()
         },
         refresh() { st.etag = null; return st.poll() },
       }
@@ -1219,7 +1268,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       ctx.slots.inject('conversation.input.dock', () => ctx.slots.register({ name: 'conversation.input.dock', id: 'kernel-opt-strip', order: 10, locale: NS }, StatusStrip))
     }
 
-    module.exports = { inject: ['slots', 'locale', 'sessions'], apply, __test: { fmtLatency, runCsv, verdictOf, zh, en } }
+    module.exports = { inject: ['slots', 'locale', 'sessions'], apply, __test: { fmtLatency, runCsv, verdictOf, applyAnswer, zh, en } }
     return module.exports
   },
 })
