@@ -7,8 +7,10 @@
 //   · a status strip above the composer while the loop runs (slot `conversation.input.dock`).
 // React and the ui-slots module come from the host's module table (nothing else is required).
 // The curve's geometry comes from the core (`series.chart`, src/core/chart.cpp); this file draws.
-// Data: pushed over a WebSocket (/plugins/kernel-opt/push, one per session); when the socket is
-// refused or drops, GET /plugins/kernel-opt/series polled every 1.5 s with If-None-Match until it is back.
+// Data: pushed over a WebSocket (/plugins/kernel-opt/push, one per session, lib/push.mjs); when the
+// socket is refused or drops, GET /plugins/kernel-opt/series?sessionId=&since=<revision> polled every
+// 1.5 s with If-None-Match until it is back. Either way each answer (docs/protocol.md) is what changed
+// since the revision the tab holds, or the full body.
 window.__ModuleLoader__.load({
   id: 'dsh-kernel-opt',
   factory: (require) => {
@@ -31,9 +33,6 @@ window.__ModuleLoader__.load({
     const PUSH = typeof location === 'undefined' || !/[?&]kopt-push=0\b/.test(location.search)
     const RETRY_MIN_MS = 1000
     const RETRY_MAX_MS = 30000
-    // Applies a `kind:"delta"` message to the series we hold (the delta protocol's client half);
-    // null until that protocol exists here, so a delta message makes the store resubscribe.
-    const applyDelta = null
     const DETECT_MS = 3000
 
     // ───────────────────────────── strings ─────────────────────────────
@@ -338,6 +337,39 @@ window.__ModuleLoader__.load({
     }
 
     // ───────────────────────────── data ─────────────────────────────
+    // An answer of /series (docs/protocol.md) applied to the series the tab holds: the series it
+    // describes, or null when it does not follow on from the held one (then the tab asks afresh).
+    // The server decides what changed; this only copies it in. A body without `kind` is a full body
+    // (a server without deltas).
+    const GROWING = ['plans', 'envs', 'profileSeqs', 'uncollectedSeqs', 'echoedSeqs', 'rounds']
+    function applyAnswer(series, ans) {
+      if (!ans || typeof ans !== 'object') return null
+      if (ans.kind === undefined) return Array.isArray(ans.iterations) ? ans : null
+      if (ans.kind === 'full') return ans.body && Array.isArray(ans.body.iterations) ? ans.body : null
+      if (ans.kind !== 'delta' || !series || !ans.iterations) return null
+      const d = ans.iterations
+      const from = series.iterations.length
+      if (d.from !== from) return null
+      const iterations = series.iterations.slice()
+      for (const [i, row] of d.changed) {
+        if (!(i >= 0 && i < from)) return null
+        iterations[i] = row
+      }
+      for (const row of d.items) iterations.push(row)
+      const next = { ...series, iterations, sessionId: ans.sessionId, updatedAt: ans.updatedAt, bestIndex: ans.bestIndex }
+      for (const key of GROWING) {
+        const l = ans[key]
+        if (!l) continue
+        const cur = series[key] ?? []
+        if (l.from !== cur.length) return null
+        next[key] = cur.concat(l.items)
+      }
+      if (ans.control === null || ans.control === undefined) delete next.control
+      else next.control = ans.control
+      if (ans.chart !== undefined) next.chart = ans.chart
+      return next
+    }
+
     // One store per session, shared by the tab, the launcher and the strip: one push socket (or,
     // when it is refused or drops, one poll with one ETag) per session.
     // Push: ws(s)://<host>/plugins/kernel-opt/push?sessionId=…&since=<revision we hold>; each message
@@ -365,6 +397,7 @@ window.__ModuleLoader__.load({
         etag: null,
         revision: null, // the revision of snap.series (from a push message or X-Kopt-Revision)
         transport: 'none', // 'push' while the socket is open, else 'poll'
+        gen: 0, // push messages applied
         lastUpdateStart: 0,
         subscribe(fn) {
           listeners.add(fn)
@@ -415,10 +448,8 @@ window.__ModuleLoader__.load({
           let msg
           try { msg = JSON.parse(text) } catch { msg = null }
           if (!msg || typeof msg.revision !== 'number') return
-          let series = null
-          if (msg.kind === 'full') series = msg.body
-          else if (msg.kind === 'delta' && typeof applyDelta === 'function' && st.snap.series) series = applyDelta(st.snap.series, msg)
-          if (!series || !Array.isArray(series.iterations)) {
+          const series = msg.kind === 'delta' && msg.since !== st.revision ? null : applyAnswer(st.snap.series, msg)
+          if (!series) {
             // A message we cannot apply: resubscribe from scratch rather than show a wrong state.
             st.revision = null
             if (sock) { const ws = sock; sock = null; try { ws.close(1000) } catch { /* closing */ } st.connect() }
@@ -426,29 +457,43 @@ window.__ModuleLoader__.load({
           }
           st.lastParseMs = performance.now() - t0
           st.revision = msg.revision
-          st.etag = null // the next poll (if any) asks for the whole body again
+          st.gen++
+          st.etag = null // a later poll (if the socket drops) asks since this revision
           st.lastUpdateStart = t0
           st.set({ series, status: 'ok', error: null })
         },
         async poll() {
           if (inflight) return
           inflight = true
+          let again = false
           const ctl = typeof AbortController !== 'undefined' ? new AbortController() : null
           const to = setTimeout(() => ctl?.abort(), 10000)
           try {
             const headers = { accept: 'application/json' }
             if (st.etag) headers['if-none-match'] = st.etag
-            const res = await fetch(`${BASE}/series?sessionId=${encodeURIComponent(sessionId)}`, { headers, signal: ctl?.signal, cache: 'no-store' })
+            const gen = st.gen // a push message applied while this request was out makes its answer stale
+            const held = st.snap.series && st.revision !== null ? st.snap.series : null
+            const since = held ? `&since=${encodeURIComponent(st.revision)}` : ''
+            const res = await fetch(`${BASE}/series?sessionId=${encodeURIComponent(sessionId)}${since}`, { headers, signal: ctl?.signal, cache: 'no-store' })
             if (res.status === 304) return
             if (!res.ok) { st.set({ status: res.status === 404 ? 'unknown' : 'error', error: `HTTP ${res.status}` }); return }
             const text = await res.text()
             const t0 = performance.now()
-            const series = JSON.parse(text)
+            if (st.gen !== gen) return
+            const ans = JSON.parse(text)
+            const series = applyAnswer(held, ans)
             st.lastParseMs = performance.now() - t0
-            if (!series || !Array.isArray(series.iterations)) { st.set({ status: 'error', error: 'bad body' }); return }
+            if (!series) {
+              // Not a body, or a delta that does not follow on from what the tab holds: ask afresh.
+              st.etag = null
+              st.revision = null
+              if (held) again = true
+              else st.set({ status: 'error', error: 'bad body' })
+              return
+            }
             st.etag = res.headers.get('etag')
-            const rev = Number(res.headers.get('x-kopt-revision'))
-            st.revision = Number.isInteger(rev) && rev >= 0 ? rev : null
+            const rev = res.headers.get('x-kopt-revision')
+            st.revision = ans.kind !== undefined && rev !== null && /^\d{1,16}$/.test(rev) ? Number(rev) : null
             st.lastUpdateStart = t0
             st.set({ series, status: 'ok', error: null })
           } catch (err) {
@@ -457,6 +502,7 @@ window.__ModuleLoader__.load({
             clearTimeout(to)
             inflight = false
           }
+          if (again) return st.poll()
         },
         refresh() { st.etag = null; return st.poll() },
       }
@@ -1298,7 +1344,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       ctx.slots.inject('conversation.input.dock', () => ctx.slots.register({ name: 'conversation.input.dock', id: 'kernel-opt-strip', order: 10, locale: NS }, StatusStrip))
     }
 
-    module.exports = { inject: ['slots', 'locale', 'sessions'], apply, __test: { fmtLatency, runCsv, verdictOf, zh, en } }
+    module.exports = { inject: ['slots', 'locale', 'sessions'], apply, __test: { fmtLatency, runCsv, verdictOf, applyAnswer, zh, en } }
     return module.exports
   },
 })

@@ -434,7 +434,11 @@ export function apply(ctx, rawConfig) {
       return
     }
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', ...headers })
-    res.end(req.method === 'HEAD' ? undefined : session.body())
+    if (req.method === 'HEAD') { res.end(); return }
+    // since=<revision>: what changed since then, or the full body marked as such (docs/protocol.md);
+    // without it, the full body as it always was (seed-compatible readers).
+    const since = new URL(req.url ?? '/', 'http://kernel-opt.invalid').searchParams.get('since')
+    res.end(since === null ? session.body() : session.delta(/^\d{1,16}$/.test(since) ? Number(since) : -1))
   }, 'kernel-opt: series route')
 
   route(CONTROL_PATH, async (req, res) => {

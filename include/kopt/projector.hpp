@@ -3,8 +3,10 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kopt/config.hpp"
 #include "kopt/json.hpp"
@@ -48,6 +50,22 @@ class Projector {
   const std::string& series_json(std::string_view session_id, double updated_at, std::string_view control_json = {});
 
   const ProjectionConfig& config() const;
+
+  // For /series deltas (Session::delta). Iterations change in place (finalize marks, a pending
+  // call answered, a result merged) or are appended; every other list only grows.
+  // take_touched appends to `out` the iterations changed in place since its last call (each once,
+  // any order) and returns false when more changed than it keeps (then treat all as changed).
+  bool take_touched(std::vector<std::uint32_t>& out);
+  // One iteration's wire text, as it stands in series_json's body (the same cached fragment).
+  const std::string& iteration_json(std::size_t i);
+  struct Lengths {
+    std::size_t iterations, plans, envs, rounds, profileSeqs, uncollectedSeqs, echoedSeqs;
+  };
+  Lengths lengths() const;
+  std::optional<std::size_t> best_index() const;
+  enum class List { Plans, Envs, Rounds, ProfileSeqs, UncollectedSeqs, EchoedSeqs };
+  // The items of a list from index `from` on, comma-separated, as series_json writes them.
+  void write_list(std::string& out, List which, std::size_t from) const;
 
  private:
   struct Impl;

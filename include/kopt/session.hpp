@@ -3,8 +3,11 @@
 // `control` and the curve's `chart` — is assembled at most once per revision and shared as bytes.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "kopt/chart.hpp"
 #include "kopt/json.hpp"
@@ -15,8 +18,10 @@ namespace kopt {
 
 class Session {
  public:
-  // `projector` must outlive the session (the binding keeps both alive together).
-  Session(Projector& projector, std::string session_id, ChartOptions chart = {});
+  // `projector` must outlive the session (the binding keeps both alive together). Revisions count
+  // up from `revision_base` + 1 (the binding draws a base per object so that a revision names one
+  // object's state: a `since` from another object or process falls outside the kept history).
+  Session(Projector& projector, std::string session_id, ChartOptions chart = {}, std::uint64_t revision_base = 0);
 
   // Events in log order (an array or one event): fed to the projector; `updatedAt` becomes the
   // largest `time` of a tool/call, tool/result or user/message event (the events the projection
@@ -44,10 +49,38 @@ class Session {
   };
   Pieces pieces();
 
+  // What changed since revision `since` (docs/protocol.md): the delta's bytes, or nullptr when
+  // `since` is not a revision kept in the history (unknown, too old, or more changed in place than
+  // was recorded) — then the answer is the full body, see full_prefix(). Brings the revision up to
+  // date first only if it never was; the caller revises. Valid until the next call.
+  const std::string* delta(std::uint64_t since);
+  // The full answer is full_prefix() + body() + "}".
+  std::string full_prefix() const;
+  // The whole answer to `since` as one string (tests and simple callers).
+  std::string answer(std::uint64_t since);
+
+  // How many revisions the history keeps, and how many in-place row changes across them.
+  static constexpr std::size_t kHistory = 256;
+  static constexpr std::size_t kHistoryRows = 1 << 16;
+
   const std::string& session_id() const { return id_; }
 
  private:
   void refresh_outline();
+  const std::string& chart_text();
+
+  // What revision `rev` was made of.
+  struct Step {
+    std::uint64_t rev;
+    Projector::Lengths len;              // list lengths at rev
+    std::vector<std::uint32_t> touched;  // iterations changed in place since rev - 1
+    bool complete;                       // touched lists all of them
+    bool projection;                     // the projection changed since rev - 1 (so the chart may have)
+  };
+  std::deque<Step> history_;
+  std::size_t history_rows_ = 0;
+  std::deque<std::pair<std::uint64_t, std::string>> deltas_;  // answers of the current revision, by since
+  bool chart_ok_ = false;
 
   Projector& projector_;
   std::string id_;
@@ -55,6 +88,7 @@ class Session {
   double updated_at_ = 0;
   std::string control_;
   std::uint64_t revision_ = 0;
+  bool revised_ = false;
   std::uint64_t seen_version_ = UINT64_MAX;
   double seen_updated_ = 0;
   std::uint64_t outline_version_ = UINT64_MAX;

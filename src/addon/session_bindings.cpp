@@ -6,6 +6,9 @@
 //     .feed(eventsJson) -> {events, skipped}       .projector  .updatedAt  .completedEvals
 //     .revise(controlJson) -> revision              .revision   .etag
 //     .body() -> Buffer (the /series body of the current revision; the same Buffer until it changes)
+//     .delta(sinceRevision) -> Buffer: {"kind":"delta",…} since that revision, or {"kind":"full",
+//                              "revision","body"} when it is not kept (docs/protocol.md)
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <random>
@@ -21,6 +24,10 @@ namespace {
 // an ETag from an earlier process (or an earlier object for the same session) from matching.
 std::string g_epoch;
 std::atomic<std::uint64_t> g_instances{0};
+// Each object numbers its revisions from its own base, drawn per process and object, so a `since`
+// kept by a client across a restart or from another object of the same session is (all but
+// always) unknown to this one and gets the full body.
+std::uint64_t g_revision_epoch = 0;
 
 std::string base36(std::uint64_t v) {
   std::string s;
@@ -36,7 +43,7 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "Session",
                        {InstanceMethod<&JsSession::Feed>("feed"), InstanceMethod<&JsSession::Revise>("revise"),
-                        InstanceMethod<&JsSession::Body>("body"),
+                        InstanceMethod<&JsSession::Body>("body"), InstanceMethod<&JsSession::Delta>("delta"),
                         InstanceAccessor<&JsSession::ProjectorObj>("projector"),
                         InstanceAccessor<&JsSession::UpdatedAt>("updatedAt"),
                         InstanceAccessor<&JsSession::CompletedEvals>("completedEvals"),
@@ -51,8 +58,11 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
     Napi::Object projector = arg.IsObject() ? arg.As<Napi::Object>() : NewProjector(env, arg);
     Projector& core = UnwrapProjector(env, projector);
     projector_ = Napi::Persistent(projector);
-    core_ = std::make_unique<Session>(core, info[0].As<Napi::String>().Utf8Value());
-    tag_ = "\"k" + g_epoch + "." + base36(++g_instances) + ".";
+    const std::uint64_t instance = ++g_instances;
+    // Revisions stay below 2^53 (exact in JS): 20 bits of object, 32 of revision.
+    const std::uint64_t base = ((g_revision_epoch + instance) & 0xFFFFF) << 32;
+    core_ = std::make_unique<Session>(core, info[0].As<Napi::String>().Utf8Value(), ChartOptions{}, base);
+    tag_ = "\"k" + g_epoch + "." + base36(instance) + ".";
   }
 
  private:
@@ -88,6 +98,23 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
     return buf;
   }
 
+  Napi::Value Delta(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsNumber()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "delta(sinceRevision) must be a number");
+    const double v = info[0].As<Napi::Number>().DoubleValue();
+    // Anything that is not a whole revision number is simply not a kept revision: the full body.
+    const bool whole = v >= 0 && v < 9007199254740992.0 && v == static_cast<double>(static_cast<std::uint64_t>(v));
+    const std::string* d = whole ? core_->delta(static_cast<std::uint64_t>(v)) : nullptr;
+    if (d) return Napi::Buffer<char>::Copy(env, d->data(), d->size());
+    const std::string prefix = core_->full_prefix();
+    const Session::Pieces pieces = core_->pieces();
+    Napi::Buffer<char> buf = Napi::Buffer<char>::New(env, prefix.size() + pieces.size() + 1);
+    std::copy(prefix.begin(), prefix.end(), buf.Data());
+    pieces.copy_to(buf.Data() + prefix.size());
+    buf.Data()[buf.Length() - 1] = '}';
+    return buf;
+  }
+
   Napi::Value ProjectorObj(const Napi::CallbackInfo&) { return projector_.Value(); }
   Napi::Value UpdatedAt(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), core_->updated_at()); }
   Napi::Value CompletedEvals(const Napi::CallbackInfo& info) {
@@ -110,7 +137,10 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
 }  // namespace
 
 void InitSession(Napi::Env env, Napi::Object exports) {
-  if (g_epoch.empty()) g_epoch = base36(std::random_device{}() ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32));
+  if (g_epoch.empty()) {
+    g_epoch = base36(std::random_device{}() ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32));
+    g_revision_epoch = std::random_device{}();
+  }
   exports.Set("Session", JsSession::Define(env));
 }
 

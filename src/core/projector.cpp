@@ -1,5 +1,6 @@
 #include "kopt/projector.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
@@ -156,10 +157,36 @@ struct Projector::Impl {
   std::string plans_text, envs_text, rounds_text, profile_text, uncollected_text, echoed_text;
   std::size_t plans_done = 0, envs_done = 0, rounds_done = 0, profile_done = 0, uncollected_done = 0, echoed_done = 0;
 
+  // Points changed in place since the last take_touched() (for /series deltas): each listed once,
+  // at most kMaxTouched of them; past that only the overflow is known.
+  static constexpr std::size_t kMaxTouched = 1 << 16;
+  std::vector<std::uint32_t> touched;
+  std::vector<char> touched_mark;
+  bool touched_overflow = false;
+
   void touch(std::size_t point) {
     if (point >= frag_ok.size()) return;
     frag_ok[point] = 0;
     min_dirty = std::min(min_dirty, point);
+    if (touched_mark.size() <= point) touched_mark.resize(iterations.size(), 0);
+    if (touched_mark[point]) return;
+    if (touched.size() >= kMaxTouched) {
+      touched_overflow = true;
+      return;
+    }
+    touched_mark[point] = 1;
+    touched.push_back(static_cast<std::uint32_t>(point));
+  }
+
+  void render(std::size_t i) {
+    if (frag_ok[i]) return;
+    Iteration& it = iterations[i];
+    bool keep = it.finalized;
+    it.finalized = finalized(i);
+    frag[i].clear();
+    write_json(frag[i], it);
+    it.finalized = keep;
+    frag_ok[i] = 1;
   }
 
   // Appends a point; `settled` when its measurement is complete (everything but a pending bench call).
@@ -717,16 +744,7 @@ const std::string& Projector::series_json(std::string_view session_id, double up
   // The body keeps the iterations part between calls; it is cut back to the first fragment that
   // changed (usually near the end), so a warm call costs the changed suffix plus the small tail.
   std::size_t first_dirty = std::min(m.min_dirty, m.body_frags);
-  for (std::size_t i = first_dirty; i < m.iterations.size(); ++i) {
-    if (m.frag_ok[i]) continue;
-    Iteration& it = m.iterations[i];
-    bool keep = it.finalized;
-    it.finalized = m.finalized(i);
-    m.frag[i].clear();
-    write_json(m.frag[i], it);
-    it.finalized = keep;
-    m.frag_ok[i] = 1;
-  }
+  for (std::size_t i = first_dirty; i < m.iterations.size(); ++i) m.render(i);
   m.min_dirty = kNoPoint;
   std::string& out = m.body;
   if (out.empty()) {
@@ -773,6 +791,56 @@ const std::string& Projector::series_json(std::string_view session_id, double up
   }
   out.push_back('}');
   return out;
+}
+
+bool Projector::take_touched(std::vector<std::uint32_t>& out) {
+  Impl& m = *impl_;
+  for (std::uint32_t i : m.touched) {
+    out.push_back(i);
+    m.touched_mark[i] = 0;
+  }
+  m.touched.clear();
+  const bool complete = !m.touched_overflow;
+  if (m.touched_overflow) std::fill(m.touched_mark.begin(), m.touched_mark.end(), 0);
+  m.touched_overflow = false;
+  return complete;
+}
+
+const std::string& Projector::iteration_json(std::size_t i) {
+  impl_->render(i);
+  return impl_->frag[i];
+}
+
+Projector::Lengths Projector::lengths() const {
+  const Impl& m = *impl_;
+  return {m.iterations.size(), m.plans.size(),       m.envs.size(),  m.rounds.size(),
+          m.profile_seqs.size(), m.uncollected.size(), m.echoed.size()};
+}
+
+std::optional<std::size_t> Projector::best_index() const { return impl_->best; }
+
+void Projector::write_list(std::string& out, List which, std::size_t from) const {
+  const Impl& m = *impl_;
+  auto items = [&](const auto& v) {
+    for (std::size_t i = from; i < v.size(); ++i) {
+      if (i > from) out.push_back(',');
+      write_json(out, v[i]);
+    }
+  };
+  auto seqs = [&](const std::vector<Seq>& v) {
+    for (std::size_t i = from; i < v.size(); ++i) {
+      if (i > from) out.push_back(',');
+      js_stringify_to(out, v[i].raw);
+    }
+  };
+  switch (which) {
+    case List::Plans: return items(m.plans);
+    case List::Envs: return items(m.envs);
+    case List::Rounds: return items(m.rounds);
+    case List::ProfileSeqs: return seqs(m.profile_seqs);
+    case List::UncollectedSeqs: return seqs(m.uncollected);
+    case List::EchoedSeqs: return seqs(m.echoed);
+  }
 }
 
 }  // namespace kopt

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "kopt/derived.hpp"
 
@@ -18,8 +19,8 @@ bool projected_type(const json& ev) {
 
 }  // namespace
 
-Session::Session(Projector& projector, std::string session_id, ChartOptions chart)
-    : projector_(projector), id_(std::move(session_id)), chart_(chart) {}
+Session::Session(Projector& projector, std::string session_id, ChartOptions chart, std::uint64_t revision_base)
+    : projector_(projector), id_(std::move(session_id)), chart_(chart), revision_(revision_base) {}
 
 FeedStats Session::feed(const json& events) {
   auto note = [&](const json& ev) {
@@ -52,27 +53,45 @@ long long Session::completed_evals() {
 std::uint64_t Session::revise(std::string_view control_json) {
   const std::uint64_t v = projector_.version();
   const bool control_changed = control_json != control_;
-  if (v == seen_version_ && updated_at_ == seen_updated_ && !control_changed) return revision_;
+  if (revised_ && v == seen_version_ && updated_at_ == seen_updated_ && !control_changed) return revision_;
+  revised_ = true;
   // The armed budget is not read by the chart: each row's phase comes from the budget its run
   // logged (DV-11), so re-arming relabels nothing and a replay draws what was seen live.
   if (control_changed) control_.assign(control_json);
-  seen_version_ = v;
   seen_updated_ = updated_at_;
+  const bool projection = v != seen_version_;
+  seen_version_ = v;
   ++revision_;
-  pieces_ok_ = body_ok_ = false;
+  pieces_ok_ = body_ok_ = chart_ok_ = false;
+  deltas_.clear();
+  // The history: what this revision changed, oldest dropped past kHistory revisions or
+  // kHistoryRows recorded rows (a delta from before the oldest kept is a full answer).
+  Step step{revision_, projector_.lengths(), {}, true, projection};
+  step.complete = projector_.take_touched(step.touched);
+  history_rows_ += step.touched.size();
+  history_.push_back(std::move(step));
+  while (history_.size() > kHistory || (history_rows_ > kHistoryRows && history_.size() > 1)) {
+    history_rows_ -= history_.front().touched.size();
+    history_.pop_front();
+  }
   return revision_;
 }
 
-Session::Pieces Session::pieces() {
-  if (revision_ == 0) revise(control_);
-  // series_json keeps its text between calls and returns it unchanged when nothing changed.
-  const std::string& series = projector_.series_json(id_, updated_at_, control_);
-  if (!pieces_ok_) {
+const std::string& Session::chart_text() {
+  if (!chart_ok_) {
     refresh_outline();
     chart_text_.clear();
     write_chart_json(chart_text_, outline_, chart_);
-    pieces_ok_ = true;
+    chart_ok_ = true;
   }
+  return chart_text_;
+}
+
+Session::Pieces Session::pieces() {
+  if (!revised_) revise(control_);
+  // series_json keeps its text between calls and returns it unchanged when nothing changed.
+  const std::string& series = projector_.series_json(id_, updated_at_, control_);
+  chart_text();
   // The series object is never `{}`: the chart goes before its closing brace.
   return {std::string_view(series).substr(0, series.size() - 1), chart_text_};
 }
@@ -92,6 +111,97 @@ const std::string& Session::body() {
   p.copy_to(body_.data());
   body_ok_ = true;
   return body_;
+}
+
+std::string Session::full_prefix() const {
+  return "{\"kind\":\"full\",\"revision\":" + std::to_string(revision_) + ",\"body\":";
+}
+
+std::string Session::answer(std::uint64_t since) {
+  if (const std::string* d = delta(since)) return *d;
+  std::string out = full_prefix();
+  out += body();
+  out.push_back('}');
+  return out;
+}
+
+const std::string* Session::delta(std::uint64_t since) {
+  if (!revised_) revise(control_);
+  for (const auto& [s, text] : deltas_)
+    if (s == since) return &text;
+  if (history_.empty() || since < history_.front().rev || since > revision_) return nullptr;
+  const std::size_t at = static_cast<std::size_t>(since - history_.front().rev);
+  const Projector::Lengths& was = history_[at].len;
+  const Projector::Lengths now = projector_.lengths();
+  // Rows that existed at `since` and changed in place after it; rows past its length are new.
+  std::vector<std::uint32_t> rows;
+  bool projection = false;
+  for (std::size_t k = at + 1; k < history_.size(); ++k) {
+    const Step& step = history_[k];
+    if (!step.complete) return nullptr;
+    projection = projection || step.projection;
+    for (std::uint32_t i : step.touched)
+      if (i < was.iterations) rows.push_back(i);
+  }
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+
+  std::string out = "{\"kind\":\"delta\",\"revision\":";
+  out += std::to_string(revision_);
+  out += ",\"since\":";
+  out += std::to_string(since);
+  out += ",\"sessionId\":";
+  js_quote_to(out, id_);
+  out += ",\"updatedAt\":";
+  out += js_number(updated_at_);
+  const auto best = projector_.best_index();
+  out += ",\"bestIndex\":";
+  out += best ? std::to_string(*best) : "null";
+  out += ",\"iterations\":{\"from\":";
+  out += std::to_string(was.iterations);
+  out += ",\"items\":[";
+  for (std::size_t i = was.iterations; i < now.iterations; ++i) {
+    if (i > was.iterations) out.push_back(',');
+    out += projector_.iteration_json(i);
+  }
+  out += "],\"changed\":[";
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    if (k) out.push_back(',');
+    out.push_back('[');
+    out += std::to_string(rows[k]);
+    out.push_back(',');
+    out += projector_.iteration_json(rows[k]);
+    out.push_back(']');
+  }
+  out += "]}";
+  // The other lists only grow: their new items, a list with none left out.
+  auto list = [&](const char* key, Projector::List which, std::size_t from, std::size_t to) {
+    if (from >= to) return;
+    out += ",\"";
+    out += key;
+    out += "\":{\"from\":";
+    out += std::to_string(from);
+    out += ",\"items\":[";
+    projector_.write_list(out, which, from);
+    out += "]}";
+  };
+  list("plans", Projector::List::Plans, was.plans, now.plans);
+  list("envs", Projector::List::Envs, was.envs, now.envs);
+  list("profileSeqs", Projector::List::ProfileSeqs, was.profileSeqs, now.profileSeqs);
+  list("uncollectedSeqs", Projector::List::UncollectedSeqs, was.uncollectedSeqs, now.uncollectedSeqs);
+  list("echoedSeqs", Projector::List::EchoedSeqs, was.echoedSeqs, now.echoedSeqs);
+  list("rounds", Projector::List::Rounds, was.rounds, now.rounds);
+  out += ",\"control\":";
+  out += control_.empty() ? std::string_view("null") : std::string_view(control_);
+  if (projection) {
+    out += ",\"chart\":";
+    out += chart_text();
+  }
+  out.push_back('}');
+  // A few answers per revision are kept (pollers at the same revision share one).
+  if (deltas_.size() >= 4) deltas_.pop_front();
+  deltas_.emplace_back(since, std::move(out));
+  return &deltas_.back().second;
 }
 
 }  // namespace kopt

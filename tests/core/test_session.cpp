@@ -9,6 +9,7 @@
 #include "kopt/derived.hpp"
 #include "kopt/projector.hpp"
 #include "kopt/session.hpp"
+#include "json_compare.hpp"
 
 using namespace kopt;
 
@@ -79,4 +80,87 @@ TEST(P_SeriesRoute, BodyOncePerRevision) {
   EXPECT_EQ((*body)["updatedAt"], 7);
   EXPECT_EQ((*body)["chart"]["points"].size(), 1u);
   EXPECT_EQ(*(*body).find("control"), json::object());
+}
+
+// /series deltas (docs/protocol.md), applied here by the protocol's table.
+namespace {
+void apply_delta(json& body, const json& d) {
+  for (const char* k : {"sessionId", "updatedAt", "bestIndex"}) body[k] = d.at(k);
+  json& its = body["iterations"];
+  ASSERT_EQ(d["iterations"]["from"], its.size());
+  for (const auto& c : d["iterations"]["changed"]) {
+    ASSERT_LT(c[0].get<std::size_t>(), its.size());
+    its[c[0].get<std::size_t>()] = c[1];
+  }
+  for (const auto& row : d["iterations"]["items"]) its.push_back(row);
+  for (const char* k : {"plans", "envs", "profileSeqs", "uncollectedSeqs", "echoedSeqs", "rounds"}) {
+    if (!d.contains(k)) continue;
+    ASSERT_EQ(d[k]["from"], body[k].size()) << k;
+    for (const auto& x : d[k]["items"]) body[k].push_back(x);
+  }
+  if (d["control"].is_null()) body.erase("control");
+  else body["control"] = d["control"];
+  if (d.contains("chart")) body["chart"] = d["chart"];
+}
+}  // namespace
+
+// A pending call answered later changes its point in place: the delta names that row; applied to
+// the body of `since` it gives the current body; unknown revisions get the full body.
+TEST(P_SeriesDelta, InPlaceChangesAndFullFallback) {
+  Projector p;
+  Session s(p, "s", {}, 1000);
+  s.feed(ev(R"([{"type":"tool/call","seq":1,"time":5,"data":{"callId":"a","name":"kernel_evaluate","arguments":"{}"}},
+               {"type":"tool/call","seq":2,"time":6,"data":{"callId":"b","name":"kernel_evaluate","arguments":"{}"}}])"));
+  const auto r1 = s.revise("{}");
+  EXPECT_EQ(r1, 1001u);
+  const json b1 = *parse_json(s.body());
+  EXPECT_EQ(s.delta(1000), nullptr) << "before the first revision";
+  EXPECT_EQ(s.delta(r1 + 1), nullptr) << "a future revision";
+  auto full = parse_json(s.answer(7));
+  ASSERT_TRUE(full);
+  EXPECT_EQ((*full)["kind"], "full");
+  EXPECT_EQ((*full)["revision"], r1);
+  EXPECT_EQ((*full)["body"], b1);
+
+  const std::string* same = s.delta(r1);
+  ASSERT_NE(same, nullptr);
+  auto d0 = *parse_json(*same);
+  EXPECT_EQ(d0["kind"], "delta");
+  EXPECT_TRUE(d0["iterations"]["items"].empty() && d0["iterations"]["changed"].empty());
+  EXPECT_FALSE(d0.contains("chart")) << "nothing changed, no chart";
+
+  s.feed(ev(R"([{"type":"tool/result","seq":3,"time":7,"data":{"callId":"a","message":{"content":[{"text":"{\"correct\":true,\"latency_ms\":2}"}]}}},
+               {"type":"tool/call","seq":4,"time":8,"data":{"callId":"c","name":"kernel_evaluate","arguments":"{}"}}])"));
+  const auto r2 = s.revise(R"({"loop":1})");
+  auto d = *parse_json(*s.delta(r1));
+  EXPECT_EQ(d["kind"], "delta");
+  EXPECT_EQ(d["revision"], r2);
+  EXPECT_EQ(d["since"], r1);
+  ASSERT_EQ(d["iterations"]["changed"].size(), 1u);
+  EXPECT_EQ(d["iterations"]["changed"][0][0], 0) << "the answered call";
+  EXPECT_EQ(d["iterations"]["items"].size(), 1u) << "the new call";
+  EXPECT_TRUE(d.contains("chart"));
+  json b = b1;
+  apply_delta(b, d);
+  EXPECT_EQ(test::first_difference(*parse_json(s.body()), b), "");
+
+  // Control only: no rows, no chart; an empty control is absent from the body and null here.
+  s.revise("");
+  auto dc = *parse_json(*s.delta(r2));
+  EXPECT_TRUE(dc["control"].is_null());
+  EXPECT_FALSE(dc.contains("chart"));
+  apply_delta(b, dc);
+  EXPECT_EQ(test::first_difference(*parse_json(s.body()), b), "");
+  EXPECT_FALSE(b.contains("control"));
+}
+
+// The history keeps kHistory revisions: older ones get the full body.
+TEST(P_SeriesDelta, HistoryIsBounded) {
+  Projector p;
+  Session s(p, "s");
+  const auto r1 = s.revise("0");
+  for (std::size_t i = 1; i <= Session::kHistory; ++i) s.revise(std::to_string(i));
+  EXPECT_EQ(s.delta(r1), nullptr);
+  EXPECT_NE(s.delta(r1 + 1), nullptr);
+  EXPECT_NE(s.delta(s.revision()), nullptr);
 }
