@@ -18,6 +18,7 @@ const DEFAULTS = {
   replay: { enabled: true, timeoutSec: 900, maxOutputKiB: 256 },
   preset: { install: true, id: DEFAULT_PRESET_ID },
   loop: { defaultBudget: 20, maxNoProgressRounds: 2, evalsPerTurn: 3, challengeFinalize: true },
+  push: { bufferKiB: 1024, queueKiB: 8192, stalledSec: 30 },
 }
 
 const isRecord = (v) => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -42,7 +43,7 @@ export function resolveConfig(raw) {
     bad('(root)', 'a mapping', src)
     return { config: resolveConfig({}).config, errors }
   }
-  const known = new Set([...ROUTING_KEYS, 'replay', 'preset', 'loop', 'supervisor', 'trustedHosts'])
+  const known = new Set([...ROUTING_KEYS, 'replay', 'preset', 'loop', 'push', 'supervisor', 'trustedHosts'])
   for (const key of Object.keys(src)) {
     if (!known.has(key)) errors.push(`kernel-opt config: unknown key "${key}" ignored / 未知配置项已忽略`)
   }
@@ -95,6 +96,9 @@ export function resolveConfig(raw) {
     challengeFinalize: bool,
   })
 
+  // Live push (lib/push.mjs): what one tab may hold in the host before it is re-synced or dropped.
+  const push = section('push', { bufferKiB: intIn(16, 65536), queueKiB: intIn(16, 1 << 20), stalledSec: intIn(1, 3600) })
+
   let supervisor
   if (src.supervisor !== undefined && src.supervisor !== null) {
     const v = src.supervisor
@@ -135,7 +139,7 @@ export function resolveConfig(raw) {
   }
 
   return {
-    config: { routing, replay, preset, loop, supervisor, trustedHosts },
+    config: { routing, replay, preset, loop, push, supervisor, trustedHosts },
     errors,
   }
 }

@@ -299,6 +299,8 @@ export function apply(ctx, rawConfig) {
       current: (id, st) => store.live.get(id) ?? st,
       revise: (id, st) => st.s.revise(JSON.stringify(controlFor(id, st))),
       payload: (id, st, since) => pushPayload(st.s, since),
+    }, {
+      highWater: config.push.bufferKiB * 1024, maxQueueBytes: config.push.queueKiB * 1024, stalledMs: config.push.stalledSec * 1000,
     })
     ctx.effect(() => () => hub.dispose(), 'kernel-opt: push hub')
   }

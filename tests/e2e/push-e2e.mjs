@@ -14,8 +14,10 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import vm from 'node:vm'
 import { detachedProcesses, freePort, http, pluginRoutesReady, rpc, sleep, waitFor } from './harness.mjs'
 import { rawClient } from './ws-client.mjs'
+import { firstDifference } from '../addon/addon.mjs' // the vectors' comparison rule (numbers within 1e-12)
 
 const here = dirname(fileURLToPath(import.meta.url))
 const ROOT = join(here, '../..')
@@ -48,7 +50,11 @@ mkdirSync(ws, { recursive: true })
 const env = { DSH_HOME: home, DEEPSEEK_API_KEY: 'push-e2e', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1', ...(process.env.KOPT_ADDON ? { KOPT_ADDON: process.env.KOPT_ADDON } : {}) }
 const dsh = (args) => run(DSH, args, { env: { ...process.env, ...env }, timeout: 300_000, maxBuffer: 32 << 20 })
 await dsh(['--profile', 'web', '--dump-config'])
-writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), '- id: hmr\n  disabled: false\n  config:\n    root: []\n')
+// Small push bounds (push.* in docs/config.md) so a tab that never reads overflows within seconds.
+writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), [
+  '- id: hmr', '  disabled: false', '  config:', '    root: []',
+  '- id: kernel-opt', '  config:', '    push: { bufferKiB: 64, queueKiB: 256, stalledSec: 30 }', '',
+].join('\n'))
 await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`])
 await dsh(['plugin', '--profile', 'web', 'add', `file:${join(ROOT, 'bench/http/feeder')}`])
 const port = await freePort()
@@ -59,7 +65,7 @@ log(`dsh web up on ${port}`)
 
 // ── a session with a generated run ──
 const N0 = 10_000
-const MORE = 3_000
+const MORE = 8_000
 const file = join(work, 'gen.json')
 await run('bash', ['-c', 'exec "$0" "$1" "$2" > "$3"', process.execPath, join(ROOT, 'tests/fixtures/vectors/gen-large.mjs'), String(N0 + MORE), file])
 const events = JSON.parse(readFileSync(file, 'utf8')).map(e => ({ type: e.type, data: e.data }))
@@ -85,26 +91,41 @@ async function served() {
 const hubStats = async () => (await http(port, '/plugins/kernel-opt/push')).json().push
 log(`session ${sid}: ${N0} events, ${(await served()).body.iterations.length} points`)
 
-// A tab's state from its messages: a full body replaces it; every message must move it forward.
+// The tab's own code for applying an answer (lib/client.js applyAnswer, docs/protocol.md), loaded
+// as the host's module loader runs it, with an inert React.
+function loadApplyAnswer() {
+  let exported
+  const inert = new Proxy({}, { get: () => (x) => x })
+  const window = { __ModuleLoader__: { load: ({ factory }) => { exported = factory(() => inert) } } }
+  vm.runInNewContext(readFileSync(join(ROOT, 'lib/client.js'), 'utf8'), { window, console }, { filename: 'lib/client.js' })
+  return exported.__test.applyAnswer
+}
+const applyAnswer = loadApplyAnswer()
+
+// A tab's state from its messages: each must follow on from the state held (a delta from the held
+// revision, or a full body) and move it forward.
 function applyMessage(tab, m) {
   assert.ok(typeof m.revision === 'number', JSON.stringify(m).slice(0, 200))
   assert.ok(tab.revision === null || m.revision > tab.revision, `${tab.name}: revision ${m.revision} after ${tab.revision} (repeated or out of order)`)
-  if (m.kind === 'full') tab.body = m.body
-  else throw new Error(`${tab.name}: unexpected message kind ${m.kind}`)
+  if (m.kind === 'delta') assert.equal(m.since, tab.revision, `${tab.name}: a delta from ${m.since} while holding ${tab.revision}`)
+  const next = applyAnswer(tab.body, m)
+  assert.ok(next, `${tab.name}: message ${m.kind} for ${m.revision} does not apply to the held state`)
+  tab.body = next
+  tab.kinds[m.kind] = (tab.kinds[m.kind] ?? 0) + 1
   const seqs = tab.body.iterations.map(p => p.seq)
   for (let i = 1; i < seqs.length; i++) assert.ok(seqs[i] > seqs[i - 1], `${tab.name}: point seqs not increasing at ${i}`)
   tab.revision = m.revision
   tab.count++
 }
 function openTab(name, since) {
-  const tab = { name, revision: since ?? null, body: null, count: 0, open: false, error: null }
+  const tab = { name, revision: since ?? null, body: null, count: 0, open: false, error: null, kinds: {}, bytes: 0 }
   const sock = new WebSocket(pushUrl(since))
   sockets.add(sock)
   tab.sock = sock
   sock.onopen = () => { tab.open = true }
   sock.onerror = (e) => { tab.error = e.message ?? 'error' }
   sock.onclose = () => { tab.open = false; sockets.delete(sock) }
-  sock.onmessage = (e) => { try { applyMessage(tab, JSON.parse(e.data)) } catch (error) { tab.error = error } }
+  sock.onmessage = (e) => { tab.bytes += e.data.length; try { applyMessage(tab, JSON.parse(e.data)) } catch (error) { tab.error = error } }
   return tab
 }
 async function settled(tabs) {
@@ -113,7 +134,7 @@ async function settled(tabs) {
     for (const t of tabs) if (t.error) throw t.error instanceof Error ? t.error : new Error(String(t.error))
     return tabs.every(t => t.revision === want.revision)
   }, 20_000, 50)
-  for (const t of tabs) assert.deepEqual(t.body, want.body, `${t.name}: the pushed state differs from GET /series`)
+  for (const t of tabs) assert.equal(firstDifference(want.body, t.body), null, `${t.name}: the pushed state differs from GET /series`)
   return want
 }
 
@@ -132,10 +153,11 @@ try {
   const mid = await settled([b])
   assert.ok(mid.revision > missedFrom, 'revisions were missed while A was away')
   const a2 = openTab('A2', missedFrom)
-  a2.body = a.body
+  a2.body = a.body // what the tab held when it dropped
   for (let i = 0; i < 2; i++) { await append(100); await sleep(30) }
   const end1 = await settled([a2, b])
-  log(`reconnect: A resumed from ${missedFrom} past ${mid.revision} to ${end1.revision}; both tabs equal GET /series (${end1.body.iterations.length} points)`)
+  assert.ok((a2.kinds.delta ?? 0) >= 1, `the resumed tab got deltas: ${JSON.stringify(a2.kinds)}`)
+  log(`reconnect: A resumed from ${missedFrom} past ${mid.revision} to ${end1.revision}; both tabs equal GET /series (${end1.body.iterations.length} points); messages A2 ${JSON.stringify(a2.kinds)}, B ${JSON.stringify(b.kinds)}`)
 
   // 2. Fence and handshake refusals, from the host's own upgrade dispatch.
   const q = `sessionId=${encodeURIComponent(sid)}`
@@ -165,11 +187,14 @@ try {
   const limits = (await hubStats()).limits
   let maxHeld = 0
   let maxFrame = 0
-  for (let i = 0; i < 60 && next < events.length; i++) {
+  // Until its queue overflowed (and a few revisions more), as long as the generated run lasts.
+  let after = 0
+  for (let i = 0; i < 250 && next < events.length && after < 5; i++) {
     await append(30)
-    await sleep(30)
+    await sleep(20)
     const s = await hubStats()
     maxHeld = Math.max(maxHeld, s.queuedBytes + s.socketBytes)
+    if (s.overflows > 0) after++
   }
   const end2 = await settled([a2, b])
   maxFrame = Buffer.byteLength(JSON.stringify(end2.body)) + 64
@@ -180,10 +205,10 @@ try {
   const before = slow.messages.length
   slow.socket.resume()
   await waitFor('the slow tab re-synced', () => slow.messages.at(-1)?.revision === end2.revision, 30_000, 50)
-  assert.deepEqual(slow.messages.at(-1).body, end2.body)
-  const revs = slow.messages.map(m => m.revision)
-  for (let i = 1; i < revs.length; i++) assert.ok(revs[i] > revs[i - 1], `slow tab: revision ${revs[i]} after ${revs[i - 1]}`)
-  log(`slow tab: ${slow.messages.length - before} messages after it read again (the reading tabs got ${b.count}); ends equal to GET /series`)
+  const st = { name: 'slow', revision: null, body: null, count: 0, kinds: {} }
+  for (const m of slow.messages) applyMessage(st, m)
+  assert.equal(firstDifference(end2.body, st.body), null, 'slow tab: its state differs from GET /series')
+  log(`slow tab: ${slow.messages.length - before} messages after it read again (the reading tab B got ${b.count}, ${(b.bytes / 1e6).toFixed(2)} MB in all); ends equal to GET /series`)
 
   // 4. Closing every tab releases the hub.
   slow.socket.destroy(); a2.sock.close(); b.sock.close()
