@@ -18,7 +18,9 @@
 // measures how long the host keeps a trivial request waiting. The reference in the same run: the
 // same pages with the push switched off (?kopt-push=0: the tab's poll, every 1.5 s).
 // At the end of each size with the largest T: one more client that subscribes and never reads
-// while samples go on; the host's RSS and the push hub's held bytes are printed.
+// while samples go on; the host's RSS and the push hub's held bytes (largest seen) are printed.
+// host_publish_*: the host's own part (first event of a revision -> its frame handed to the
+// sockets, lib/push.mjs), so the rest of a sample is transport + the browser.
 // One JSON line per measurement on stdout.
 import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -171,8 +173,16 @@ async function measure(sid, n, tabs, push, samples, stalled) {
     slow.socket.pause()
   }
   const lat = []
+  let heldMax = 0
+  let rssMax = 0
+  const dropped0 = stalled ? (await hub()).dropped : 0
   for (let i = 0; i < samples; i++) {
     lat.push(await sample(sid, pages))
+    if (stalled) {
+      const h = await hub()
+      heldMax = Math.max(heldMax, h.queuedBytes + h.socketBytes)
+      rssMax = Math.max(rssMax, (await rssMb()) ?? 0)
+    }
     await sleep(100 + Math.floor(Math.random() * 200))
   }
   stop = true
@@ -182,9 +192,14 @@ async function measure(sid, n, tabs, push, samples, stalled) {
     p50_ms: r1(pct(lat, 0.5)), p95_ms: r1(pct(lat, 0.95)), max_ms: r1(Math.max(...lat)),
     host_get_max_ms: r1(Math.max(...pings)), host_get_p99_ms: r1(pct(pings, 0.99)), pings: pings.length,
   }
+  const pub = (await hub()).publishMs
+  if (push && pub) Object.assign(out, { host_publish_p50_ms: pub.p50, host_publish_p95_ms: pub.p95, host_publish_max_ms: pub.max })
   if (stalled) {
     const h = await hub()
-    Object.assign(out, { stalled_client: true, rss_mb: await rssMb(), hub_held_mb: r1((h.queuedBytes + h.socketBytes) / 1e6), hub_overflows: h.overflows, hub_clients: h.clients })
+    Object.assign(out, {
+      stalled_client: true, rss_max_mb: rssMax, hub_held_max_mb: r1(heldMax / 1e6), hub_overflows: h.overflows, hub_catch_ups: h.catchUps,
+      stalled_dropped: h.dropped - dropped0, hub_clients_after: h.clients,
+    })
     slow.socket.destroy()
   } else {
     out.rss_mb = await rssMb()
