@@ -1,6 +1,7 @@
 // The 评测 tab inside a real `dsh web`: the pinned host from scripts/setup-host.sh, this checkout
 // added with `dsh plugin --profile web add file:<checkout>`, a recorded session log placed in the
 // host's session store, and a live session driven by the scripted model (tests/e2e/fake-llm.mjs).
+// The live push test appends events with bench/http/feeder (the host's own Session.append).
 // Headless Chromium (Debian's chromium through playwright-core). Loopback only; every wait bounded.
 //   env: KOPT_HOST_DIR (default .dsh-host), KOPT_ADDON, CHROMIUM, KOPT_ARTIFACTS
 import assert from 'node:assert/strict'
