@@ -417,7 +417,7 @@ window.__ModuleLoader__.load({
             }
             st.etag = res.headers.get('etag')
             const rev = res.headers.get('x-kopt-revision')
-            st.revision = ans.kind !== undefined && rev !== null && /^\d+$/.test(rev) ? rev : null
+            st.revision = rev !== null && /^\d+$/.test(rev) ? rev : null
             st.lastUpdateStart = t0
             st.set({ series, status: 'ok', error: null })
           } catch (err) {
