@@ -493,7 +493,7 @@ window.__ModuleLoader__.load({
             }
             st.etag = res.headers.get('etag')
             const rev = res.headers.get('x-kopt-revision')
-            st.revision = ans.kind !== undefined && rev !== null && /^\d{1,16}$/.test(rev) ? Number(rev) : null
+            st.revision = rev !== null && /^\d{1,16}$/.test(rev) ? Number(rev) : null
             st.lastUpdateStart = t0
             st.set({ series, status: 'ok', error: null })
           } catch (err) {

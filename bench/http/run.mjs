@@ -4,6 +4,7 @@
 // ("before", e.g. a worktree of main) in the same run, on the same logs:
 //
 //   KOPT_HOST_DIR=… node bench/http/run.mjs [--sizes 100000,1000000] [--before <plugin checkout>]
+//                                           [--seed <the seed plugin's checkout>]
 //                                           [--reps 30] [--changed 15] [--pollers 5]
 //
 // Per plugin: a scratch DSH_HOME, the plugin and bench/http/feeder (a benchmark-only plugin that
@@ -11,9 +12,13 @@
 // profile, one `dsh web` on 127.0.0.1. Per size N: a live session in the kernel-opt mode gets the
 // first N events of tests/fixtures/vectors/gen-large.mjs, then
 //   cold      the first GET /series (catch-up + projection + body)
-//   304       GET with If-None-Match of the current ETag, --reps times (p50, p90)
-//   changed   append 100 more events, then GET with the previous ETag, --changed times (p50, p90, bytes)
-//   stall     while --pollers clients poll like the tab (every 1.5 s… here back to back, If-None-Match)
+// Every poll is made like the tab makes it: If-None-Match of the last ETag and, once the plugin has
+// named a revision (X-Kopt-Revision), since=<that revision> (docs/protocol.md); a plugin without
+// deltas (the seed, main before them) ignores since= and answers the full body.
+//   304       a poll with nothing changed, --reps times (p50, p90); a 200 with the whole body from a
+//             plugin without ETags (the seed)
+//   changed   append 100 more events, then a poll, --changed times (p50, p90, bytes of the answer)
+//   stall     while --pollers clients poll like the tab (every 1.5 s… here back to back)
 //             and events are appended, a GET /ping every 20 ms: its worst and p99 latency
 //   rss       the host's RSS after all that (the session held)
 // Prints one JSON line per (plugin, size) and, with --before, the ratios before/after.
@@ -38,6 +43,7 @@ const arg = (name, dflt) => {
 }
 const sizes = arg('sizes', '100000').split(',').map(Number)
 const before = arg('before', undefined)
+const seed = arg('seed', undefined)
 const REPS = Number(arg('reps', 30))
 const CHANGED = Number(arg('changed', 15))
 const POLLERS = Number(arg('pollers', 5))
@@ -65,7 +71,25 @@ async function timedGet(port, path, headers = {}) {
   const t = process.hrtime.bigint()
   const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers, signal: AbortSignal.timeout(600_000) })
   const body = Buffer.from(await res.arrayBuffer())
-  return { ms: Number(process.hrtime.bigint() - t) / 1e6, status: res.status, etag: res.headers.get('etag'), bytes: body.length }
+  return { ms: Number(process.hrtime.bigint() - t) / 1e6, status: res.status, etag: res.headers.get('etag'), revision: res.headers.get('x-kopt-revision'), bytes: body.length, body }
+}
+
+// A poller's state, as the tab keeps it: the last ETag and revision.
+function tabPoller(port, path) {
+  const st = { etag: null, revision: null }
+  st.poll = async () => {
+    const since = st.revision !== null ? `&since=${st.revision}` : ''
+    const r = await timedGet(port, path + since, st.etag ? { 'if-none-match': st.etag } : {})
+    if (r.status === 200) {
+      st.etag = r.etag
+      st.revision = r.revision
+      // The answer's kind is its first key (docs/protocol.md); a plain body has none.
+      const head = r.body.subarray(0, 16).toString('latin1')
+      r.kind = head.startsWith('{"kind":"delta"') ? 'delta' : head.startsWith('{"kind":"full"') ? 'full' : 'body'
+    }
+    return r
+  }
+  return st
 }
 
 async function startHost(label, pluginDir, env) {
@@ -114,27 +138,30 @@ async function measure(host, n, events) {
   append.firstError = undefined
   await append(port, sid, events.slice(0, n))
   let rest = events.slice(n, n + extra)
-  const cold = await timedGet(port, path)
-  let etag = cold.etag
-  const warm = await timedGet(port, path)
-  etag = warm.etag
+  const tab = tabPoller(port, path)
+  const cold = await tab.poll()
+  await tab.poll()
   const n304 = []
   for (let i = 0; i < REPS; i++) {
-    const r = await timedGet(port, path, { 'if-none-match': etag })
-    if (r.status !== 304) throw new Error(`expected 304, got ${r.status}`)
+    const r = await tab.poll()
+    // The seed sends no ETag: its unchanged poll is a 200 with the whole body, measured as such.
+    if (r.status !== 304 && !(r.status === 200 && !r.etag)) throw new Error(`expected 304, got ${r.status}`)
     n304.push(r.ms)
   }
   const changed = []
+  const kinds = {}
   let bytes = 0
   for (let i = 0; i < CHANGED; i++) {
     await append(port, sid, rest.slice(0, 100))
     rest = rest.slice(100)
-    const r = await timedGet(port, path, { 'if-none-match': etag })
+    const r = await tab.poll()
     if (r.status !== 200) throw new Error(`expected 200 after 100 new events, got ${r.status}`)
     changed.push(r.ms)
     bytes = r.bytes
-    etag = r.etag
+    kinds[r.kind] = (kinds[r.kind] ?? 0) + 1
   }
+  const etag = tab.etag
+  const revision = tab.revision
   log(`${host.label} ${n}: cold ${r2(cold.ms)} ms, 304 p50 ${r2(pct(n304, 0.5))} ms, changed p50 ${r2(pct(changed, 0.5))} ms, ${bytes} bytes`)
   // Stall: pollers poll back to back (each with its own ETag), 100 events are appended every 500 ms,
   // and a ping every 20 ms measures how long the event loop keeps a trivial request waiting.
@@ -158,11 +185,12 @@ async function measure(host, n, events) {
     }
   })()
   const pollers = Array.from({ length: POLLERS }, async () => {
-    let tag = etag
+    const p = tabPoller(port, path)
+    p.etag = etag
+    p.revision = revision
     while (!stop) {
       try {
-        const r = await timedGet(port, path, tag ? { 'if-none-match': tag } : {})
-        if (r.status === 200) tag = r.etag
+        await p.poll()
       } catch (error) { failed('poll', error) }
       await sleep(50)
     }
@@ -181,7 +209,7 @@ async function measure(host, n, events) {
   await Promise.all([pinger, appender, ...pollers])
   const out = {
     plugin: host.label, events: n, cold_ms: r2(cold.ms), bytes, p50_304_ms: r2(pct(n304, 0.5)), p90_304_ms: r2(pct(n304, 0.9)),
-    p50_changed_ms: r2(pct(changed, 0.5)), p90_changed_ms: r2(pct(changed, 0.9)),
+    p50_changed_ms: r2(pct(changed, 0.5)), p90_changed_ms: r2(pct(changed, 0.9)), changed_answers: kinds,
     stall_max_ms: pings.length ? r2(Math.max(...pings)) : null, stall_p99_ms: r2(pct(pings, 0.99)), pings: pings.length,
     ...(errors.ping + errors.poll + errors.append > 0 ? { stall_phase_errors: errors, stall_first_error: firstError } : {}),
     rss_mb: Math.round(((await rssKb(host.web.child.pid)) ?? 0) / 1024),
@@ -193,6 +221,7 @@ async function measure(host, n, events) {
 
 const variants = [{ label: 'after', dir: ROOT, env: { KOPT_ADDON: process.env.KOPT_ADDON ?? join(ROOT, 'build/kopt.node') } }]
 if (before) variants.unshift({ label: 'before', dir: resolve(before), env: {} })
+if (seed) variants.unshift({ label: 'seed', dir: resolve(seed), env: {} })
 const maxN = Math.max(...sizes)
 log(`generating ${maxN + (CHANGED + 20) * 100} events`)
 const all = await generated(maxN + (CHANGED + 20) * 100)
@@ -206,13 +235,13 @@ for (const v of variants) {
   }
   await procs.stop(host.web)
 }
-if (before) {
+for (const base of [seed && 'seed', before && 'before'].filter(Boolean)) {
   for (const n of sizes) {
-    const b = results[`before/${n}`]
+    const b = results[`${base}/${n}`]
     const a = results[`after/${n}`]
     const ratio = k => (a[k] > 0 ? r2(b[k] / a[k]) : null)
     console.log(JSON.stringify({
-      ratio: 'before/after', events: n, cold: ratio('cold_ms'), p50_304: ratio('p50_304_ms'), p50_changed: ratio('p50_changed_ms'),
+      ratio: `${base}/after`, events: n, cold: ratio('cold_ms'), p50_304: ratio('p50_304_ms'), p50_changed: ratio('p50_changed_ms'),
       stall_max: ratio('stall_max_ms'), rss: ratio('rss_mb'), bytes: ratio('bytes'),
     }))
   }

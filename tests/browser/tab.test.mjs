@@ -121,6 +121,7 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
     assert.equal(await page.locator('[data-kopt=panel]').evaluate(el => el.scrollTop), 180)
     await page.waitForTimeout(1700)
     assert.ok(host.log.some(l => l.path === 'series' && l.id === 'demo' && l.inm), 'If-None-Match sent')
+    assert.ok(host.log.some(l => l.path === 'series' && l.id === 'demo' && /^\d+$/.test(l.since ?? '')), 'the tab polls with since=<revision> (docs/protocol.md)')
     await page.close()
   })
 

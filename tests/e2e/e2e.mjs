@@ -271,6 +271,21 @@ try {
     assert.match(first.headers.get('x-kopt-revision') ?? '', /^[1-9]\d*$/)
     assert.equal(again.headers.get('x-kopt-revision'), first.headers.get('x-kopt-revision'))
   })
+  // since=<revision> (docs/protocol.md): what changed since then; an unknown revision: the full body.
+  const rev = first.headers.get('x-kopt-revision')
+  const sinceSame = await http(web.port, `${seriesPath}&since=${rev}`)
+  const sinceUnknown = await http(web.port, `${seriesPath}&since=0`)
+  check('since=<revision>: a delta (nothing new since the same revision); since=0: the full body, marked', () => {
+    assert.equal(sinceSame.status, 200)
+    const d = sinceSame.json()
+    assert.equal(d.kind, 'delta')
+    assert.equal(String(d.revision), rev)
+    assert.equal(d.iterations.from, first.json().iterations.length)
+    assert.deepEqual([d.iterations.items.length, d.iterations.changed.length], [0, 0])
+    const f = sinceUnknown.json()
+    assert.equal(f.kind, 'full')
+    assert.deepEqual(f.body, first.json())
+  })
   const deepControl = await http(web.port, '/plugins/kernel-opt/control', {
     method: 'POST', headers: { 'content-type': 'application/json' },
     body: `{"sessionId":"${sid}","action":"loop-stop","x":${'['.repeat(5000)}${']'.repeat(5000)}}`,

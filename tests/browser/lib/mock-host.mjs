@@ -13,7 +13,7 @@ const root = path.resolve(here, '../../..')
 const nm = path.join(here, '../node_modules')
 
 export function startMockHost ({ kopt, port = 0, sessions }) {
-  const state = new Map() // id -> {preset, events, control, body, etag}
+  const state = new Map() // id -> {preset, events, control, s (kopt.Session), fed, body, etag, revision}
   const defaultControl = () => ({
     loop: { armed: false, budget: 20, round: 0, evalsDone: 0, evalsOverBudget: 0, available: true, defaultBudget: 20 },
     supervisor: { enabled: false, configured: true, configRoute: { provider: 'deepseek-official', model: 'deepseek-v4-pro' }, effective: { provider: 'deepseek-official', model: 'deepseek-v4-pro', source: 'config' } },
@@ -22,12 +22,16 @@ export function startMockHost ({ kopt, port = 0, sessions }) {
   for (const [id, s] of Object.entries(sessions ?? {})) add(id, s)
   const log = []
 
+  // One session object per session, fed what was appended (as the route does), so the tab's
+  // since=<revision> polls get deltas; setEvents starts a new object (its revisions are unknown).
   const project = (st, id) => {
-    const s = new kopt.Session(id)
-    s.feed(JSON.stringify(st.events))
+    if (!st.s) { st.s = new kopt.Session(id); st.fed = 0 }
+    const s = st.s
+    if (st.fed < st.events.length) s.feed(JSON.stringify(st.events.slice(st.fed)))
+    st.fed = st.events.length
     st.control.loop.evalsDone = s.completedEvals
     st.control.loop.evalsOverBudget = Math.max(0, st.control.loop.evalsDone - st.control.loop.budget)
-    s.revise(JSON.stringify(st.control))
+    st.revision = s.revise(JSON.stringify(st.control))
     st.etag = s.etag
     st.body = s.body()
   }
@@ -55,10 +59,12 @@ export function startMockHost ({ kopt, port = 0, sessions }) {
         const st = state.get(id)
         if (!st) return json(res, 404, { error: 'unknown session' })
         if (st.body === null) project(st, id)
-        log.push({ path: 'series', id, inm: req.headers['if-none-match'] ?? null })
-        if (req.headers['if-none-match'] === st.etag) { res.writeHead(304, { etag: st.etag }); res.end(); return }
-        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', etag: st.etag, 'cache-control': 'no-cache' })
-        res.end(st.body)
+        const since = url.searchParams.get('since')
+        log.push({ path: 'series', id, inm: req.headers['if-none-match'] ?? null, since })
+        const rev = { 'x-kopt-revision': String(st.revision) }
+        if (req.headers['if-none-match'] === st.etag) { res.writeHead(304, { etag: st.etag, ...rev }); res.end(); return }
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', etag: st.etag, 'cache-control': 'no-cache', ...rev })
+        res.end(since === null ? st.body : st.s.delta(/^\d{1,16}$/.test(since) ? Number(since) : -1))
         return
       }
       if (url.pathname === '/plugins/kernel-opt/control' && req.method === 'POST') {
@@ -105,7 +111,7 @@ export function startMockHost ({ kopt, port = 0, sessions }) {
         state,
         add,
         append (id, events) { const st = state.get(id); st.events.push(...events); st.body = null },
-        setEvents (id, events) { const st = state.get(id); st.events = events; st.body = null },
+        setEvents (id, events) { const st = state.get(id); st.events = events; st.s = null; st.body = null },
         close: () => new Promise(r => server.close(r)),
       })
     })
