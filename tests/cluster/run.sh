@@ -69,6 +69,24 @@ harness_sbatch_wait() {
 check "harness: srun streams the task's output and returns its exit code" harness_srun
 check "harness: sbatch --wait returns the job's exit code, output in -o" harness_sbatch_wait
 
+# D-4: the core's wrapper table knows every value-taking option of the installed srun and salloc.
+KOPT_BIN=${KOPT_BIN:-$ROOT/build/kopt}
+[ -x "$KOPT_BIN" ] || { say "FAIL no $KOPT_BIN: build first (bash scripts/build.sh)"; exit 1; }
+check "srun/salloc value options of the installed Slurm are in the D-4 wrapper table" \
+  timeout 120 python3 tests/cluster/check_options.py "$KOPT_BIN"
+
+# End to end: a real dsh web with the scripted model evaluates through srun and sbatch, finalizes the srun
+# point (re-submitted through srun). The host as tests/e2e/run.sh sets it up (KOPT_HOST_DIR reuses one).
+cluster_e2e() {
+  local host
+  host=$(bash scripts/setup-host.sh | tail -n 1) || { echo "the DSH host could not be set up"; return 1; }
+  # shellcheck disable=SC1091
+  (. "$host/env.sh" && export KOPT_HOST_DIR="$host" KOPT_CLUSTER_NODE &&
+    if [ -z "${KOPT_ADDON:-}" ] && [ -f "$ROOT/build/kopt.node" ]; then export KOPT_ADDON="$ROOT/build/kopt.node"; fi &&
+    timeout -k 10 320 node tests/cluster/e2e-cluster.mjs)
+}
+check "e2e: dsh web + scripted model through srun, sbatch --wait and a finalize via srun" cluster_e2e
+
 # HOOK: further checks of this suite go here (they share the cluster above).
 
 # Nothing the checks started may stay queued: the product cancels what it submits.
