@@ -40,13 +40,13 @@ def main():
         events.append(e)
         seq += 1
 
-    for prog, prefix in (("srun", "srun"), ("salloc", "salloc -N1 srun")):
+    for prog, then in (("srun", ""), ("salloc", "srun -n1 ")):
         opts = required_value_options(prog)
         if len(opts) < 20:
             print(f"{prog}: only {len(opts)} value options parsed from --help/--usage; the format changed?")
             return 1
         for o in opts:
-            calls.append((f"{prefix} {o} v cat bench.log", prog, o))
+            calls.append((f"{prog} {o} v {then}cat bench.log", prog, o))
     for i, (cmd, _, _) in enumerate(calls):
         cid = f"c{i}"
         add("tool/call", {"callId": cid, "name": "bash", "arguments": json.dumps({"command": cmd})})
