@@ -116,6 +116,7 @@ window.__ModuleLoader__.load({
       'trust.job': '后台任务输出',
       'trust.command': '来源命令',
       'pop.metrics': '指标',
+      'pop.slurm': 'Slurm 作业 {job} · 节点 {node}',
       'pop.approach': '当时方案',
       'pop.changes': '本次改动',
       'pop.noChanges': '没有记录到结构化改动',
@@ -255,6 +256,7 @@ window.__ModuleLoader__.load({
       'trust.job': 'background job output',
       'trust.command': 'Command',
       'pop.metrics': 'Metrics',
+      'pop.slurm': 'Slurm job {job} · node {node}',
       'pop.approach': 'Approach in force',
       'pop.changes': 'Changes',
       'pop.noChanges': 'No structured changes recorded',
@@ -606,7 +608,7 @@ window.__ModuleLoader__.load({
     function runCsv(series) {
       const its = series.iterations
       const phases = series.chart?.phases ?? []
-      const cols = ['index', 'seq', 'tool', 'phase', 'verdict', 'compiled', 'correct', 'latencyMs', 'speedup', 'best', 'finalized', 'channel', 'jobId', 'evaluationId', 'artifactPath', 'command', 'error', 'approach', 'metrics']
+      const cols = ['index', 'seq', 'tool', 'phase', 'verdict', 'compiled', 'correct', 'latencyMs', 'speedup', 'best', 'finalized', 'channel', 'jobId', 'evaluationId', 'artifactPath', 'command', 'error', 'approach', 'metrics', 'slurm']
       const rows = [cols.join(',')]
       its.forEach((it, i) => {
         const plan = lastBefore(series.plans ?? [], it.seq)
@@ -614,7 +616,7 @@ window.__ModuleLoader__.load({
           index: i + 1, seq: it.seq, tool: it.tool, phase: phases[i], verdict: verdictOf(it), compiled: it.compiled, correct: it.correct,
           latencyMs: it.latencyMs, speedup: it.speedup, best: series.bestIndex === i ? 'true' : '', finalized: it.finalized ? 'true' : '',
           channel: it.channel ?? 'tool', jobId: it.jobId, evaluationId: it.evaluationId, artifactPath: it.artifactPath, command: it.command,
-          error: it.error, approach: plan ? `[${plan.phase}] ${plan.approach}` : '', metrics: it.metrics,
+          error: it.error, approach: plan ? `[${plan.phase}] ${plan.approach}` : '', metrics: it.metrics, slurm: it.slurm,
         }
         rows.push(cols.map(c => csvCell(rec[c])).join(','))
       })
@@ -830,6 +832,13 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         h(Dot, { x: sp.x, y: sp.y, kind: sp.kind, pending: !!sp.pending, failed: !!sp.failed })) : null)
     }
 
+    // Where a Slurm point was measured (the core's `slurm` record, shown as it came).
+    function slurmWhere(it, t) {
+      const s = it.slurm
+      if (!s || typeof s !== 'object') return ''
+      return [t('pop.slurm', { job: s.jobId ?? '?', node: s.node ?? '?' }), s.partition, s.gpu].filter(Boolean).join(' · ')
+    }
+
     function Popover({ series, index, chart, t, onClose, pinned, wrapWidth }) {
       const it = series.iterations[index]
       const pt = chart.points[index]
@@ -859,6 +868,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         h('div', { className: 'kopt-sec' },
           h('b', null, t(`trust.${trust}`)),
           h('div', { className: 'kopt-note' }, `${it.tool} · seq ${it.seq}${it.jobId ? ` · job ${it.jobId}` : ''}${it.evaluationId ? ` · ${it.evaluationId}` : ''}${it.artifactPath ? ` · ${it.artifactPath}` : ''}`),
+          it.slurm ? h('div', { className: 'kopt-note', 'data-kopt': 'slurm' }, slurmWhere(it, t)) : null,
           it.command ? h('div', { className: 'kopt-pre', title: t('trust.command') }, it.command) : null),
         it.error ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.error')), h('div', { className: 'kopt-pre old' }, it.error)) : null,
         it.blocking ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.blocking')), it.blocking.map((s, i) => h('div', { key: i, className: 'kopt-err' }, `· ${s}`))) : null,
@@ -1043,7 +1053,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         h('td', null, h('span', { className: `kopt-tag ${verdictTone(v)}` }, t(`verdict.${v}`)), phase && phase !== 'optimization' ? h('span', { className: 'kopt-tag warn', style: { marginLeft: 4 } }, t(`pop.phase.${phase}`)) : null),
         h('td', null, it.latencyMs !== undefined ? fmtLatency(it.latencyMs) : '—'),
         h('td', null, it.speedup !== undefined ? fmtX(it.speedup) : ''),
-        h('td', null, h('div', null, t(`trust.${trust}`)), it.command && full ? h('div', { className: 'kopt-cmd' }, it.command) : null, !it.command ? h('div', { className: 'kopt-note' }, it.tool) : null),
+        h('td', null, h('div', null, t(`trust.${trust}`)), it.slurm && full ? h('div', { className: 'kopt-note', 'data-kopt': 'row-slurm' }, slurmWhere(it, t)) : null, it.command && full ? h('div', { className: 'kopt-cmd' }, it.command) : null, !it.command ? h('div', { className: 'kopt-note' }, it.tool) : null),
         full ? h('td', null, plan ? h(Fragment, null, h('span', { className: `kopt-tag ${plan.phase === 'stuck' ? 'stuck' : ''}` }, plan.phase), ' ', plan.approach) : '') : null,
         full ? h('td', { 'data-kopt': 'row-review' }, !review ? '' : review.reviewFailed ? h('span', { style: { color: 'var(--k-bad)' } }, t('rev.failed')) : review.review === undefined ? '' : review.review === 'ok' ? h('span', { style: { color: 'var(--k-ok)' } }, t('rev.ok')) : h('span', { style: { whiteSpace: 'pre-wrap' } }, review.review)) : null,
         full ? h('td', null, it.changes ? it.changes.map((c, i) => h('div', { key: i, className: 'kopt-note' }, `${t(c.kind === 'write' ? 'ch.write' : 'ch.edit')} · ${c.tool}`)) : '') : null)

@@ -51,6 +51,7 @@ const T = {
   noCmd: '找不到该测量的完整命令，最终数字未经复测 / The full recorded command is unavailable: the final number is not re-measured.',
   noCwd: '会话工作目录未知，最终数字未经复测 / The session working directory is unknown: the final number is not re-measured.',
   noCore: '原生核心不可用，最终数字未经复测 / The native core is unavailable: the final number is not re-measured.',
+  slurm: (path) => `[replay via Slurm: ${path}] 复测与原测量走同一 Slurm 路径重新提交 / re-submitted through the same Slurm path as the measurement`,
   failed: (why) => `复测失败（${why}），最终数字未经复测 / Replay failed (${why}): the final number is not re-measured.`,
 }
 
@@ -97,6 +98,8 @@ export async function finalizeWithReplay(args, deps) {
   } else {
     lines.push(`${REPLAY_LINE_PREFIX}${flat}`)
   }
+  // The core names the Slurm path the recorded command went through (it re-submits through the same one).
+  if (typeof result.slurmPath === 'string' && result.slurmPath !== '') lines.push(T.slurm(result.slurmPath))
   lines.push('--- replay output ---', neutralize(result.output).replace(/\n$/, ''))
   lines.push(`[replay exit ${result.exitCode ?? (result.signal ? `signal ${result.signal}` : 'none')}; ${Math.round(result.wallMs)} ms${result.truncated ? `; output trimmed from ${result.outputBytes} bytes` : ''}]`)
   return lines.join('\n')

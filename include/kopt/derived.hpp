@@ -67,6 +67,7 @@ std::vector<std::optional<std::size_t>> rounds_in_force(const Series& s);
 bool unfinished_run(const Series& s);
 std::vector<double> implied_references(const Series& s);
 std::optional<double> reference_latency(const Series& s);
+// J-4, keyed by the measuring Slurm node (native_metrics.slurm.node): the widest group that alarms.
 std::optional<Drift> reference_drift(const Series& s);
 long long stagnation_count(const Series& s);
 bool plan_stale(const Series& s, long long evals_per_turn);

@@ -36,6 +36,7 @@ struct ReplayResult {
   bool memory_limit_hit = false;  // failed and printed an allocation failure under the cap
   std::string failure;       // why the replay is not a measurement (empty when it ran to an exit 0)
   double wall_ms = 0;
+  std::string slurm_path;  // the Slurm path the command re-submits through (kopt::slurm_path), "" when none
 };
 
 // Runs the command and waits for it (blocking; call it off the event loop). Never throws.

@@ -26,6 +26,11 @@ struct Change {
   bool truncated = false;
 };
 
+// Where a point was measured on a Slurm cluster (contract `native_metrics.slurm`); each field when given.
+struct SlurmWhere {
+  std::optional<std::string> jobId, node, partition, gpu;
+};
+
 struct Iteration {
   Seq seq;
   std::string tool;
@@ -38,6 +43,7 @@ struct Iteration {
   std::optional<bool> compiled, correct;
   std::optional<double> latencyMs, speedup;
   std::vector<std::pair<std::string, double>> metrics;
+  std::optional<SlurmWhere> slurm;
   bool rewardHack = false, pending = false, finalized = false, evaluatorFailed = false;
   std::optional<std::string> error;
   std::optional<std::vector<std::string>> blocking, advisory, notMeasured;

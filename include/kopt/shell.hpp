@@ -19,6 +19,12 @@ inline bool is_read_back_command(std::string_view command) { return command_kind
 // E-2..E-6: does the line run one of `profilers` with real arguments?
 bool matches_profile_command(std::string_view command, const std::vector<std::string>& profilers);
 
+// The Slurm path a command line measures through, for finalize's re-submission (H-7, docs/cluster.md):
+// "srun", "salloc" (a segment launched by those wrappers, after assignments and other wrappers), "sbatch"
+// (a segment whose program is sbatch), "kopt-bench --slurm" (kopt-bench with a --slurm option); the first
+// one found, in segment order; "" when the line does not go through Slurm.
+std::string slurm_path(std::string_view command);
+
 // D-8 (DV-10): does the command spell out this contract payload itself? True when the payload text
 // occurs in the command, or in it with backslash escaping undone (up to a few nested levels, as
 // `bash -c "…"` inside quotes produces), or when a balanced {…} span of those forms parses as JSON

@@ -81,6 +81,7 @@ class ReplayWorker : public Napi::AsyncWorker {
     o.Set("cancelled", Napi::Boolean::New(env, result_.cancelled));
     if (!result_.failure.empty()) o.Set("failure", Napi::String::New(env, result_.failure));
     o.Set("wallMs", Napi::Number::New(env, result_.wall_ms));
+    if (!result_.slurm_path.empty()) o.Set("slurmPath", Napi::String::New(env, result_.slurm_path));
     deferred_.Resolve(o);
   }
   void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }

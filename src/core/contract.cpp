@@ -222,6 +222,50 @@ std::optional<json> workload_subset(const json& v) {
   return v;
 }
 
+namespace {
+
+// `native_metrics.slurm` {job_id, node, partition, gpu}: where the point was measured. Each field a short
+// printable string (job_id and gpu may also be a non-negative integer); anything else is dropped with a note.
+constexpr std::size_t kSlurmFieldMax = 128;
+
+std::optional<std::string> slurm_field(const json& v, bool integer_ok) {
+  if (integer_ok && v.is_number_unsigned()) return std::to_string(v.get<unsigned long long>());
+  if (integer_ok && v.is_number_integer() && v.get<long long>() >= 0) return std::to_string(v.get<long long>());
+  if (!v.is_string()) return std::nullopt;
+  const auto& s = v.get_ref<const std::string&>();
+  if (s.empty() || s.size() > kSlurmFieldMax) return std::nullopt;
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7f) return std::nullopt;
+  return s;
+}
+
+template <class Note>
+void read_slurm(Iteration& it, const json& v, Note& note) {
+  if (v.is_null()) return;
+  if (!v.is_object()) {
+    note("native_metrics", "slurm is not an object: ignored");
+    return;
+  }
+  SlurmWhere w;
+  std::size_t bad = 0;
+  auto take = [&](const char* key, std::optional<std::string>& out, bool integer_ok) {
+    auto f = v.find(key);
+    if (f == v.end() || f->is_null()) return;
+    out = slurm_field(*f, integer_ok);
+    if (!out) ++bad;
+  };
+  take("job_id", w.jobId, true);
+  take("node", w.node, false);
+  take("partition", w.partition, false);
+  take("gpu", w.gpu, true);
+  if (bad)
+    note("native_metrics", "slurm: " + std::to_string(bad) + " field" + (bad == 1 ? " is" : "s are") +
+                               " not a short printable string: dropped");
+  if (w.jobId || w.node || w.partition || w.gpu) it.slurm = std::move(w);
+}
+
+}  // namespace
+
 void apply_payload_fields(Iteration& it, const json& p, std::vector<FieldNote>* notes) {
   auto note = [&](const char* field, std::string reason) {
     if (notes) notes->push_back({field, std::move(reason)});
@@ -243,6 +287,10 @@ void apply_payload_fields(Iteration& it, const json& p, std::vector<FieldNote>* 
   if (auto m = p.find("native_metrics"); m != p.end() && m->is_object()) {
     std::size_t dropped = 0, over = 0;
     for (auto e = m->begin(); e != m->end(); ++e) {
+      if (e.key() == "slurm") {
+        read_slurm(it, e.value(), note);
+        continue;
+      }
       auto n = as_number(e.value());
       if (!n) ++dropped;
       else if (it.metrics.size() < 12) it.metrics.emplace_back(e.key(), *n);

@@ -211,12 +211,26 @@ std::optional<double> reference_latency(const Series& s) {
 }
 
 std::optional<Drift> reference_drift(const Series& s) {
-  auto v = implied_references(s);
-  if (v.size() < 4) return std::nullopt;
-  auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-  double ratio = *hi / *lo;
-  if (!(ratio >= kReferenceDriftRatio)) return std::nullopt;
-  return Drift{*lo, *hi, ratio, v.size()};
+  // J-4 per measuring node: a reference measured on another Slurm node is another machine, so points are
+  // compared only with points of the same node (points without a node form one group). The widest
+  // alarming group is reported; with no node anywhere this is J-4 over all points.
+  std::vector<std::pair<std::string_view, double>> v;
+  for (const auto& it : s.iterations)
+    if (it.latencyMs && it.speedup && *it.latencyMs > 0 && *it.speedup > 0) {
+      std::string_view node = it.slurm && it.slurm->node ? std::string_view(*it.slurm->node) : std::string_view();
+      v.emplace_back(node, *it.latencyMs * *it.speedup);
+    }
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::optional<Drift> out;
+  for (std::size_t i = 0; i < v.size();) {
+    std::size_t j = i;
+    double lo = v[i].second, hi = v[i].second;
+    for (; j < v.size() && v[j].first == v[i].first; ++j) lo = std::min(lo, v[j].second), hi = std::max(hi, v[j].second);
+    double ratio = hi / lo;
+    if (j - i >= 4 && ratio >= kReferenceDriftRatio && (!out || ratio > out->ratio)) out = Drift{lo, hi, ratio, j - i};
+    i = j;
+  }
+  return out;
 }
 
 long long stagnation_count(const Series& s) {

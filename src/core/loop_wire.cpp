@@ -83,6 +83,10 @@ Series series_from_wire(const json& body) {
         if (auto n = as_number(v)) it.metrics.emplace_back(k, *n);
       }
     }
+    if (auto m = j.find("slurm"); m != j.end() && m->is_object()) {
+      SlurmWhere w{opt_str(*m, "jobId"), opt_str(*m, "node"), opt_str(*m, "partition"), opt_str(*m, "gpu")};
+      if (w.jobId || w.node || w.partition || w.gpu) it.slurm = std::move(w);
+    }
     it.rewardHack = flag(j, "rewardHack");
     it.pending = flag(j, "pending");
     it.finalized = flag(j, "finalized");

@@ -2,6 +2,8 @@
 // the helper ends every descendant before it exits.
 #include "kopt/replay.hpp"
 
+#include "kopt/shell.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -242,6 +244,9 @@ double ms_since(Clock::time_point t0) {
 
 ReplayResult run_replay(const ReplayOptions& o) {
   ReplayResult r;
+  // The recorded command runs as it was: a point measured through srun/sbatch/kopt-bench --slurm is
+  // re-submitted through the same path, and the result says which.
+  r.slurm_path = slurm_path(o.command);
   const auto t0 = Clock::now();
   if (o.command.empty()) {
     r.failure = "empty command";

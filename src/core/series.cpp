@@ -78,6 +78,14 @@ void write_json(std::string& out, const Iteration& it) {
     ObjectWriter m(w.out());
     for (const auto& [k, v] : it.metrics) m.num(k, v);
   }
+  if (it.slurm) {
+    w.key("slurm");
+    ObjectWriter m(w.out());
+    m.opt("jobId", it.slurm->jobId);
+    m.opt("node", it.slurm->node);
+    m.opt("partition", it.slurm->partition);
+    m.opt("gpu", it.slurm->gpu);
+  }
   w.flag("rewardHack", it.rewardHack);
   w.opt("error", it.error);
   w.flag("pending", it.pending);

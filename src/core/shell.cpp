@@ -113,8 +113,10 @@ struct Wrapper {
   bool all_short_take_value = false;  // numactl
 };
 
-const std::array<Wrapper, 14>& wrappers() {
-  static const std::array<Wrapper, 14> w{{
+// srun and salloc: the options that take a required value in Slurm 22.05 (`srun --help`/`--usage`, `salloc
+// --help`/`--usage`); optional-value ones (--immediate[=s], --nice[=n], --exclusive[=user], …) only attach.
+const std::array<Wrapper, 16>& wrappers() {
+  static const std::array<Wrapper, 16> w{{
       {"sudo", {"-u", "-g", "-U", "-C", "-D", "-p", "-r", "-t", "-T"}, 0},
       {"env", {"-u", "-C", "-S"}, 0},
       {"nice", {"-n"}, 0},
@@ -129,6 +131,35 @@ const std::array<Wrapper, 14>& wrappers() {
       {"chrt", {"-T", "-P", "-D"}, 1},
       {"exec", {"-a"}, 0},
       {"xcrun", {"--sdk", "-sdk", "--toolchain", "-toolchain"}, 0},
+      {"srun",
+       {"-A", "-B", "-C", "-D", "-G", "-J", "-L", "-M", "-N", "-S", "-T", "-W", "-b", "-c", "-d", "-e", "-i",
+        "-m", "-n", "-o", "-p", "-q", "-r", "-t", "-w", "-x", "--account", "--acctg-freq", "--bb", "--bbf",
+        "--bcast", "--bcast-exclude", "--begin", "--chdir", "--cluster-constraint", "--clusters", "--comment",
+        "--constraint", "--container", "--core-spec", "--cores-per-socket", "--cpu-bind", "--cpu-freq",
+        "--cpus-per-gpu", "--cpus-per-task", "--ctrl-comm-ifhn", "--deadline", "--delay-boot", "--dependency",
+        "--distribution", "--epilog", "--error", "--exclude", "--export", "--extra-node-info", "--gpu-bind",
+        "--gpu-freq", "--gpus", "--gpus-per-node", "--gpus-per-socket", "--gpus-per-task", "--gres",
+        "--gres-flags", "--het-group", "--input", "--job-name", "--jobid", "--licenses", "--mail-type",
+        "--mail-user", "--mcs-label", "--mem", "--mem-bind", "--mem-per-cpu", "--mem-per-gpu", "--mincpus",
+        "--mpi", "--mpi-combine", "--network", "--nodelist", "--nodes", "--ntasks", "--ntasks-per-core",
+        "--ntasks-per-node", "--ntasks-per-socket", "--output", "--partition", "--power", "--priority",
+        "--profile", "--prolog", "--qos", "--relative", "--reservation", "--signal", "--slurmd-debug",
+        "--slurmd_debug", "--sockets-per-node", "--switches", "--task-epilog", "--task-prolog", "--thread-spec",
+        "--threads", "--threads-per-core", "--time", "--time-min", "--tmp", "--wait", "--wckey"},
+       0},
+      {"salloc",
+       {"-A", "-B", "-C", "-D", "-F", "-G", "-J", "-L", "-M", "-N", "-S", "-b", "-c", "-d", "-m", "-n", "-p",
+        "-q", "-r", "-t", "-w", "-x", "--account", "--bb", "--bbf", "--begin", "--chdir",
+        "--cluster-constraint", "--clusters", "--comment", "--constraint", "--container", "--core-spec",
+        "--cores-per-socket", "--cpu-freq", "--cpus-per-gpu", "--cpus-per-task", "--deadline", "--delay-boot",
+        "--dependency", "--distribution", "--exclude", "--extra-node-info", "--gid", "--gpu-bind", "--gpu-freq",
+        "--gpus", "--gpus-per-node", "--gpus-per-socket", "--gpus-per-task", "--gres", "--gres-flags",
+        "--job-name", "--licenses", "--mail-type", "--mail-user", "--mcs-label", "--mem", "--mem-bind",
+        "--mem-per-cpu", "--mem-per-gpu", "--mincpus", "--network", "--nodefile", "--nodelist", "--nodes",
+        "--ntasks", "--ntasks-per-core", "--ntasks-per-node", "--ntasks-per-socket", "--partition", "--power",
+        "--priority", "--profile", "--qos", "--reservation", "--signal", "--sockets-per-node", "--switches",
+        "--thread-spec", "--threads-per-core", "--time", "--time-min", "--tmp", "--uid", "--wckey"},
+       0},
   }};
   return w;
 }
@@ -147,13 +178,15 @@ bool takes_value(const Wrapper& w, std::string_view tok) {
 }
 
 // D-4: index of the program token after assignments and wrappers (== toks.size() when none).
-std::size_t program_index(const std::vector<std::string_view>& toks) {
+// `launcher`, when given, receives the first Slurm launcher (srun/salloc) among the wrappers passed.
+std::size_t program_index(const std::vector<std::string_view>& toks, std::string_view* launcher = nullptr) {
   std::size_t i = 0, n = toks.size();
   while (true) {
     while (i < n && is_assignment(toks[i])) ++i;
     if (i >= n) return n;
     const Wrapper* w = find_wrapper(toks[i]);
     if (!w) return i;
+    if (launcher && launcher->empty() && (w->name == "srun" || w->name == "salloc")) *launcher = w->name;
     ++i;
     while (i < n) {
       std::string_view t = toks[i];
@@ -285,6 +318,23 @@ CommandKind command_kind(std::string_view command) {
   if (reader) return CommandKind::ReadBack;
   if (neutral) return CommandKind::Echo;
   return CommandKind::Run;
+}
+
+std::string slurm_path(std::string_view command) {
+  Quoted q = quote_line(command);
+  for (auto seg : segments(q.line)) {
+    auto toks = tokens(seg);
+    std::string_view launcher;
+    std::size_t p = program_index(toks, &launcher);
+    if (!launcher.empty()) return std::string(launcher);
+    if (p >= toks.size()) continue;
+    std::string_view prog = basename(toks[p]);
+    if (prog == "sbatch") return "sbatch";
+    if (prog == "kopt-bench")
+      for (std::size_t k = p + 1; k < toks.size(); ++k)
+        if (toks[k] == "--slurm" || toks[k].substr(0, 8) == "--slurm=") return "kopt-bench --slurm";
+  }
+  return {};
 }
 
 bool matches_profile_command(std::string_view command, const std::vector<std::string>& profilers) {

@@ -128,3 +128,23 @@ test('syncPreset through the binding', () => {
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('the replay block says when the recorded command goes through Slurm (and only then)', async () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'kopt-fin-'))
+  try {
+    writeFileSync(join(cwd, 'bench.sh'), `printf '%s\\n' '${line(1.25)}'\n`)
+    // No cluster here: the re-submission itself may fail; the block still names the path it took.
+    // SLURM_CONF points at nothing so a machine with a Slurm client cannot reach a real cluster.
+    const cmd = 'SLURM_CONF=/nonexistent/slurm.conf srun -n1 bash bench.sh'
+    const s = session(cwd, [[cmd, line(1.5)], ['bash bench.sh', line(2)]])
+    const text = await finalizeWithReplay({ artifact_path: 'k.cu' }, { kopt, projector: projectorOf(s.events), events: s.events, cwd, replay })
+    assert.match(text, /^\[replay via Slurm: srun\] /m)
+    assert.ok(!/^\[replay\] /m.test(text) || text.includes(`[replay] ${cmd}`))
+    const plain = session(cwd, [['bash bench.sh', line(2)]])
+    const text2 = await finalizeWithReplay({ artifact_path: 'k.cu' }, { kopt, projector: projectorOf(plain.events), events: plain.events, cwd, replay })
+    assert.match(text2, /\[replay exit 0;/)
+    assert.doesNotMatch(text2, /replay via Slurm/)
+  } finally {
+    rmSync(cwd, { recursive: true, force: true })
+  }
+})
