@@ -646,23 +646,31 @@ int worker_main(const std::string& job_path) {
         return true;
       };
       IVals warm = opt.fresh_inputs ? draw(Stream::Warmup, is_candidate ? 1 : 0) : reused_in;
-      op.prepare(warm);
-      for (int i = 0; i < opt.warmup; ++i) op.call();
-      if (!opt.fresh_inputs) op.prepare(reused_in);
-      // The drift check never decides the verdict: a reference runner that fails ends the check only.
-      auto fresh_failed = [&](const std::exception& e) {
-        res.notes.push_back(std::string("drift check skipped: the reference's re-timing failed (") + e.what() + ")");
-        fresh = nullptr;
-      };
-      if (fresh) {
+      // Drift check: the reference re-timed in two short blocks around the candidate's timed loop
+      // (before its warm-up, and right after its last call), so the fresh figure brackets the same
+      // load window. Per-call alternation was measured to disturb the candidate's samples (the other
+      // runner's intra-op threads keep spinning after each call). Never decides the verdict: a
+      // reference runner that fails ends the check only.
+      auto fresh_block = [&](size_t n) {
+        if (!fresh) return;
         try {
           fresh->prepare(warm);
           for (size_t i = 0; i < kFreshWarmup; ++i) fresh->call();
-          if (!opt.fresh_inputs) fresh->prepare(reused_in);
+          for (size_t k = 0; k < n; ++k) {
+            if (opt.fresh_inputs) fresh->prepare(draw(Stream::Timing, 2000000 + fresh_samples.size()));
+            else if (k == 0) fresh->prepare(reused_in);
+            CallResult fr = fresh->call();
+            fresh_samples.push_back(use_cuda ? fr.runner_ms : fr.judge_ms);
+          }
         } catch (const std::exception& e) {
-          fresh_failed(e);
+          res.notes.push_back(std::string("drift check skipped: the reference's re-timing failed (") + e.what() + ")");
+          fresh = nullptr;
         }
-      }
+      };
+      fresh_block(kFreshSamples / 2);
+      op.prepare(warm);
+      for (int i = 0; i < opt.warmup; ++i) op.call();
+      if (!opt.fresh_inputs) op.prepare(reused_in);
       auto t_loop = std::chrono::steady_clock::now();
       for (size_t trial = 0;; ++trial) {
         IVals in;
@@ -694,20 +702,10 @@ int worker_main(const std::string& job_path) {
           ++out->stats_trials;
         }
         if (trial > 0) out->samples.push_back(ms);  // the first timed trial is dropped
-        // One reference call after each candidate call, on the same inputs, while the drift check
-        // needs samples (its first is dropped too); outside the candidate's clock.
-        if (fresh && fresh_samples.size() < kFreshSamples) {
-          try {
-            if (opt.fresh_inputs) fresh->prepare(in);
-            CallResult fr = fresh->call();
-            if (trial > 0) fresh_samples.push_back(use_cuda ? fr.runner_ms : fr.judge_ms);
-          } catch (const std::exception& e) {
-            fresh_failed(e);
-          }
-        }
         double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_loop).count();
         if (trial > 0 && should_stop(opt.stop, out->samples, el, &out->reason)) break;
       }
+      fresh_block(kFreshSamples - kFreshSamples / 2);
       if (is_candidate) check_pending();
     };
 
