@@ -127,9 +127,12 @@ int main(int argc, char** argv) {
     before = snapshot_dispatcher();
     state_before = snapshot_torch_state();
     if (mode == "ref-script") {
+      // arg3: PRECISION, or PRECISION/train for a module judged in training mode (the spec's mode)
+      const auto sl = arg3.find('/');
+      const std::string prec = arg3.substr(0, sl);
       module = torch::jit::load(path, dev);
-      module->eval();
-      if (arg3 != "float32") module->to(scalar_type_of(arg3));
+      module->train(sl != std::string::npos && arg3.substr(sl + 1) == "train");
+      if (prec != "float32") module->to(scalar_type_of(prec));
     } else {
       void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!h) throw std::runtime_error(std::string("cannot load the library: ") + dlerror());

@@ -25,6 +25,11 @@ Summary summarize(std::vector<double> v) {
   s.median = quantile_sorted(v, 0.5);
   s.q1 = quantile_sorted(v, 0.25);
   s.q3 = quantile_sorted(v, 0.75);
+  double mean = 0, ss = 0;
+  for (double x : v) mean += x;
+  mean /= double(v.size());
+  for (double x : v) ss += (x - mean) * (x - mean);
+  if (v.size() > 1 && mean > 0) s.cv = std::sqrt(ss / double(v.size() - 1)) / mean;
   if (s.median > 0) {
     s.rel_iqr = (s.q3 - s.q1) / s.median;
     // Ranks n/2 -+ 1.96 sqrt(n)/2 bound the median with ~95 % confidence whatever the distribution

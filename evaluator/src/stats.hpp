@@ -10,6 +10,7 @@ struct Summary {
   double median = 0, q1 = 0, q3 = 0, min = 0, max = 0;
   double rel_iqr = 0;       // (q3 - q1) / median
   double rel_ci_half = 0;   // distribution-free 95 % confidence half-width of the median / median
+  double cv = 0;            // coefficient of variation: standard deviation / mean (how noisy, in words)
 };
 
 // Linear-interpolated quantile of sorted data, q in [0,1].

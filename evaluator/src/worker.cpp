@@ -258,6 +258,79 @@ Verdict judge(const Outputs& cand, const Outputs& ref, LazyOracle& lazy, const T
   return v;
 }
 
+std::string shape_str(const at::Tensor& t) {
+  std::ostringstream o;
+  o << t.sizes();
+  return o.str();
+}
+
+// After a failed correctness trial: would the candidate be right with its parameters in another
+// order? Tried: the module's named_parameters() order (the usual mistake: the export passes
+// declaration order) and each exchange of two parameters whose shapes differ (so the shapes can tell
+// them apart). Costs calls only on a failure; "" when no order fixes it. The diagnosis is a hint in
+// the error message, never a verdict: the candidate stays incorrect.
+std::string diagnose_order(RemoteOp& cand, const InputSpec& spec, const IVals& params,
+                           const std::vector<std::string>& named_order, const IVals& in, const Outputs& ref,
+                           LazyOracle& oracle, const Tolerance& tol) {
+  const size_t n = params.size();
+  std::vector<std::vector<size_t>> perms;
+  {
+    std::vector<size_t> p;
+    for (const auto& nm : named_order) {
+      auto it = std::find(spec.params.begin(), spec.params.end(), nm);
+      if (it != spec.params.end()) p.push_back(size_t(it - spec.params.begin()));
+    }
+    bool identity = true;
+    for (size_t k = 0; k < p.size(); ++k) identity &= p[k] == k;
+    if (p.size() == n && !identity) perms.push_back(p);
+  }
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i + 1; j < n; ++j) {
+      if (!params[i].isTensor() || !params[j].isTensor() || params[i].toTensor().sizes() == params[j].toTensor().sizes())
+        continue;
+      std::vector<size_t> p(n);
+      for (size_t k = 0; k < n; ++k) p[k] = k;
+      std::swap(p[i], p[j]);
+      if (std::find(perms.begin(), perms.end(), p) == perms.end()) perms.push_back(p);
+    }
+  if (perms.size() > 16) perms.resize(16);  // bounded: each try is one call
+  for (const auto& p : perms) {
+    IVals args;
+    for (size_t k = 0; k < n; ++k) args.push_back(params[p[k]]);
+    try {
+      cand.set_args(args);
+      cand.prepare(in);
+      CallResult cr = cand.call();
+      if (!judge(cr.outputs, ref, oracle, tol).ok) continue;
+    } catch (const RunnerFailure&) {
+      throw;
+    } catch (const std::exception&) {
+      continue;
+    }
+    cand.set_args(params);
+    size_t k = 0;
+    while (p[k] == k) ++k;
+    const size_t n_in = spec.inputs.size();
+    std::ostringstream m;
+    m << "argument order: the candidate is right when its parameters are passed in the order ";
+    for (size_t q = 0; q < n; ++q) m << (q ? ", " : "") << spec.params[p[q]];
+    m << " - its argument " << (n_in + k + 1) << " (parameter " << (k + 1) << ") has the shape of `"
+      << spec.params[p[k]] << "` " << shape_str(params[p[k]].toTensor()) << ", where the export passes `"
+      << spec.params[k] << "` " << shape_str(params[k].toTensor())
+      << "; the export passes the inputs, then the parameters in declaration order (";
+    for (size_t q = 0; q < n; ++q) m << (q ? ", " : "") << spec.params[q];
+    m << "): check the order in the signature export-ref printed";
+    return m.str();
+  }
+  try {
+    cand.set_args(params);
+  } catch (const RunnerFailure&) {
+    throw;
+  } catch (const std::exception&) {
+  }
+  return "";
+}
+
 bool shares_storage(const at::Tensor& a, const at::Tensor& b) {
   if (!a.defined() || !b.defined() || a.numel() == 0 || b.numel() == 0) return false;
   if (a.storage().is_alias_of(b.storage())) return true;
@@ -459,10 +532,14 @@ int worker_main(const std::string& job_path) {
       ref.op_storage = *op;
     }
     IVals params;
+    std::vector<std::string> named_order;  // the module's named_parameters() order, for the order diagnosis
     if (!spec.params.empty()) {
       if (!ref.is_script) throw std::runtime_error("spec.params names reference parameters, but the reference is not a TorchScript module");
       std::map<std::string, at::Tensor> named;
-      for (const auto& p : ref.module.named_parameters()) named[p.name] = p.value;
+      for (const auto& p : ref.module.named_parameters()) {
+        named[p.name] = p.value;
+        named_order.push_back(p.name);
+      }
       for (const auto& p : ref.module.named_buffers()) named.emplace(p.name, p.value);
       for (const auto& n : spec.params) {
         auto it = named.find(n);
@@ -470,6 +547,19 @@ int worker_main(const std::string& job_path) {
         params.emplace_back(it->second.detach());
       }
     }
+
+    // The reference's timing runner; a TorchScript reference runs in the spec's mode (training mode
+    // for BatchNorm problems as KernelBench defines them), as in the judge.
+    auto ref_runner_spec = [&]() {
+      return rj.at("kind") == "torchscript"
+                 ? spec_for("ref-script", rj.at("path"), precision + (spec.mode.value_or("eval") == "train" ? "/train" : ""))
+                 : spec_for("ref-op", rj.at("so"), rj.at("ns"));
+    };
+    // Drift check: with a frozen baseline in use, the reference is re-timed briefly, interleaved
+    // with the candidate's timed calls (same load for both). Its runner starts now, beside the
+    // candidate's, while the judge computes the reference outputs.
+    std::unique_ptr<RemoteOp> fresh_ref;
+    if (!ref_timing_needed && !opt.no_timing) fresh_ref = std::make_unique<RemoteOp>(ref_runner_spec());
 
     auto draw = [&](Stream s, uint64_t i) { return draw_inputs(spec, derive_seed(spec.seed, s, i), precision, dev); };
 
@@ -533,7 +623,10 @@ int worker_main(const std::string& job_path) {
 
     // One timed loop, the same for both sides: inputs handed over outside the clock, the judge's
     // clock around each call (CPU), every candidate call's outputs compared with the reference.
-    auto time_loop = [&](RemoteOp& op, bool is_candidate, std::vector<std::string>* hacks, Timed* out) {
+    constexpr size_t kFreshSamples = 10, kFreshWarmup = 3;  // "briefly": the drift check's share
+    std::vector<double> fresh_samples;
+    auto time_loop = [&](RemoteOp& op, bool is_candidate, std::vector<std::string>* hacks, Timed* out,
+                         RemoteOp* fresh = nullptr) {
       std::vector<std::pair<size_t, Outputs>> pending;
       size_t pending_bytes = 0;
       auto check_pending = [&]() {
@@ -553,6 +646,28 @@ int worker_main(const std::string& job_path) {
         return true;
       };
       IVals warm = opt.fresh_inputs ? draw(Stream::Warmup, is_candidate ? 1 : 0) : reused_in;
+      // Drift check: the reference re-timed in two short blocks around the candidate's timed loop
+      // (before its warm-up, and right after its last call), so the fresh figure brackets the same
+      // load window. Per-call alternation was measured to disturb the candidate's samples (the other
+      // runner's intra-op threads keep spinning after each call). Never decides the verdict: a
+      // reference runner that fails ends the check only.
+      auto fresh_block = [&](size_t n) {
+        if (!fresh) return;
+        try {
+          fresh->prepare(warm);
+          for (size_t i = 0; i < kFreshWarmup; ++i) fresh->call();
+          for (size_t k = 0; k < n; ++k) {
+            if (opt.fresh_inputs) fresh->prepare(draw(Stream::Timing, 2000000 + fresh_samples.size()));
+            else if (k == 0) fresh->prepare(reused_in);
+            CallResult fr = fresh->call();
+            fresh_samples.push_back(use_cuda ? fr.runner_ms : fr.judge_ms);
+          }
+        } catch (const std::exception& e) {
+          res.notes.push_back(std::string("drift check skipped: the reference's re-timing failed (") + e.what() + ")");
+          fresh = nullptr;
+        }
+      };
+      fresh_block(kFreshSamples / 2);
       op.prepare(warm);
       for (int i = 0; i < opt.warmup; ++i) op.call();
       if (!opt.fresh_inputs) op.prepare(reused_in);
@@ -590,10 +705,12 @@ int worker_main(const std::string& job_path) {
         double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_loop).count();
         if (trial > 0 && should_stop(opt.stop, out->samples, el, &out->reason)) break;
       }
+      fresh_block(kFreshSamples - kFreshSamples / 2);
       if (is_candidate) check_pending();
     };
 
     std::optional<double> ref_ms;
+    std::optional<BaselineRecord> frozen;  // the frozen baseline in use, for the drift check
     std::string timer_name = use_cuda ? "cuda_event" : "host";
     if (!opt.no_timing) {
       phase = "timing the reference";
@@ -607,13 +724,13 @@ int worker_main(const std::string& job_path) {
         if (reasons.empty()) {
           reuse = true;
           ref_ms = stored.ref_runtime_ms;
+          frozen = stored;
           timer_name = key["timer"];
           res.ref_source = "frozen baseline (measured " + stored.measured_at + ")";
         }
       }
       if (!reuse) {
-        RemoteOp rop(rj.at("kind") == "torchscript" ? spec_for("ref-script", rj.at("path"), precision)
-                                                     : spec_for("ref-op", rj.at("so"), rj.at("ns")));
+        RemoteOp rop(ref_runner_spec());
         timer_name = rop.loaded().value("timer", timer_name);
         if (rop.loaded().contains("timer_note")) res.timer_note = rop.loaded()["timer_note"];
         key["timer"] = timer_name;
@@ -664,10 +781,23 @@ int worker_main(const std::string& job_path) {
     bool correct = true;
     bool used_oracle = false, used_relative = false;
     std::string first_failure;
+    int failed_at = -1;
     double sum_avg = 0, max_l2 = 0;
     for (int t = 0; t < n_correct; ++t) {
       cand.prepare(corr_in[t]);
-      CallResult cr = cand.call();
+      CallResult cr;
+      try {
+        cr = cand.call();
+      } catch (const RunnerFailure&) {
+        throw;
+      } catch (const std::exception& e) {
+        // The candidate threw (an ATen error, typically): say so, with the order diagnosis when the
+        // parameters' shapes reveal a wrong order.
+        std::string d = params.size() >= 2 ? diagnose_order(cand, spec, params, named_order, corr_in[t], corr_ref[t],
+                                                            corr_oracle[t], tol)
+                                           : "";
+        throw std::runtime_error(clean_error(e) + (d.empty() ? "" : "; " + d));
+      }
       ReplyMsg ins = cand.inspect();
       Verdict v = judge(cr.outputs, corr_ref[t], corr_oracle[t], tol);
       if (ins.flags & 1) {
@@ -686,6 +816,13 @@ int worker_main(const std::string& job_path) {
             hacks.push_back("output " + std::to_string(oi) + " aliases input " + std::to_string(j) + " ('" +
                             spec.inputs[j].name + "') where the reference's output does not");
         }
+      if (v.fatal) {  // a wrong shape or output count: the ERROR line says it; no deviation to print
+        correct = false;
+        if (first_failure.empty()) first_failure = "trial " + std::to_string(t) + ": " + v.message;
+        if (failed_at < 0) failed_at = t;
+        dev_sum.trials = size_t(t);
+        break;
+      }
       used_oracle |= v.rule == "oracle";
       used_relative |= v.rule == "relative";
       dev_sum.max_abs = std::max(dev_sum.max_abs, v.max_abs);
@@ -696,10 +833,7 @@ int worker_main(const std::string& job_path) {
         correct = false;
         ++dev_sum.failed_trials;
         if (first_failure.empty()) first_failure = "trial " + std::to_string(t) + ": " + v.message;
-        if (v.fatal) {
-          dev_sum.trials = size_t(t + 1);
-          break;
-        }
+        if (failed_at < 0) failed_at = t;
       }
     }
     dev_sum.avg_abs = dev_sum.trials ? sum_avg / double(dev_sum.trials) : 0;
@@ -716,15 +850,21 @@ int worker_main(const std::string& job_path) {
     }
     if (!correct) {
       res.correct = false;
-      res.deviation = dev_sum;
+      if (dev_sum.failed_trials > 0) res.deviation = dev_sum;
       res.error = "incorrect: " + first_failure;
+      if (params.size() >= 2 && failed_at >= 0) {
+        std::string d = diagnose_order(cand, spec, params, named_order, corr_in[size_t(failed_at)],
+                                       corr_ref[size_t(failed_at)], corr_oracle[size_t(failed_at)], tol);
+        if (!d.empty()) res.error += "; " + d;
+      }
     }
 
     // ---- timing (every timed call checked), sentinel ----
     if (correct && !opt.no_timing) {
       phase = "timing the candidate";
       Timed ct;
-      time_loop(cand, true, &hacks, &ct);
+      time_loop(cand, true, &hacks, &ct, frozen && fresh_ref ? fresh_ref.get() : nullptr);
+      fresh_ref.reset();  // its runner ends here
       Summary s = summarize(ct.samples);
       res.runtime_ms = s.median;
       res.trials = s.n;
@@ -732,6 +872,39 @@ int worker_main(const std::string& job_path) {
       res.rel_ci = s.rel_ci_half;
       res.stop_reason = to_string(ct.reason);
       res.noisy = ct.reason != StopReason::Converged;
+      res.extra_metrics["cv"] = std::round(s.cv * 1e5) / 1e5;
+      if (res.noisy) {
+        char b[400];
+        std::snprintf(b, sizeof b,
+                      "timing NOISY: stopped at %s after %zu trials; the times vary by CV %.1f%% (median CI "
+                      "+-%.2f%%, target +-%.2f%%). A busy machine or a very short op: rerun on a quieter machine, "
+                      "raise --max-trials/--max-time, or loosen --target-ci",
+                      res.stop_reason.c_str(), s.n, 100 * s.cv, 100 * s.rel_ci_half, 100 * opt.stop.target_rel_ci);
+        res.advisory.push_back(b);
+      }
+      if (frozen && fresh_samples.size() >= 3 && s.median > 0) {
+        // The frozen figure carries whatever load there was when it was measured. Drift: the fresh
+        // figure differs from it by more than the measured noise (the larger relative IQR of the
+        // two measurements, at least 5 %).
+        Summary f = summarize(fresh_samples);
+        double rel = f.median / frozen->ref_runtime_ms - 1.0;
+        double band = std::max({f.rel_iqr, frozen->rel_iqr, 0.05});
+        bool drift = std::fabs(rel) > band;
+        res.extra_metrics["ref_runtime_fresh_ms"] = std::round(f.median * 1e6) / 1e6;
+        res.extra_metrics["speedup_fresh"] = std::round(f.median / s.median * 1e4) / 1e4;
+        res.extra_metrics["baseline_drift"] = drift;
+        res.extra_metrics["baseline_drift_rel"] = std::round(rel * 1e4) / 1e4;
+        if (drift) {
+          char b[400];
+          std::snprintf(b, sizeof b,
+                        "baseline drift: the frozen reference time %.4f ms (measured %s) differs from the reference "
+                        "re-timed now, %.4f ms (%+.0f%%, noise +-%.0f%%); speedup %.2fx against the frozen figure, "
+                        "%.2fx against the fresh one. On a quiet machine: --refresh-baseline",
+                        frozen->ref_runtime_ms, frozen->measured_at.c_str(), f.median, 100 * rel, 100 * band,
+                        frozen->ref_runtime_ms / s.median, f.median / s.median);
+          res.advisory.push_back(b);
+        }
+      }
       // GPU timing semantics (timer_cuda.cpp): work on any stream is inside the timed region; CUPTI
       // figures are information only, a call that does no work is caught by the output checks.
       if (ct.stats_sum.persisting_l2)

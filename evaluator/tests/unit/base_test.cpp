@@ -144,6 +144,8 @@ TEST(Stats, SummaryAndStopping) {
   EXPECT_DOUBLE_EQ(s.q1, 2);
   EXPECT_DOUBLE_EQ(s.q3, 4);
   EXPECT_NEAR(s.rel_iqr, 2.0 / 3.0, 1e-12);
+  EXPECT_NEAR(s.cv, std::sqrt(2.5) / 3.0, 1e-12);  // sample standard deviation / mean
+  EXPECT_DOUBLE_EQ(summarize({2, 2, 2}).cv, 0);
   StopRule r;
   r.min_trials = 15;
   r.max_trials = 40;

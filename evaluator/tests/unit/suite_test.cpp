@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "integrity.hpp"
+
 using nlohmann::json;
 
 namespace {
@@ -272,6 +274,27 @@ TEST(Baseline, FrozenThenReusedThenRefreshedThenInvalidated) {
   BenchRun second = run({});
   EXPECT_TRUE(has(second.out, "^REF_SOURCE: frozen baseline \\(measured [0-9T:+-]+\\)$")) << second.out;
   EXPECT_DOUBLE_EQ(second.eval["native_metrics"]["ref_runtime_ms"].get<double>(), std::round(frozen * 1e6) / 1e6);
+  // With a frozen figure in use the reference is re-timed beside the candidate (the drift check).
+  EXPECT_GT(second.eval["native_metrics"].value("ref_runtime_fresh_ms", 0.0), 0) << second.out;
+  EXPECT_TRUE(second.eval["native_metrics"]["baseline_drift"].is_boolean()) << second.out;
+  EXPECT_GT(second.eval["native_metrics"].value("speedup_fresh", 0.0), 0) << second.out;
+
+  // A frozen figure 4x the real one (as if measured under heavy load), correctly signed: the run
+  // keeps it as the baseline, and flags the drift with the speedup against the fresh figure.
+  {
+    json slow = json::parse(std::ifstream(bl));
+    slow["ref_runtime_ms"] = frozen * 4;
+    std::ofstream(bl) << slow.dump();
+    kopt::bench::write_file_mac(kopt::bench::judge_key(KOPT_TEST_CACHE, nullptr), bl);
+    BenchRun drift = run({});
+    ASSERT_EQ(drift.code, 0) << drift.out;
+    EXPECT_TRUE(has(drift.out, "^REF_SOURCE: frozen baseline")) << drift.out;
+    const json& m = drift.eval["native_metrics"];
+    EXPECT_EQ(m.value("baseline_drift", false), true) << drift.out;
+    EXPECT_LT(m.value("baseline_drift_rel", 0.0), -0.5) << drift.out;
+    EXPECT_LT(m.value("speedup_fresh", 1e9), m.value("speedup", 0.0) / 2) << drift.out;
+    EXPECT_TRUE(has(drift.out, "^ADVISORY: baseline drift: the frozen reference time .* speedup .* against the fresh one")) << drift.out;
+  }
 
   BenchRun refreshed = run({"--refresh-baseline"});
   EXPECT_TRUE(has(refreshed.out, "^REF_SOURCE: measured now \\(refresh requested\\)$")) << refreshed.out;
