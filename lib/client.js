@@ -175,6 +175,7 @@ window.__ModuleLoader__.load({
       'strip.budget': '{done}/{budget} 次评测',
       'strip.stop': '停止',
       'err.request': '请求失败：{msg}',
+      'state.loading': '正在读取…',
     }
     const en = {
       'tab.label': 'Evaluations',
@@ -315,6 +316,7 @@ window.__ModuleLoader__.load({
       'strip.budget': '{done}/{budget} evaluations',
       'strip.stop': 'Stop',
       'err.request': 'Request failed: {msg}',
+      'state.loading': 'loading…',
     }
 
     // Services captured in apply(); components read them through this object.
@@ -478,6 +480,13 @@ window.__ModuleLoader__.load({
             const since = held ? `&since=${encodeURIComponent(st.revision)}` : ''
             const res = await fetch(`${BASE}/series?sessionId=${encodeURIComponent(sessionId)}${since}`, { headers, signal: ctl?.signal, cache: 'no-store' })
             if (res.status === 304) return
+            if (res.status === 202) {
+              // A past session whose log the server is still reading: show "loading" and ask again.
+              const wait = Math.min(10, Math.max(0.2, Number(res.headers.get('retry-after')) || 1))
+              if (st.snap.status !== 'ok') st.set({ status: 'loading', error: null })
+              setTimeout(() => { st.poll() }, wait * 1000)
+              return
+            }
             if (!res.ok) { st.set({ status: res.status === 404 ? 'unknown' : 'error', error: `HTTP ${res.status}` }); return }
             const text = await res.text()
             const t0 = performance.now()
@@ -1197,7 +1206,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       // A selection past the end (a different run) is dropped.
       const selIndex = series && sel.index !== null && sel.index < series.iterations.length ? sel.index : null
       const body = !series
-        ? h('div', { className: 'kopt-empty' }, snap.status === 'loading' ? '…' : snap.error ? t('err.request', { msg: snap.error }) : '…')
+        ? h('div', { className: 'kopt-empty' }, snap.status === 'loading' ? h('span', { 'data-kopt': 'loading' }, t('state.loading')) : snap.error ? t('err.request', { msg: snap.error }) : '…')
         : h(Fragment, null,
           h(RunControls, { sessionId, series, t, refresh }),
           h(Chips, { series, t }),

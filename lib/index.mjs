@@ -165,14 +165,18 @@ export function createStore(kopt, config, hooks) {
    * Live first, then persistence. Resolves {st, live}, {error} (the log exists but cannot be read:
    * its reason), or undefined (unknown session).
    */
-  const getView = async (sessionId) => {
+  const getView = async (sessionId, { wait = true } = {}) => {
     const st = getProjector(sessionId)
     if (st !== undefined) return { st, live: true }
     const persistence = hooks.persistence()
     if (persistence === undefined || typeof persistence.inspect !== 'function') return undefined
     const now = Date.now()
     let entry = past.get(sessionId)
-    if (entry !== undefined && now - entry.at > PAST_TTL_MS) entry = undefined
+    let stale
+    if (entry !== undefined && now - entry.at > PAST_TTL_MS) {
+      if (entry.settled) stale = entry
+      entry = undefined
+    }
     if (entry === undefined) {
       const promise = (async () => {
         let inspection
@@ -190,10 +194,19 @@ export function createStore(kopt, config, hooks) {
         pst.next = inspection.events.length
         return pst
       })()
-      entry = { promise, at: now }
+      entry = { promise, at: now, settled: false, stale }
+      const settled = entry
+      promise.then(() => { settled.settled = true; settled.stale = undefined }, () => { settled.settled = true; settled.stale = undefined })
       past.delete(sessionId)
       past.set(sessionId, entry)
       while (past.size > PAST_CACHE_MAX) past.delete(past.keys().next().value)
+    }
+    // wait: false asks for an answer now: {loading: true} while the log is still being read.
+    if (!wait && !entry.settled) {
+      // Re-reading an expired entry: the previous projection answers until the new one is ready.
+      const prev = entry.stale === undefined ? undefined : await entry.stale.promise
+      if (prev !== undefined && prev.error === undefined) return { st: prev, live: false }
+      return { loading: true }
     }
     const pst = await entry.promise
     if (pst === undefined || pst.error !== undefined) {
@@ -397,10 +410,17 @@ export function apply(ctx, rawConfig) {
 
   // The session's view, or undefined after answering 404 (unknown) or 422 (a log that exists but
   // cannot be read, with the host's reason).
+  // A past session whose log is still being read answers 202 {loading: true} at once, with
+  // Retry-After; the tab shows "loading" and asks again (docs/protocol.md).
   const viewOrAnswer = async (res, id) => {
-    const view = await store.getView(id)
+    const view = await store.getView(id, { wait: false })
     if (view === undefined) {
       jsonResponse(res, 404, { error: 'unknown session' })
+      return undefined
+    }
+    if (view.loading === true) {
+      res.writeHead(202, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'retry-after': '1' })
+      res.end(JSON.stringify({ loading: true, sessionId: id }))
       return undefined
     }
     if (view.error !== undefined) {

@@ -71,3 +71,41 @@ test('a request on a caught-up live session does not read session.events (the ho
   store.getProjector('q')
   assert.equal(reads, 2, 'a grown log is caught up')
 })
+
+test('past sessions without waiting: loading at once, then the projection; a re-read serves the old one meanwhile', async () => {
+  let release
+  let reads = 0
+  const persistence = {
+    async inspect (id) {
+      reads++
+      await new Promise((resolve) => { release = resolve })
+      if (id === 'bad') throw new Error('unreadable: bad zstd frame')
+      return { meta: {}, events }
+    },
+  }
+  const store = createStore(kopt, config, { sessions: () => new Map(), persistence: () => persistence })
+  assert.deepEqual(await store.getView('old', { wait: false }), { loading: true })
+  assert.deepEqual(await store.getView('old', { wait: false }), { loading: true })
+  assert.equal(reads, 1)
+  release()
+  await new Promise((resolve) => setImmediate(resolve))
+  const view = await store.getView('old', { wait: false })
+  assert.equal(view.live, false)
+  assert.ok(view.st.s.completedEvals > 0)
+  // Past the re-read interval the log is read again; until then the previous projection answers.
+  store.past.get('old').at -= 60_000
+  const again = await store.getView('old', { wait: false })
+  assert.equal(reads, 2)
+  assert.equal(again.st, view.st)
+  assert.equal((await store.getView('old', { wait: false })).st, view.st)
+  release()
+  await new Promise((resolve) => setImmediate(resolve))
+  const fresh = await store.getView('old', { wait: false })
+  assert.notEqual(fresh.st, view.st)
+  assert.equal(fresh.st.s.completedEvals, view.st.s.completedEvals)
+  // An unreadable log: loading, then its reason (and it is read again when asked again).
+  assert.deepEqual(await store.getView('bad', { wait: false }), { loading: true })
+  release()
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual(await store.getView('bad', { wait: false }), { error: 'unreadable: bad zstd frame' })
+})
