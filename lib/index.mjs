@@ -410,10 +410,11 @@ export function apply(ctx, rawConfig) {
 
   // The session's view, or undefined after answering 404 (unknown) or 422 (a log that exists but
   // cannot be read, with the host's reason).
-  // A past session whose log is still being read answers 202 {loading: true} at once, with
-  // Retry-After; the tab shows "loading" and asks again (docs/protocol.md).
-  const viewOrAnswer = async (res, id) => {
-    const view = await store.getView(id, { wait: false })
+  // wait = false (/series): a past session whose log is still being read answers 202 {loading: true}
+  // at once, with Retry-After; the tab shows "loading" and asks again (docs/protocol.md).
+  // /control waits for the log instead.
+  const viewOrAnswer = async (res, id, wait = false) => {
+    const view = await store.getView(id, { wait })
     if (view === undefined) {
       jsonResponse(res, 404, { error: 'unknown session' })
       return undefined
@@ -467,7 +468,7 @@ export function apply(ctx, rawConfig) {
     if (req.method === 'GET') {
       const id = sessionParam(req, res)
       if (id === undefined) return
-      const view = await viewOrAnswer(res, id)
+      const view = await viewOrAnswer(res, id, true)
       if (view === undefined) return
       jsonResponse(res, 200, { control: controlFor(id, view.st) })
       return
@@ -490,7 +491,7 @@ export function apply(ctx, rawConfig) {
       jsonResponse(res, 400, { error: 'invalid sessionId' })
       return
     }
-    const view = await viewOrAnswer(res, id)
+    const view = await viewOrAnswer(res, id, true)
     if (view === undefined) return
     const checked = checkControlAction(body, config, loop)
     if (checked.status !== 200) {

@@ -50,7 +50,14 @@ function killAll () {
   children.clear()
 }
 process.on('exit', killAll)
-const series = async (port, sid) => (await http(port, `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(sid)}`)).json()
+// A past session answers 202 {loading} until its log has been read: ask again, as the tab does.
+const series = async (port, sid) => {
+  for (let i = 0; ; i++) {
+    const r = await http(port, `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(sid)}`)
+    if (r.status !== 202 || i >= 600) return r.json()
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+}
 
 // A session log in the host's store: the header line in a zstd frame of its own, then one frame
 // with the events (the host's own layout: concatenated independent frames).

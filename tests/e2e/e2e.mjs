@@ -303,7 +303,12 @@ try {
   check('403 for a foreign Origin', () => assert.equal(crossOrigin.status, 403))
   const noId = await http(web.port, '/plugins/kernel-opt/series')
   check('400 without sessionId', () => { assert.equal(noId.status, 400); assert.equal(noId.json().error, 'sessionId query parameter required') })
-  const unknown = await http(web.port, '/plugins/kernel-opt/series?sessionId=session-does-not-exist')
+  // An id that is not live is looked up in the host's persistence off the request: 202 until then.
+  let unknown = await http(web.port, '/plugins/kernel-opt/series?sessionId=session-does-not-exist')
+  for (let i = 0; unknown.status === 202 && i < 100; i++) {
+    await new Promise(resolve => setTimeout(resolve, 100))
+    unknown = await http(web.port, '/plugins/kernel-opt/series?sessionId=session-does-not-exist')
+  }
   check('404 for an unknown session', () => { assert.equal(unknown.status, 404); assert.equal(unknown.json().error, 'unknown session') })
   const ctlGet = await http(web.port, `/plugins/kernel-opt/control?sessionId=${sid}`)
   check('/control GET', () => { assert.equal(ctlGet.status, 200); assert.equal(ctlGet.json().control.loop.armed, false) })
@@ -360,7 +365,21 @@ try {
   // ── restart: the same session, now served from persistence ──
   await stop(web)
   web = await startWeb(2)
-  const after = await http(web.port, seriesPath)
+  // First open of a past session: 202 {loading} at once, then the body once the log has been read.
+  const openedAt = performance.now()
+  const firstOpen = await http(web.port, seriesPath)
+  const firstMs = performance.now() - openedAt
+  check('first open of the past session answers 202 loading at once, with Retry-After', () => {
+    assert.equal(firstOpen.status, 202)
+    assert.equal(firstOpen.json().loading, true)
+    assert.ok(firstOpen.headers.get('retry-after'))
+    log(`past session first answer ${firstMs.toFixed(1)} ms`)
+  })
+  let after = firstOpen
+  for (let i = 0; after.status === 202 && i < 600; i++) {
+    await new Promise(resolve => setTimeout(resolve, 100))
+    after = await http(web.port, seriesPath)
+  }
   writeFileSync(join(work, 'series-restarted.json'), after.text)
   check('after restarting dsh web, /series of the past session is byte-identical', () => {
     assert.equal(after.status, 200)

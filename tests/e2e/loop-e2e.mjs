@@ -331,7 +331,12 @@ try {
     await procs.stop(web)
     web = await startWeb(2)
     port = web.port
-    const past = await http(port, `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(a)}`)
+    let past = await http(port, `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(a)}`)
+    // 202 {loading} until the log has been read, then the body.
+    for (let i = 0; past.status === 202 && i < 600; i++) {
+      await new Promise(resolve => setTimeout(resolve, 100))
+      past = await http(port, `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(a)}`)
+    }
     check('after a restart the past session has the same points and phases as live', () => {
       assert.equal(past.status, 200)
       assert.equal(past.headers.get('x-kernel-opt-source'), 'persisted')
