@@ -29,6 +29,7 @@ before(async () => {
     kopt,
     sessions: {
       demo: { events: demoEvents({ n: 24 }) },
+      past: { events: demoEvents({ n: 5 }) },
       looping: { events: demoEvents({ n: 6, finalize: false }) },
       armed8: { events: demoEvents({ n: 6, finalize: false }) },
       plain: { preset: 'standard', events: [] },
@@ -77,6 +78,21 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
     await p2.page.getByRole('tab', { name: 'Evaluations' }).waitFor({ timeout: 8000 })
     await p2.page.close()
     assert.deepEqual(errors, [])
+  })
+
+  test('a past session still being read: the tab shows 正在读取… / loading… and asks again until the body', async () => {
+    for (const [lang, text] of [['zh', '正在读取…'], ['en', 'loading…']]) {
+      host.state.get('past').loading = 2
+      const { page, errors } = await open('past', lang)
+      const loading = page.locator('[data-kopt=loading]')
+      await loading.waitFor()
+      assert.equal(await loading.innerText(), text)
+      await page.waitForSelector('[data-kopt=chart]', { timeout: 8000 })
+      assert.equal(host.state.get('past').loading, 0, 'asked again after each 202')
+      assert.equal(await loading.count(), 0)
+      assert.deepEqual(errors, [])
+      await page.close()
+    }
   })
 
   test('points and markers are drawn; keyboard selection opens the popover; Esc closes it', async () => {

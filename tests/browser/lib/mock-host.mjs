@@ -58,6 +58,12 @@ export function startMockHost ({ kopt, port = 0, sessions }) {
       if (url.pathname === '/plugins/kernel-opt/series') {
         const st = state.get(id)
         if (!st) return json(res, 404, { error: 'unknown session' })
+        // loading: answer 202 that many times first, as the route does while a past log is read.
+        if (st.loading > 0) {
+          st.loading--
+          log.push({ path: 'series', id, status: 202 })
+          return json(res, 202, { loading: true, sessionId: id }, { 'retry-after': '1', 'cache-control': 'no-store' })
+        }
         if (st.body === null) project(st, id)
         const since = url.searchParams.get('since')
         log.push({ path: 'series', id, inm: req.headers['if-none-match'] ?? null, since })
