@@ -21,6 +21,9 @@
 //   stall     while --pollers clients poll like the tab (every 1.5 s… here back to back)
 //             and events are appended, a GET /ping every 20 ms: its worst and p99 latency
 //   rss       the host's RSS after all that (the session held)
+// Then `dsh web` is restarted on the same DSH_HOME and each session, now past (read from the host's
+// persistence), is opened like the tab opens it (asking again through 202 every 100 ms):
+//   past      first answer (ms, status), full body (ms), and a GET /ping every 20 ms meanwhile: its worst
 // Prints one JSON line per (plugin, size) and, with --before, the ratios before/after.
 import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -106,7 +109,52 @@ async function startHost(label, pluginDir, env) {
   const web = procs.startDetached(DSH, ['web', '--no-open', '--port', String(port)], baseEnv, `dsh-${label}.log`)
   await waitFor(`dsh web (${label})`, async () =>
     (await pluginRoutesReady(port)) && (await http(port, '/plugins/kopt-bench-feeder/ping')).status === 200, 180_000, 500)
-  return { web, port, ws, label }
+  return { web, port, ws, label, baseEnv }
+}
+
+async function restartHost(host) {
+  await procs.stop(host.web)
+  const port = await freePort()
+  const web = procs.startDetached(DSH, ['web', '--no-open', '--port', String(port)], host.baseEnv, `dsh-${host.label}-2.log`)
+  await waitFor(`dsh web (${host.label}, restarted)`, async () =>
+    (await pluginRoutesReady(port)) && (await http(port, '/plugins/kopt-bench-feeder/ping')).status === 200, 180_000, 500)
+  return { ...host, web, port }
+}
+
+// A past session opened for the first time: first answer, full body, the host's stall meanwhile.
+async function measurePast(host, n, sid) {
+  const { port } = host
+  const path = `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(sid)}`
+  const pings = []
+  let stop = false
+  const pinger = (async () => {
+    while (!stop) {
+      const t = process.hrtime.bigint()
+      try { await fetch(`http://127.0.0.1:${port}/plugins/kopt-bench-feeder/ping`, { signal: AbortSignal.timeout(120_000) }).then(r => r.text()) } catch { /* counted by its time */ }
+      pings.push(Number(process.hrtime.bigint() - t) / 1e6)
+      await sleep(20)
+    }
+  })()
+  await sleep(200)
+  const t0 = process.hrtime.bigint()
+  const first = await timedGet(port, path)
+  let r = first
+  let asks = 1
+  while (r.status === 202) {
+    await sleep(100)
+    r = await timedGet(port, path)
+    asks++
+  }
+  const fullMs = Number(process.hrtime.bigint() - t0) / 1e6
+  await sleep(200)
+  stop = true
+  await pinger
+  const out = {
+    plugin: host.label, past_events: n, first_ms: r2(first.ms), first_status: first.status, full_ms: r2(fullMs), full_status: r.status,
+    full_bytes: r.bytes, asks, stall_max_ms: pings.length ? r2(Math.max(...pings)) : null, pings: pings.length,
+  }
+  console.log(JSON.stringify(out))
+  return out
 }
 
 async function append(port, sessionId, events) {
@@ -212,7 +260,7 @@ async function measure(host, n, events) {
     p50_changed_ms: r2(pct(changed, 0.5)), p90_changed_ms: r2(pct(changed, 0.9)), changed_answers: kinds,
     stall_max_ms: pings.length ? r2(Math.max(...pings)) : null, stall_p99_ms: r2(pct(pings, 0.99)), pings: pings.length,
     ...(errors.ping + errors.poll + errors.append > 0 ? { stall_phase_errors: errors, stall_first_error: firstError } : {}),
-    rss_mb: Math.round(((await rssKb(host.web.child.pid)) ?? 0) / 1024),
+    sid, rss_mb: Math.round(((await rssKb(host.web.child.pid)) ?? 0) / 1024),
     append_failed: append.failed, ...(append.firstError ? { append_first_error: append.firstError } : {}),
   }
   console.log(JSON.stringify(out))
@@ -233,7 +281,12 @@ for (const v of variants) {
     log(`${v.label}: ${n} events`)
     results[`${v.label}/${n}`] = await measure(host, n, all)
   }
-  await procs.stop(host.web)
+  const past = await restartHost(host)
+  for (const n of sizes) {
+    log(`${v.label}: past session of ${n} events`)
+    results[`${v.label}/past/${n}`] = await measurePast(past, n, results[`${v.label}/${n}`].sid)
+  }
+  await procs.stop(past.web)
 }
 for (const base of [seed && 'seed', before && 'before'].filter(Boolean)) {
   for (const n of sizes) {
@@ -244,6 +297,10 @@ for (const base of [seed && 'seed', before && 'before'].filter(Boolean)) {
       ratio: `${base}/after`, events: n, cold: ratio('cold_ms'), p50_304: ratio('p50_304_ms'), p50_changed: ratio('p50_changed_ms'),
       stall_max: ratio('stall_max_ms'), rss: ratio('rss_mb'), bytes: ratio('bytes'),
     }))
+    const bp = results[`${base}/past/${n}`]
+    const ap = results[`after/past/${n}`]
+    const pr = k => (ap[k] > 0 ? r2(bp[k] / ap[k]) : null)
+    console.log(JSON.stringify({ ratio: `${base}/after`, past_events: n, first: pr('first_ms'), full: pr('full_ms'), stall_max: pr('stall_max_ms') }))
   }
 }
 process.exit(0)
