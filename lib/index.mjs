@@ -67,7 +67,11 @@ export class KernelOptService extends Service {
 // Catch-up feeds the addon slices of the log, never the whole log as one JSON tree.
 const FEED_SLICE = 2048
 const PAST_CACHE_MAX = 16
-const PAST_TTL_MS = 10_000
+// A past session's log is re-read after this long (another DSH process may have continued it);
+// the previous projection answers while the new one is read.
+const PAST_TTL_MS = 300_000
+// How long /series waits for a past session's log before answering 202 {loading}.
+const QUICK_ANSWER_MS = 100
 
 /**
  * Creates the session-projection store (host-independent, unit-tested in tests/lib).
@@ -196,12 +200,17 @@ export function createStore(kopt, config, hooks) {
       })()
       entry = { promise, at: now, settled: false, stale }
       const settled = entry
-      promise.then(() => { settled.settled = true; settled.stale = undefined }, () => { settled.settled = true; settled.stale = undefined })
+      const settle = () => { settled.settled = true; settled.stale = undefined }
+      promise.then(settle, settle)
       past.delete(sessionId)
       past.set(sessionId, entry)
       while (past.size > PAST_CACHE_MAX) past.delete(past.keys().next().value)
     }
     // wait: false asks for an answer now: {loading: true} while the log is still being read.
+    if (!wait && !entry.settled) {
+      // An unknown id or a small log settles at once: answer it directly rather than 202 then 404.
+      await Promise.race([entry.promise, new Promise((resolve) => setTimeout(resolve, QUICK_ANSWER_MS))])
+    }
     if (!wait && !entry.settled) {
       // Re-reading an expired entry: the previous projection answers until the new one is ready.
       const prev = entry.stale === undefined ? undefined : await entry.stale.promise

@@ -93,7 +93,7 @@ test('past sessions without waiting: loading at once, then the projection; a re-
   assert.equal(view.live, false)
   assert.ok(view.st.s.completedEvals > 0)
   // Past the re-read interval the log is read again; until then the previous projection answers.
-  store.past.get('old').at -= 60_000
+  store.past.get('old').at -= 600_000
   const again = await store.getView('old', { wait: false })
   assert.equal(reads, 2)
   assert.equal(again.st, view.st)
@@ -108,4 +108,20 @@ test('past sessions without waiting: loading at once, then the projection; a re-
   release()
   await new Promise((resolve) => setImmediate(resolve))
   assert.deepEqual(await store.getView('bad', { wait: false }), { error: 'unreadable: bad zstd frame' })
+})
+
+test('past sessions: an unknown id answers at once (no 202 first) and keeps no cache slot', async () => {
+  let reads = 0
+  const persistence = {
+    async inspect (id) {
+      reads++
+      throw new Error(`session "${id}" not found`)
+    },
+  }
+  const store = createStore(kopt, config, { sessions: () => new Map(), persistence: () => persistence })
+  assert.equal(await store.getView('nope', { wait: false }), undefined)
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.equal(store.past.size, 0, 'an unknown id does not push real sessions out of the cache')
+  assert.equal(await store.getView('nope', { wait: false }), undefined)
+  assert.equal(reads, 2, 'asked again, read again')
 })
