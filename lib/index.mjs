@@ -71,7 +71,7 @@ const PAST_CACHE_MAX = 16
 // the previous projection answers while the new one is read.
 const PAST_TTL_MS = 300_000
 // How long /series waits for a past session's log before answering 202 {loading}.
-const QUICK_ANSWER_MS = 100
+const QUICK_ANSWER_MS = 50
 
 /**
  * Creates the session-projection store (host-independent, unit-tested in tests/lib).

@@ -361,15 +361,21 @@ try {
   // ── restart: the same session, now served from persistence ──
   await stop(web)
   web = await startWeb(2)
-  // First open of a past session: 202 {loading} at once, then the body once the log has been read.
+  // First open of a past session: /series waits at most ~50 ms for the log; this one is short, so it
+  // answers the body at once, or 202 {loading} with Retry-After when the machine is slow (the long-log
+  // case is tested in tests/lib/store.test.mjs and the browser suite).
   const openedAt = performance.now()
   const firstOpen = await http(web.port, seriesPath)
   const firstMs = performance.now() - openedAt
-  check('first open of the past session answers 202 loading at once, with Retry-After', () => {
-    assert.equal(firstOpen.status, 202)
-    assert.equal(firstOpen.json().loading, true)
-    assert.ok(firstOpen.headers.get('retry-after'))
-    log(`past session first answer ${firstMs.toFixed(1)} ms`)
+  check('first open of the past session answers at once: the body, or 202 loading with Retry-After', () => {
+    assert.ok(firstMs < 2000, `first answer took ${firstMs.toFixed(0)} ms`)
+    if (firstOpen.status === 202) {
+      assert.equal(firstOpen.json().loading, true)
+      assert.ok(firstOpen.headers.get('retry-after'))
+    } else {
+      assert.equal(firstOpen.status, 200)
+    }
+    log(`past session first answer ${firstOpen.status} in ${firstMs.toFixed(1)} ms`)
   })
   let after = firstOpen
   for (let i = 0; after.status === 202 && i < 600; i++) {
