@@ -20,6 +20,7 @@
 #include "report.hpp"
 #include "sandbox.hpp"
 #include "sha256.hpp"
+#include "slurm_client.hpp"
 #include "spec.hpp"
 #include "kopt_bench_config.hpp"
 
@@ -101,6 +102,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kopt-bench: %s\n(run kopt-bench --help for usage)\n", po.error.c_str());
     return 2;
   }
+  // On a Slurm node: this process only submits, streams the lines back and cancels (slurm_client.hpp).
+  if (opt.slurm) return run_slurm(opt);
 
   // The judge and the runners work elsewhere (the runner's cwd is its scratch dir): absolute paths.
   opt.ref = abs_path(opt.ref);

@@ -97,6 +97,9 @@ usage: kopt-bench --ref REF --solution SRC [--solution SRC ...] --inputs SPEC.js
   --timeout S                wall-clock limit of one evaluation; past it the result is a timeout (default 600)
   --seed N                   pin the input seed (default: a secret per-run seed from OS randomness)
   --no-timing                correctness checks only
+  --slurm "SBATCH OPTIONS"   run on a Slurm node as a job array: each --solution is one candidate (commas
+                             still separate one candidate's files), one KERNEL_EVAL line per candidate with
+                             native_metrics.slurm; Ctrl-C or the deadline cancels the array (docs/cluster.md)
   -h, --help                 this text
 
 Output: COMPILED/CORRECT/BACKEND/TIMER/RUNTIME/REF_RUNTIME/SPEEDUP/REF_SOURCE/MUTATION_SENTINEL lines,
@@ -130,6 +133,7 @@ ParseOutcome parse_args(int argc, char** argv, Options* o) {
     return r;
   };
   for (int i = 1; i < argc; ++i) {
+    const int first = i;
     std::string a = argv[i];
     std::string val;
     bool has_inline = false;
@@ -159,8 +163,12 @@ ParseOutcome parse_args(int argc, char** argv, Options* o) {
       return r;
     } else if (a == "--ref") {
       if (!need(&o->ref)) return bad("--ref needs a path");
+    } else if (a == "--slurm") {
+      if (!need(&o->slurm_opts)) return bad("--slurm needs sbatch options (\"\" for none)");
+      o->slurm = true;
     } else if (a == "--solution") {
       if (!need(&v)) return bad("--solution needs a path");
+      o->candidates.push_back(v);
       std::stringstream ss(v);
       std::string part;
       while (std::getline(ss, part, ','))
@@ -169,6 +177,7 @@ ParseOutcome parse_args(int argc, char** argv, Options* o) {
       if (!need(&o->inputs)) return bad("--inputs needs a path");
     } else if (a == "--artifact") {
       if (!need(&o->artifact)) return bad("--artifact needs a name");
+      o->artifact_given = true;
     } else if (a == "--precision") {
       if (!need(&v) || (v != "float32" && v != "float16" && v != "bfloat16"))
         return bad("--precision must be float32, float16 or bfloat16");
@@ -223,11 +232,15 @@ ParseOutcome parse_args(int argc, char** argv, Options* o) {
     } else {
       return bad("unknown option '" + std::string(argv[i]) + "' (see --help)");
     }
+    if (a != "--slurm" && a != "--solution")
+      for (int k = first; k <= i; ++k) o->passthrough.push_back(argv[k]);
   }
   if (o->ref.empty()) return bad("--ref is required");
   if (o->solution.empty()) return bad("--solution is required");
   if (o->inputs.empty()) return bad("--inputs is required");
   if (o->stop.max_trials < o->stop.min_trials) return bad("--max-trials must be >= --min-trials");
+  if (o->slurm && o->candidates.size() > 1 && o->artifact_given)
+    return bad("--artifact names one candidate; with --slurm and several --solution each line is named by its solution");
   if (o->artifact.empty()) o->artifact = o->solution.front();
   r.ok = true;
   return r;

@@ -30,6 +30,13 @@ struct Options {
   double timeout_s = 600;
   bool no_timing = false;            // correctness only
   std::optional<uint64_t> seed;
+  // --slurm OPTS: run as a Slurm job array, one element per --solution (slurm_client.hpp). Not sent to
+  // the worker: the elements run kopt-bench with `passthrough` and their own --solution.
+  bool slurm = false;
+  std::string slurm_opts;                 // sbatch options, split like a shell (no expansion)
+  std::vector<std::string> candidates;    // each --solution value as given (one candidate; commas = its files)
+  std::vector<std::string> passthrough;   // every other argument as given, in order
+  bool artifact_given = false;
 
   nlohmann::json to_json() const;
   static Options from_json(const nlohmann::json& j);

@@ -87,6 +87,71 @@ cluster_e2e() {
 }
 check "e2e: dsh web + scripted model through srun, sbatch --wait and a finalize via srun" cluster_e2e
 
+# kopt-bench --slurm: three candidates as one job array (one fails to compile): three lines, each with its
+# array job id and node, the judge's confinement on the node; Ctrl-C cancels pending elements, nothing queued.
+KB_BUILD=${KOPT_EVAL_BUILD_DIR:-build-evaluator}
+KB=$ROOT/$KB_BUILD/kopt-bench
+ensure_kopt_bench() {  # the evaluator suite builds it first in a full run; alone, build what this needs
+  [ -x "$KB" ] && [ -x "$ROOT/$KB_BUILD/kopt-bench-worker" ] && [ -x "$ROOT/$KB_BUILD/kopt-bench-runner" ] && return 0
+  apt_install_lists scripts/deps/apt-evaluator.txt >/dev/null &&
+    cmake -S evaluator -B "$KB_BUILD" -DCMAKE_BUILD_TYPE=Release -DKOPT_BENCH_TESTS=ON >/dev/null &&
+    cmake --build "$KB_BUILD" -j"${KOPT_EVAL_JOBS:-2}" --target kopt-bench >/dev/null
+}
+kb_args() {
+  local e=$ROOT/evaluator/tests
+  echo --ref "$e/fixtures/relu.pt" --inputs "$e/fixtures/relu.json" --no-timing --cache-dir "$KOPT_CLUSTER_DIR/kb-cache" \
+    --solution "$e/honest/relu_loop.cpp" --solution "$e/misc/compile_error.cpp" --solution "$e/honest/slow_relu.cpp"
+}
+kopt_bench_slurm_array() {
+  ensure_kopt_bench || { echo "kopt-bench could not be built"; return 1; }
+  local d out rc
+  d=$(mktemp -d "$KOPT_CLUSTER_DIR/out/kb-XXXXXX")
+  # shellcheck disable=SC2046
+  out=$(cd "$d" && timeout -k 5 300 "$KB" --slurm "-n1 -t 5" $(kb_args) 2>&1); rc=$?
+  printf '%s\n' "$out" > "$d/stdout.txt"
+  [ "$rc" -eq 1 ] || { echo "rc $rc, wanted 1 (one candidate does not compile): $out"; return 1; }
+  python3 - "$d/stdout.txt" "$KOPT_CLUSTER_NODE" <<'PY' || return 1
+import json, re, sys
+lines = [json.loads(l[12:]) for l in open(sys.argv[1]) if l.startswith("KERNEL_EVAL=")]
+node = sys.argv[2]
+assert len(lines) == 3, f"{len(lines)} KERNEL_EVAL lines, wanted 3"
+by = {l["artifact"].rsplit("/", 1)[-1]: l for l in lines}
+assert set(by) == {"relu_loop.cpp", "compile_error.cpp", "slow_relu.cpp"}, by.keys()
+ids = set()
+for name, l in by.items():
+    s = l["native_metrics"]["slurm"]
+    assert re.fullmatch(r"\d+_[0-2]", s["job_id"]), s
+    assert s["node"] == node and s["partition"] == "debug", s
+    ids.add(s["job_id"].split("_")[0])
+assert len(ids) == 1, f"one array, got job ids {ids}"
+assert by["relu_loop.cpp"]["correct"] and by["slow_relu.cpp"]["correct"]
+assert not by["compile_error.cpp"]["compiled"] and "compile error" in by["compile_error.cpp"]["error"]
+# The judge's confinement holds on the node.
+assert by["relu_loop.cpp"]["native_metrics"]["isolation"]["level"] == "namespaces", by["relu_loop.cpp"]["native_metrics"]["isolation"]
+PY
+  [ ! -e "$d/.kopt-slurm" ] || { echo "the array's scratch dir was left behind: $(ls -R "$d/.kopt-slurm")"; return 1; }
+}
+kopt_bench_slurm_cancel() {
+  ensure_kopt_bench || { echo "kopt-bench could not be built"; return 1; }
+  local d pid rc n
+  d=$(mktemp -d "$KOPT_CLUSTER_DIR/out/kc-XXXXXX")
+  # Elements held back by --begin stay pending: Ctrl-C (SIGINT) must cancel the whole array.
+  # shellcheck disable=SC2046
+  (cd "$d" && exec "$KB" --slurm "--begin=now+600" $(kb_args) > "$d/stdout.txt" 2>&1) &
+  pid=$!
+  for _ in $(seq 100); do grep -q '^\[slurm\] submitted job array' "$d/stdout.txt" && break; sleep 0.1; done
+  [ "$(squeue -h | wc -l)" -ge 1 ] || { echo "nothing pending after submission: $(cat "$d/stdout.txt")"; kill "$pid"; return 1; }
+  kill -INT "$pid"
+  wait "$pid"; rc=$?
+  [ "$rc" -eq 130 ] || { echo "rc $rc after SIGINT, wanted 130: $(cat "$d/stdout.txt")"; return 1; }
+  n=$(grep -c '^KERNEL_EVAL=.*cancelled (Interrupt' "$d/stdout.txt")
+  [ "$n" -eq 3 ] || { echo "$n cancelled lines, wanted 3: $(cat "$d/stdout.txt")"; return 1; }
+  for _ in $(seq 50); do [ -z "$(squeue -h)" ] && break; sleep 0.2; done
+  [ -z "$(squeue -h)" ] || { echo "still queued after the cancel: $(squeue -h)"; return 1; }
+}
+check "kopt-bench --slurm: three candidates as one job array, each line with its job id and node" kopt_bench_slurm_array
+check "kopt-bench --slurm: Ctrl-C cancels the whole array (scancel), a line per candidate, nothing queued" kopt_bench_slurm_cancel
+
 # HOOK: further checks of this suite go here (they share the cluster above).
 
 # Nothing the checks started may stay queued: the product cancels what it submits.

@@ -15,6 +15,7 @@
 #include "proc.hpp"
 #include "report.hpp"
 #include "sha256.hpp"
+#include "slurm_client.hpp"
 #include "spec.hpp"
 #include "stats.hpp"
 
@@ -395,4 +396,55 @@ TEST(Proc, ReportsExitSignalAndTimeout) {
   ProcStatus c = run_process({"sh", "-c", "sleep 5 & sleep 5"}, "", 0.3);
   EXPECT_TRUE(c.timed_out);
   EXPECT_LT(c.seconds, 3);
+}
+
+// --slurm: the sbatch options are split like a shell, nothing expanded; the client's own options are
+// refused; each --solution is one candidate and every other argument passes through as given.
+TEST(Slurm, SplitsOptionsLikeAShellWithoutExpansion) {
+  std::vector<std::string> w;
+  std::string err;
+  ASSERT_TRUE(split_shell_words(R"(-p gpu  --gres=gpu:1 --comment='a b' "--x=\"q\" $HOME" c\ d)", &w, &err));
+  EXPECT_EQ(w, (std::vector<std::string>{"-p", "gpu", "--gres=gpu:1", "--comment=a b", "--x=\"q\" $HOME", "c d"}));
+  ASSERT_TRUE(split_shell_words("", &w, &err));
+  EXPECT_TRUE(w.empty());
+  EXPECT_FALSE(split_shell_words("-p 'gpu", &w, &err));
+  EXPECT_NE(err.find("unterminated"), std::string::npos);
+  EXPECT_FALSE(split_shell_words("--comment=\"x", &w, &err));
+}
+
+TEST(Slurm, RefusesTheOptionsItSetsItself) {
+  EXPECT_EQ(refuse_reserved_sbatch_options({"-p", "gpu", "--gres=gpu:1", "-t", "10", "--exclusive"}), "");
+  for (std::string bad : {"--array=0-3", "-a", "--wait", "-W", "--output=x", "-ox", "--error", "--parsable", "--wrap=ls"})
+    EXPECT_NE(refuse_reserved_sbatch_options({"-p", "gpu", bad}), "") << bad;
+  // A longer option that merely starts like a reserved one is not refused.
+  EXPECT_EQ(refuse_reserved_sbatch_options({"--array-fake"}), "");
+}
+
+TEST(Slurm, QuotesForAPosixShell) {
+  EXPECT_EQ(shell_quote("a b"), "'a b'");
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_quote(""), "''");
+}
+
+TEST(Slurm, EachSolutionIsOneCandidateOtherArgumentsPassThrough) {
+  std::vector<std::string> args = {"kopt-bench", "--ref", "r.pt", "--slurm", "-p debug", "--solution", "a.cpp",
+                                   "--solution=b.cpp,b2.cpp", "--inputs", "s.json", "--timeout=30", "--no-timing"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  Options o;
+  ParseOutcome po = parse_args(int(argv.size()), argv.data(), &o);
+  ASSERT_TRUE(po.ok) << po.error;
+  EXPECT_TRUE(o.slurm);
+  EXPECT_EQ(o.slurm_opts, "-p debug");
+  EXPECT_EQ(o.candidates, (std::vector<std::string>{"a.cpp", "b.cpp,b2.cpp"}));
+  EXPECT_EQ(o.passthrough, (std::vector<std::string>{"--ref", "r.pt", "--inputs", "s.json", "--timeout=30", "--no-timing"}));
+  // --artifact would name every line the same: refused with several candidates.
+  args.push_back("--artifact");
+  args.push_back("x");
+  argv.clear();
+  for (auto& a : args) argv.push_back(a.data());
+  Options o2;
+  po = parse_args(int(argv.size()), argv.data(), &o2);
+  EXPECT_FALSE(po.ok);
+  EXPECT_NE(po.error.find("--artifact"), std::string::npos);
 }
