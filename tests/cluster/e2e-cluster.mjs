@@ -5,7 +5,7 @@
 // Asserts on /series: the points carry their job ids and node, the echoed line is not a point, the replay
 // block names the Slurm path and its point carries a new job id. Needs Node 22 (the host's) and KOPT_HOST_DIR.
 import { execFile } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -82,6 +82,13 @@ try {
     '',
   ].join('\n'))
   writeFileSync(join(ws, 'k.py'), '# the kernel under test (scripted)\n')
+  // kopt-bench --slurm's problem and candidates (the evaluator's own fixtures); kopt-bench on the PATH.
+  const fx = join(ROOT, 'evaluator/tests')
+  for (const [from, to] of [['fixtures/relu.pt', 'relu.pt'], ['fixtures/relu.json', 'relu.json'], ['honest/relu_loop.cpp', 'relu_loop.cpp'],
+    ['misc/compile_error.cpp', 'compile_error.cpp'], ['honest/slow_relu.cpp', 'slow_relu.cpp']]) copyFileSync(join(fx, from), join(ws, to))
+  const KB_DIR = process.env.KOPT_BENCH_DIR
+  assert.ok(KB_DIR && existsSync(join(KB_DIR, 'kopt-bench')), 'KOPT_BENCH_DIR must hold a built kopt-bench (tests/cluster/run.sh sets it)')
+  env.PATH = `${KB_DIR}:${process.env.PATH}`
 
   const extra = process.env.KOPT_ADDON ? { KOPT_ADDON: process.env.KOPT_ADDON } : {}
   const port = await freePort()
@@ -100,7 +107,9 @@ try {
   assert.equal(r.status, 200)
   const s = r.json()
   writeFileSync(join(work, 'series.json'), r.text)
-  const shell = s.iterations.filter(p => p.channel === 'shell')
+  const all = s.iterations.filter(p => p.channel === 'shell')
+  const shell = all.filter(p => !p.command.startsWith('kopt-bench'))
+  const arrayPts = all.filter(p => p.command.startsWith('kopt-bench --slurm'))
   const replayPts = s.iterations.filter(p => p.channel === 'replay')
   check('srun and sbatch points, in order, with their latencies', () => {
     assert.deepEqual(shell.map(p => [p.command, p.latencyMs]), [
@@ -115,6 +124,20 @@ try {
       assert.equal(p.slurm.partition, 'debug')
     }
     assert.notEqual(shell[0].slurm.jobId, shell[1].slurm.jobId)
+  })
+  check('kopt-bench --slurm: three candidates in one tool call are three points, each with its array job id and node', () => {
+    assert.deepEqual(arrayPts.map(p => p.artifactPath).sort(), ['compile_error.cpp', 'relu_loop.cpp', 'slow_relu.cpp'])
+    const jobs = new Set()
+    for (const p of arrayPts) {
+      assert.match(p.slurm?.jobId ?? '', /^\d+_[0-2]$/, JSON.stringify(p))
+      assert.equal(p.slurm.node, NODE)
+      jobs.add(p.slurm.jobId.split('_')[0])
+    }
+    assert.equal(jobs.size, 1, 'one job array')
+    const failed = arrayPts.find(p => p.artifactPath === 'compile_error.cpp')
+    assert.equal(failed.correct, false)
+    assert.match(JSON.stringify(failed), /compile error/)
+    assert.ok(arrayPts.filter(p => p.artifactPath !== 'compile_error.cpp').every(p => p.correct === true))
   })
   check('a line echoed behind srun is not a point', () => {
     assert.ok(!s.iterations.some(p => p.latencyMs === 0.1))

@@ -79,13 +79,14 @@ check "srun/salloc value options of the installed Slurm are in the D-4 wrapper t
 # point (re-submitted through srun). The host as tests/e2e/run.sh sets it up (KOPT_HOST_DIR reuses one).
 cluster_e2e() {
   local host
+  ensure_kopt_bench || { echo "kopt-bench could not be built"; return 1; }
   host=$(bash scripts/setup-host.sh | tail -n 1) || { echo "the DSH host could not be set up"; return 1; }
   # shellcheck disable=SC1091
   (. "$host/env.sh" && export KOPT_HOST_DIR="$host" KOPT_CLUSTER_NODE &&
     if [ -z "${KOPT_ADDON:-}" ] && [ -f "$ROOT/build/kopt.node" ]; then export KOPT_ADDON="$ROOT/build/kopt.node"; fi &&
+    export KOPT_BENCH_DIR="$ROOT/$KB_BUILD" &&
     timeout -k 10 320 node tests/cluster/e2e-cluster.mjs)
 }
-check "e2e: dsh web + scripted model through srun, sbatch --wait and a finalize via srun" cluster_e2e
 
 # kopt-bench --slurm: three candidates as one job array (one fails to compile): three lines, each with its
 # array job id and node, the judge's confinement on the node; Ctrl-C cancels pending elements, nothing queued.
@@ -151,6 +152,8 @@ kopt_bench_slurm_cancel() {
 }
 check "kopt-bench --slurm: three candidates as one job array, each line with its job id and node" kopt_bench_slurm_array
 check "kopt-bench --slurm: Ctrl-C cancels the whole array (scancel), a line per candidate, nothing queued" kopt_bench_slurm_cancel
+
+check "e2e: dsh web + scripted model through srun, sbatch --wait, kopt-bench --slurm and a finalize via srun" cluster_e2e
 
 # HOOK: further checks of this suite go here (they share the cluster above).
 
