@@ -9,6 +9,7 @@
 #   2. host.test.mjs — the tab inside a real `dsh web` (scripts/setup-host.sh) with the plugin
 #                      installed, a recorded session log and a live scripted session; skipped with a
 #                      note when the host is not installed (KOPT_BROWSER_HOST=0 skips it too).
+#   3. bench/tab/run.mjs at its smallest size (1k points; runs and prints figures, timing not asserted).
 # Screenshots and the benchmark line go to $KOPT_ARTIFACTS (default tests/browser/artifacts/).
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/lib.sh"
@@ -32,4 +33,9 @@ if [ -f host.test.mjs ] && [ "${KOPT_BROWSER_HOST:-1}" != 0 ]; then
   export KOPT_HOST_DIR=${KOPT_HOST_DIR:-$KOPT_ROOT/.dsh-host}
   timeout 900 node --test --test-reporter=spec --test-timeout=600000 host.test.mjs
 fi
+# The tab update benchmark (bench/tab/run.mjs) at its smallest size: it must run and print its
+# figures for the reference and this client; timing is not asserted here.
+log "bench/tab (smallest size)"
+timeout 300 node "$KOPT_ROOT/bench/tab/run.mjs" --sizes 1000 --updates 3 --batches 1,100 | tee "$KOPT_ARTIFACTS/bench-tab.jsonl"
+[ "$(grep -c '"commitP50"' "$KOPT_ARTIFACTS/bench-tab.jsonl")" = 4 ] || { log "bench/tab printed no figures"; exit 1; }
 log "browser artifacts: $KOPT_ARTIFACTS"

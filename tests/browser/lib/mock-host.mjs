@@ -12,7 +12,7 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '../../..')
 const nm = path.join(here, '../node_modules')
 
-export function startMockHost ({ kopt, port = 0, sessions }) {
+export function startMockHost ({ kopt, port = 0, sessions, clientPath }) {
   const state = new Map() // id -> {preset, events, control, s (kopt.Session), fed, body, etag, revision}
   const defaultControl = () => ({
     loop: { armed: false, budget: 20, round: 0, evalsDone: 0, evalsOverBudget: 0, available: true, defaultBudget: 20 },
@@ -40,7 +40,7 @@ export function startMockHost ({ kopt, port = 0, sessions }) {
   const files = {
     '/react.js': path.join(nm, 'react/umd/react.production.min.js'),
     '/react-dom.js': path.join(nm, 'react-dom/umd/react-dom.production.min.js'),
-    '/client.js': path.join(root, 'lib/client.js'),
+    '/client.js': clientPath || path.join(root, 'lib/client.js'), // clientPath: bench/tab's reference
     '/': path.join(here, 'shell.html'),
   }
   const server = createServer(async (req, res) => {

@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+// Tab update benchmark (issue 14): the cost of a panel update in the 评测 tab when one point (and
+// when 100 points) arrive on a session with N points, in headless Chromium against the browser
+// tests' shell stand-in and mock host (tests/browser/lib), for the reference client (main's
+// lib/client.js, `git show main:lib/client.js`, or --ref FILE) and this checkout's lib/client.js,
+// in the same run.
+//
+//   KOPT_ADDON=build/kopt.node CHROMIUM=/usr/bin/chromium node bench/tab/run.mjs \
+//       [--sizes 1000,5000,20000,50000] [--updates 20] [--batches 1,100] [--ref FILE]
+//
+// One sample: the mock host appends the events; the page's poll fetches the delta. Timed in the
+// page (performance.now()): from the moment the /series response arrives (fetch resolved) to
+//   commitMs — the tab's update committed to the DOM plus a forced style+layout (read offsetHeight
+//              when the tab records its update, window.__koptUpdates);
+//   frameMs  — the end of the frame that shows it (a requestAnimationFrame after the commit, then a
+//              task: it runs after that frame's layout and paint; includes waiting for the vsync).
+// The tab polls every 1.5 s; to keep the run short the page's setInterval of 1500 ms is shortened
+// to 120 ms (nothing else changes). p50/p95 over --updates samples, one JSON line per (client, N,
+// batch) on stdout. Exit 0 when every configuration produced its samples; no timing is asserted.
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { chromium } from '../../tests/browser/node_modules/playwright-core/index.mjs'
+import { bigEvents, moreEvents } from '../../tests/browser/lib/demo-run.mjs'
+import { startMockHost } from '../../tests/browser/lib/mock-host.mjs'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const root = path.resolve(here, '../..')
+const arg = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? process.argv[i + 1] : dflt }
+const sizes = arg('sizes', '1000,5000,20000,50000').split(',').map(Number)
+const batches = arg('batches', '1,100').split(',').map(Number)
+const updates = Number(arg('updates', '20'))
+const kopt = createRequire(import.meta.url)(process.env.KOPT_ADDON || path.join(root, 'build/kopt.node'))
+
+let refPath = arg('ref', '')
+let refName = refPath
+if (!refPath) {
+  refPath = path.join(mkdtempSync(path.join(tmpdir(), 'kopt-tabbench-')), 'client.ref.js')
+  // main's client; where the clone has no branch main (a CI checkout), HEAD's, and the lines say which.
+  let src = null
+  for (const rev of ['main', 'HEAD']) {
+    try { src = execFileSync('git', ['-C', root, 'show', `${rev}:lib/client.js`], { stdio: ['ignore', 'pipe', 'ignore'] }); refName = `${rev}:lib/client.js`; break } catch { /* next */ }
+  }
+  if (!src) throw new Error('no reference client: pass --ref FILE')
+  writeFileSync(refPath, src)
+}
+const clients = [[`reference (${refName})`, refPath], ['new', path.join(root, 'lib/client.js')]]
+
+const ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage']
+
+// Installed before the page's scripts: arrival stamps, the commit hook, the shorter poll.
+const INIT = () => {
+  const si = window.setInterval
+  window.setInterval = (fn, ms, ...a) => si(fn, ms === 1500 ? 120 : ms, ...a)
+  const f = window.fetch
+  window.__bench = { arrival: 0, samples: [] }
+  window.fetch = async (...a) => {
+    const res = await f(...a)
+    if (String(a[0]).includes('/series') && res.status === 200) window.__bench.arrival = performance.now()
+    return res
+  }
+  const ups = []
+  ups.push = function (u) {
+    const t0 = window.__bench.arrival
+    void document.body.offsetHeight // style + layout of the committed DOM
+    const commitMs = performance.now() - t0
+    const s = { commitMs, frameMs: null, points: u.points }
+    window.__bench.samples.push(s)
+    requestAnimationFrame(() => setTimeout(() => { s.frameMs = performance.now() - t0 }, 0))
+    return Array.prototype.push.call(this, u)
+  }
+  window.__koptUpdates = ups
+}
+
+const pct = (v, p) => { const s = [...v].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p * s.length))] }
+const r2 = x => Math.round(x * 100) / 100
+
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ARGS, timeout: 30_000 })
+let failed = 0
+try {
+  for (const n of sizes) {
+    const base = bigEvents(n)
+    for (const [who, file] of clients) {
+      const host = await startMockHost({ kopt, sessions: { big: { events: base.slice() } }, clientPath: file })
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
+      await page.addInitScript(INIT)
+      const errors = []
+      page.on('pageerror', e => errors.push(e.message))
+      try {
+        await page.goto(`${host.url}/?session=big&lang=en&tab=kernel-opt`)
+        await page.waitForSelector('[data-kopt=chart]', { timeout: 120_000 })
+        await page.waitForFunction(n => Number(document.querySelector('[data-kopt=points]')?.getAttribute('data-n')) >= n, n, { timeout: 120_000 })
+        let seq = 900_000_000
+        for (const b of batches) {
+          // one warm-up update, then the samples
+          const got = []
+          for (let k = 0; k <= updates; k++) {
+            const c = await page.evaluate(() => window.__bench.samples.length)
+            host.append('big', moreEvents(b, { tag: `u${b}_${k}_`, seq0: seq }))
+            seq += 2 * b + 10
+            await page.waitForFunction(c => window.__bench.samples.length > c && window.__bench.samples.at(-1).frameMs !== null, c, { timeout: 60_000, polling: 20 })
+            if (k > 0) got.push(await page.evaluate(() => window.__bench.samples.at(-1)))
+          }
+          const cm = got.map(s => s.commitMs); const fm = got.map(s => s.frameMs)
+          console.log(JSON.stringify({ what: 'tab panel update', client: who, points: n, arrive: b, samples: got.length,
+            commitP50: r2(pct(cm, 0.5)), commitP95: r2(pct(cm, 0.95)), frameP50: r2(pct(fm, 0.5)), frameP95: r2(pct(fm, 0.95)),
+            pointsAfter: got.at(-1).points }))
+        }
+        if (errors.length) { failed++; console.log(JSON.stringify({ client: who, points: n, pageErrors: errors.slice(0, 3) })) }
+      } catch (e) {
+        failed++
+        console.log(JSON.stringify({ client: who, points: n, error: String(e.message).split('\n')[0] }))
+      } finally {
+        await page.close()
+        await host.close()
+      }
+    }
+  }
+} finally {
+  await browser.close()
+}
+process.exit(failed ? 1 : 0)
