@@ -155,6 +155,15 @@ check "kopt-bench --slurm: Ctrl-C cancels the whole array (scancel), a line per 
 
 check "e2e: dsh web + scripted model through srun, sbatch --wait, kopt-bench --slurm and a finalize via srun" cluster_e2e
 
+# The benchmark's smallest size (bench/slurm/run.sh): it runs on this cluster and prints its figures.
+bench_smallest() {
+  local out
+  out=$(timeout 300 bash bench/slurm/run.sh --reps 1 --candidates 2 2>&1) || { echo "$out" | tail -n 5; return 1; }
+  echo "$out" | grep -q '^  2 candidates: 2 local runs in a row [0-9.]* s   one 2-element array [0-9.]* s' || { echo "$out"; return 1; }
+  echo "$out" | grep -q '^{"reps":1,"candidates":2,' || { echo "$out"; return 1; }
+}
+check "bench/slurm smallest size prints its figures" bench_smallest
+
 # HOOK: further checks of this suite go here (they share the cluster above).
 
 # Nothing the checks started may stay queued: the product cancels what it submits.
