@@ -25,9 +25,12 @@ window.__ModuleLoader__.load({
     const h = React.createElement
     const { useState, useEffect, useLayoutEffect, useMemo, useRef, useCallback, useSyncExternalStore, memo, Fragment } = React
 
-    const NS = 'kernel-opt'
-    const PRESET_ID = 'kernel-opt'
-    const BASE = '/plugins/kernel-opt'
+    // The plugin id (lib/config.mjs PLUGIN_ID, the server's one home; the browser half cannot import it):
+    // the locale namespace, the preset id and the route base all derive from it.
+    const PLUGIN_ID = 'kernel-opt'
+    const NS = PLUGIN_ID
+    const PRESET_ID = PLUGIN_ID
+    const BASE = `/plugins/${PLUGIN_ID}`
     const POLL_MS = 1500
     // Push first (lib/push.mjs); ?kopt-push=0 in the page URL forces the poll (tests, diagnosis).
     const PUSH = typeof location === 'undefined' || !/[?&]kopt-push=0\b/.test(location.search)
@@ -1335,7 +1338,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         let watched = null
         const show = () => {
           if (disposed || hold) return
-          hold = ctx.slots.register({ name: 'conversation.view', id: 'kernel-opt', order: 30, label, locale: NS }, EvalTab)
+          hold = ctx.slots.register({ name: 'conversation.view', id: PLUGIN_ID, order: 30, label, locale: NS }, EvalTab)
         }
         const hide = () => { if (hold) { const d = hold; hold = null; d() } }
         const sync = () => {
@@ -1359,8 +1362,8 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         sync()
         return () => { disposed = true; clearInterval(timer); unsubList?.(); unsubStore?.(); hide() }
       })
-      ctx.slots.inject('conversation.input.left', () => ctx.slots.register({ name: 'conversation.input.left', id: 'kernel-opt-launcher', order: 40, locale: NS }, Launcher))
-      ctx.slots.inject('conversation.input.dock', () => ctx.slots.register({ name: 'conversation.input.dock', id: 'kernel-opt-strip', order: 10, locale: NS }, StatusStrip))
+      ctx.slots.inject('conversation.input.left', () => ctx.slots.register({ name: 'conversation.input.left', id: `${PLUGIN_ID}-launcher`, order: 40, locale: NS }, Launcher))
+      ctx.slots.inject('conversation.input.dock', () => ctx.slots.register({ name: 'conversation.input.dock', id: `${PLUGIN_ID}-strip`, order: 10, locale: NS }, StatusStrip))
     }
 
     module.exports = { inject: ['slots', 'locale', 'sessions'], apply, __test: { fmtLatency, runCsv, verdictOf, applyAnswer, zh, en } }

@@ -22,11 +22,11 @@ import { loadKopt } from './native/load.mjs'
 import { checkTrust, jsonResponse, readJsonBody, validSessionId } from './http.mjs'
 import { createPushHub } from './push.mjs'
 
-export const name = 'kernel-opt'
+export const name = PLUGIN_ID
 export const inject = ['sessions', 'agents']
 
 const here = dirname(fileURLToPath(import.meta.url))
-export const bundledPresetDir = join(here, '../preset/kernel-opt')
+export const bundledPresetDir = join(here, '../preset', DEFAULT_PRESET_ID)
 
 // ─── HOOK: the loop (/kloop, /supervise) ───────────────────────────────────────────────────────
 // lib/loop.mjs is written separately. When it exists it must export

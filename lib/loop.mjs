@@ -10,8 +10,8 @@
 // No decision is made here: when to continue, what to say, whether to ask the supervisor, what a
 // reply means, which effort to send — all of it is kopt.LoopController / kopt.chooseEffort.
 import { createUserMessage } from './host.mjs'
+import { PLUGIN_ID } from './config.mjs'
 
-const PLUGIN_ID = 'kernel-opt'
 // A turn end is not yet a settled turn: a queued human message may take the session first.
 const envMs = (name, dflt) => {
   const v = Number(process.env[name])
