@@ -115,7 +115,7 @@ window.__ModuleLoader__.load({
       'verdict.unknown': '未判定',
       'trust.replay': '插件复测',
       'trust.tool': '评测工具直接返回',
-      'trust.shell': 'Agent 转述的测量',
+      'trust.self-reported': 'Agent 转述的测量',
       'trust.job': '后台任务输出',
       'trust.command': '来源命令',
       'pop.metrics': '指标',
@@ -256,7 +256,7 @@ window.__ModuleLoader__.load({
       'verdict.unknown': 'no verdict',
       'trust.replay': 're-measured by the plugin',
       'trust.tool': 'returned by the evaluator tool',
-      'trust.shell': 'relayed by the agent',
+      'trust.self-reported': 'relayed by the agent',
       'trust.job': 'background job output',
       'trust.command': 'Command',
       'pop.metrics': 'Metrics',
@@ -581,22 +581,10 @@ window.__ModuleLoader__.load({
     }
     const fmtX = v => `×${Number(v.toPrecision(3))}`
     const seqNum = s => (typeof s === 'number' ? s : Number(s))
-    function verdictOf(it) {
-      if (it.pending) return 'pending'
-      if (it.rewardHack) return 'hack'
-      if (it.evaluatorFailed) return 'evaluator'
-      if (it.compiled === false) return 'compile'
-      if (it.error !== undefined) return 'error'
-      if (it.correct === true) return 'ok'
-      if (it.correct === false) return 'wrong'
-      return 'unknown'
-    }
+    // Verdict and trust are decided in C++ (include/kopt/verdict.hpp) and sent per row; the tab only reads them.
+    const verdictOf = it => it.verdict || 'unknown'
     const verdictTone = v => (v === 'ok' ? 'ok' : v === 'pending' || v === 'unknown' ? 'dim' : v === 'evaluator' ? 'warn' : 'bad')
-    function trustOf(it) {
-      if (it.channel === 'replay') return 'replay'
-      if (it.channel === 'shell') return it.jobId !== undefined ? 'job' : 'shell'
-      return 'tool'
-    }
+    const trustOf = it => it.trust || 'tool'
     // The last entry of `list` (ordered by seq in log order) with seq below `seq`.
     function lastBefore(list, seq, pred) {
       const n = seqNum(seq)

@@ -11,6 +11,7 @@
 
 #include "kopt/chart.hpp"
 #include "kopt/derived.hpp"
+#include "kopt/verdict.hpp"
 
 namespace kopt {
 
@@ -178,23 +179,6 @@ bool load_report_input(const std::string& path, const ProjectionConfig& config, 
 // ───────────────────────────── the rows ─────────────────────────────
 
 namespace {
-
-std::string verdict_of(const Iteration& it) {
-  if (it.pending) return "pending";
-  if (it.rewardHack) return "hack";
-  if (it.evaluatorFailed) return "evaluator";
-  if (it.compiled == std::optional<bool>(false)) return "compile";
-  if (it.error) return "error";
-  if (it.correct == std::optional<bool>(true)) return "ok";
-  if (it.correct == std::optional<bool>(false)) return "wrong";
-  return "unknown";
-}
-
-std::string trust_of(const Iteration& it) {
-  if (it.is_replay()) return "replay";
-  if (it.channel) return "self-reported";
-  return "tool";
-}
 
 template <class T>
 std::optional<std::size_t> last_before(const std::vector<T>& list, double seq) {
@@ -837,7 +821,8 @@ void record_table(std::string& o, const Report& r, ReportLang lang) {
     o += "<td class=\"trust\"><span class=\"tag " + std::string(tcls) + "\" data-kopt=\"trust-" + row.trust + "\">" +
          T(lang, ("trust." + row.trust).c_str()) + "</span>";
     if (it.jobId)
-      o += " <span class=\"tag dim\">" + std::string(T(lang, "trust.job")) + " " + html_escape(*it.jobId) + "</span>";
+      o += " <span class=\"tag dim\">" + (row.trust == "job" ? std::string() : std::string(T(lang, "trust.job")) + " ") +
+           html_escape(*it.jobId) + "</span>";
     if (row.trust == "tool")
       o += "<span class=\"sub\">" + html_escape(it.tool) +
            (it.evaluationId ? " · " + html_escape(*it.evaluationId) : "") + "</span>";

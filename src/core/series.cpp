@@ -1,4 +1,5 @@
 #include "kopt/series.hpp"
+#include "kopt/verdict.hpp"
 
 namespace kopt {
 
@@ -94,6 +95,9 @@ void write_json(std::string& out, const Iteration& it) {
   w.strings("advisory", it.advisory);
   w.strings("notMeasured", it.notMeasured);
   w.flag("evaluatorFailed", it.evaluatorFailed);
+  w.str("verdict", verdict_of(it));
+  w.str("trust", trust_of(it));
+  w.strings("trustLowered", trust_lowered(it));
   if (it.workloadSubset) w.raw("workloadSubset", *it.workloadSubset);
   if (!it.changes.empty()) {
     w.key("changes");

@@ -182,7 +182,7 @@ TEST(Report, CsvOfZ03IsStrictRfc4180WithOneRecordPerEvaluation) {
     EXPECT_EQ(row[col("phase")], phases[i]);
     EXPECT_EQ(row[col("latencyMs")], it.latencyMs ? kopt::js_number(*it.latencyMs) : "");
     EXPECT_EQ(row[col("command")], it.fullCommand);
-    EXPECT_EQ(row[col("trust")], it.is_replay() ? "replay" : it.channel ? "self-reported" : "tool");
+    EXPECT_EQ(row[col("trust")], it.is_replay() ? "replay" : it.channel ? (it.jobId ? "job" : "self-reported") : "tool");
     best_rows += row[col("best")] == "true";
   }
   EXPECT_EQ(best_rows, r.in.series.bestIndex ? 1u : 0u);
@@ -254,8 +254,9 @@ TEST(Report, HtmlCountsMatchTheSeries) {
   EXPECT_NE(html.find(fin["remeasured"].get<bool>() ? "data-kopt=\"remeasured\"" : "data-kopt=\"not-remeasured\""),
             std::string::npos);
   // Trust levels, one tag per row.
-  std::size_t tool = 0, self = 0, replay = 0;
-  for (const auto& it : s.iterations) (it.is_replay() ? replay : it.channel ? self : tool)++;
+  std::size_t tool = 0, self = 0, replay = 0, job = 0;
+  for (const auto& it : s.iterations) (it.is_replay() ? replay : it.channel ? (it.jobId ? job : self) : tool)++;
+  EXPECT_EQ(count(html, "data-kopt=\"trust-job\""), job);
   EXPECT_EQ(count(html, "data-kopt=\"trust-tool\""), tool);
   EXPECT_EQ(count(html, "data-kopt=\"trust-self-reported\""), self);
   EXPECT_EQ(count(html, "data-kopt=\"trust-replay\""), replay);

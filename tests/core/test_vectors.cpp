@@ -60,6 +60,19 @@ void strip_ignored(json& out) {
   out["series"].erase("sessionId");
 }
 
+// The shared (seed) vectors predate the per-row verdict and trust fields, which are this project's addition
+// (include/kopt/verdict.hpp); they are checked by the project's own vectors under tests/fixtures/vectors.
+void strip_project_row_fields(const std::string& case_path, json& got) {
+  if (case_path.find("/shared/vectors/") == std::string::npos) return;
+  auto& its = got["series"]["iterations"];
+  if (!its.is_array()) return;
+  for (auto& it : its) {
+    it.erase("verdict");
+    it.erase("trust");
+    it.erase("trustLowered");
+  }
+}
+
 class Vectors : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Vectors, ProjectionMatchesExpected) {
@@ -72,6 +85,7 @@ TEST_P(Vectors, ProjectionMatchesExpected) {
   json want = c.expected;
   strip_ignored(got);
   strip_ignored(want);
+  strip_project_row_fields(GetParam(), got);
   EXPECT_EQ(kopt::test::first_difference(want, got), "");
 }
 

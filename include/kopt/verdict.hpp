@@ -1,0 +1,22 @@
+// Verdict and trust of one measured point: decided once, here. The /series body carries them per row
+// (fields `verdict`, `trust`, `trustLowered`; docs/protocol.md), and the tab and the report only read them.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+#include "kopt/series.hpp"
+
+namespace kopt {
+
+// pending | hack | evaluator | compile | error | ok | wrong | unknown (first match wins, in that order).
+std::string verdict_of(const Iteration& it);
+
+// Where the figure comes from: "replay" (re-measured by the plugin), "job" (a background job's output relayed
+// by the agent), "self-reported" (the agent relayed a command's output), "tool" (returned by the evaluator tool).
+std::string trust_of(const Iteration& it);
+
+// Why the trust is lowered, as the evaluator's own advisories said it: an agent-chosen non-default kopt-bench
+// option (`agent-chosen …`, `agent-pinned …`) or weaker isolation (`weaker isolation: …`). Absent when none.
+std::optional<std::vector<std::string>> trust_lowered(const Iteration& it);
+
+}  // namespace kopt
