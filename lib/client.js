@@ -695,7 +695,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
 .kopt-rev{font-size:13px;display:flex;gap:10px}
 .kopt-rev > span:first-child{flex:none;min-width:70px;color:var(--k-faint)}
 .kopt-table{width:100%;border-collapse:collapse;font-size:13px}
-.kopt-table th{text-align:left;font-weight:500;color:var(--k-faint);font-size:12px;padding:4px 8px;border-bottom:1px solid var(--k-border);position:sticky;top:0;background:var(--k-bg)}
+.kopt-table th{text-align:left;font-weight:500;color:var(--k-faint);font-size:12px;padding:4px 8px;border-bottom:1px solid var(--k-border);position:sticky;top:0;background:var(--k-bg);white-space:nowrap}
 .kopt-table td{padding:5px 8px;border-bottom:1px solid var(--k-border);vertical-align:top;font-variant-numeric:tabular-nums}
 .kopt-table tr.sel td{background:rgba(77,107,254,.08)}
 .kopt-table tr.clickable{cursor:pointer}

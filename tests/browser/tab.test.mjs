@@ -229,6 +229,24 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
     }
   })
 
+  test('full-record headers stay on one line in a narrow tab (zh and en)', async () => {
+    for (const lang of ['zh', 'en']) {
+      const { page, errors } = await open('demo', lang, { viewport: { width: 480, height: 900 } })
+      await page.locator('[data-kopt=full-record]').click()
+      await page.locator('[data-kopt=full-table]').waitFor()
+      // Every header of the full record is one line (zh headers once wrapped one character per line).
+      const heads = await page.locator('[data-kopt=full-table] th').evaluateAll(ths => ths.map(th => {
+        const lh = parseFloat(getComputedStyle(th).lineHeight) || parseFloat(getComputedStyle(th).fontSize) * 1.5
+        const r = th.getBoundingClientRect(), cs = getComputedStyle(th)
+        return { text: th.textContent, h: r.height - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom) - parseFloat(cs.borderBottomWidth), lh }
+      }))
+      assert.ok(heads.length > 3, `${lang}: full-record headers found`)
+      for (const x of heads) assert.ok(x.h < x.lh * 1.6, `${lang}: header ${x.text} is one line (${x.h.toFixed(1)} px, line ${x.lh.toFixed(1)} px)`)
+      assert.deepEqual(errors, [])
+      await page.close()
+    }
+  })
+
   test('benchmark: update time of a 1,000-point session (performance API)', async () => {
     const { page } = await open('big', 'en')
     await page.waitForSelector('[data-kopt=chart]', { timeout: 20_000 })
