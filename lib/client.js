@@ -677,7 +677,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
 .kopt-legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:12px;color:var(--k-faint);margin-top:4px}
 .kopt-legend i{font-style:normal;margin-right:4px}
 .kopt-warnbox{font-size:12.5px;color:var(--k-warn);background:rgba(194,124,14,.07);border:1px solid rgba(194,124,14,.3);border-radius:8px;padding:6px 10px;margin-top:8px}
-.kopt-pop{position:absolute;z-index:5;width:340px;max-width:calc(100% - 8px);max-height:380px;overflow:auto;background:var(--k-bg);border:1px solid var(--k-border);border-radius:10px;box-shadow:0 8px 28px rgba(0,0,0,.16);padding:10px 12px;font-size:13px}
+.kopt-pop{position:absolute;z-index:5;box-sizing:border-box;width:340px;max-width:calc(100% - 8px);max-height:380px;overflow:auto;background:var(--k-bg);border:1px solid var(--k-border);border-radius:10px;box-shadow:0 8px 28px rgba(0,0,0,.16);padding:10px 12px;font-size:13px}
 .kopt-pop h4{margin:0;font-size:14px;display:flex;align-items:center;gap:8px}
 .kopt-pop .kopt-x{margin-left:auto;border:0;background:transparent;cursor:pointer;color:var(--k-faint);font-size:15px}
 .kopt-sec{margin-top:8px}
@@ -850,8 +850,22 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       const metrics = it.metrics && typeof it.metrics === 'object' ? Object.entries(it.metrics) : []
       // Place it beside the point, inside the chart box.
       const leftPct = (pt.x / chart.width) * 100
-      const style = leftPct > 55 ? { right: `${100 - leftPct + 1.5}%` } : { left: `${leftPct + 1.5}%` }
-      style.top = `${Math.max(0, (Math.min(pt.y, chart.plot.bottom) / chart.height) * 100 - 10)}%`
+      // Beside the point, on the side with more room; never past the box's edge in a narrow tab.
+      const edge = 'max(0px, calc(100% - 344px))'
+      const style = leftPct > 55 ? { right: `min(${100 - leftPct + 1.5}%, ${edge})` } : { left: `min(${leftPct + 1.5}%, ${edge})` }
+      // Vertically: a point in the upper half opens downwards, a low one upwards (its bottom edge near the
+      // point), and the height is capped by the room on that side, so the box never leaves the chart box
+      // (and so never runs under the composer below it); the rest scrolls inside.
+      const yPct = (Math.min(pt.y, chart.plot.bottom) / chart.height) * 100
+      if (yPct <= 50) {
+        const top = Math.max(0, yPct - 10)
+        style.top = `${top}%`
+        style.maxHeight = `min(380px, calc(${100 - top}% - 4px))`
+      } else {
+        const bottom = Math.max(0, 100 - yPct - 10)
+        style.bottom = `${bottom}%`
+        style.maxHeight = `min(380px, calc(${100 - bottom}% - 4px))`
+      }
       void wrapWidth
       return h('div', { className: 'kopt-pop', style, role: 'dialog', 'aria-label': `#${index + 1}`, 'data-kopt': 'popover' },
         h('h4', null,

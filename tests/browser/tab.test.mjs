@@ -123,6 +123,32 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
     await page.close()
   })
 
+  test('the popover of every point stays inside the chart box, low points open upwards (zh and en)', async () => {
+    for (const [lang, viewport] of [['zh', { width: 1200, height: 700 }], ['en', { width: 700, height: 560 }]]) {
+      const { page, errors } = await open('demo', lang, { viewport })
+      await page.waitForSelector('[data-kopt=chart]')
+      const n = Number(await page.locator('[data-kopt=points]').getAttribute('data-n'))
+      await page.locator('[data-kopt=chart]').focus()
+      let upwards = 0
+      for (let i = 0; i < n; i++) {
+        await page.keyboard.press('ArrowRight')
+        const pop = page.locator('[data-kopt=popover]')
+        await pop.waitFor()
+        const g = await pop.evaluate(el => {
+          const r = el.getBoundingClientRect()
+          const box = el.offsetParent.getBoundingClientRect()
+          return { top: r.top, bottom: r.bottom, left: r.left, right: r.right, boxTop: box.top, boxBottom: box.bottom, boxLeft: box.left, boxRight: box.right, up: el.style.bottom !== '' }
+        })
+        assert.ok(g.top >= g.boxTop - 1 && g.bottom <= g.boxBottom + 1, `${lang} point ${i + 1}: popover ${g.top}–${g.bottom} outside the chart box ${g.boxTop}–${g.boxBottom}`)
+        assert.ok(g.left >= g.boxLeft - 1 && g.right <= g.boxRight + 1, `${lang} point ${i + 1}: popover ${g.left}–${g.right} outside ${g.boxLeft}–${g.boxRight}`)
+        if (g.up) upwards++
+      }
+      assert.ok(upwards >= 1, `${lang}: some low point opens upwards`)
+      assert.deepEqual(errors, [])
+      await page.close()
+    }
+  })
+
   test('live updates keep the selection and the scroll position; polling sends If-None-Match', async () => {
     const { page } = await open('demo', 'en', { viewport: { width: 1200, height: 700 } })
     await page.waitForSelector('[data-kopt=chart]')
