@@ -783,7 +783,9 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         return ((ev.clientX - r.left) / r.width) * W
       }
       const onMove = (ev) => { if (!pinned) { const i = find(toView(ev)); if (i >= 0) onSelect(i, false) } }
-      const onLeave = () => { if (!pinned) onSelect(null, false) }
+      // Leaving the chart for the hover popover (it sits beside the point, often under the pointer on its way
+      // to the next point) keeps it; the popover itself closes when the pointer leaves it for elsewhere.
+      const onLeave = (ev) => { if (!pinned && !intoPopover(ev)) onSelect(null, false) }
       const onClick = (ev) => { const i = find(toView(ev)); if (i >= 0) onSelect(i, true) }
       const onKey = (ev) => {
         if (!pts.length) return
@@ -839,7 +841,9 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       return [t('pop.slurm', { job: s.jobId ?? '?', node: s.node ?? '?' }), s.partition, s.gpu].filter(Boolean).join(' · ')
     }
 
-    function Popover({ series, index, chart, t, onClose, pinned, wrapWidth }) {
+    const intoPopover = (ev) => !!(ev.relatedTarget && ev.relatedTarget.closest && ev.relatedTarget.closest('[data-kopt=popover]'))
+    const intoChart = (ev) => !!(ev.relatedTarget && ev.relatedTarget.closest && ev.relatedTarget.closest('[data-kopt=chart]'))
+    function Popover({ series, index, chart, t, onClose, onLeave, pinned, wrapWidth }) {
       const it = series.iterations[index]
       const pt = chart.points[index]
       if (!it || !pt) return null
@@ -867,7 +871,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         style.maxHeight = `min(380px, calc(${100 - bottom}% - 4px))`
       }
       void wrapWidth
-      return h('div', { className: 'kopt-pop', style, role: 'dialog', 'aria-label': `#${index + 1}`, 'data-kopt': 'popover' },
+      return h('div', { className: 'kopt-pop', style, role: 'dialog', 'aria-label': `#${index + 1}`, 'data-kopt': 'popover', onMouseLeave: onLeave },
         h('h4', null,
           `#${index + 1}`,
           h('span', { className: `kopt-tag ${verdictTone(v)}` }, t(`verdict.${v}`)),
@@ -1136,7 +1140,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         h('h3', null, t('curve.title'), h('span', { className: 'kopt-note', style: { fontWeight: 400 } }, t(c.mode === 'speedup' ? 'curve.axisSpeedup' : 'curve.axisLatency'))),
         h('div', { className: 'kopt-chartwrap' },
           h(Chart, { chart: c, selected, pinned, onSelect, t, svgRef }),
-          selected !== null && selected !== undefined ? h(Popover, { series, index: selected, chart: c, t, pinned, onClose: () => onSelect(null, false) }) : null),
+          selected !== null && selected !== undefined ? h(Popover, { series, index: selected, chart: c, t, pinned, onClose: () => onSelect(null, false), onLeave: (ev) => { if (!pinned && !intoChart(ev)) onSelect(null, false) } }) : null),
         h('div', { className: 'kopt-legend' },
           h('span', null, h('i', { style: { color: COLORS.ok } }, '●'), t('legend.ok')),
           h('span', null, h('i', { style: { color: COLORS.bad } }, '○'), t('legend.failed')),

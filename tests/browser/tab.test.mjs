@@ -149,6 +149,43 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
     }
   })
 
+  test('hover: moving through the popover keeps it; reaching another point switches it', async () => {
+    const { page, errors } = await open('demo', 'en', { viewport: { width: 1200, height: 800 } })
+    await page.waitForSelector('[data-kopt=chart]')
+    const series = JSON.parse(host.state.get('demo').body)
+    // Screen position of point i, through the SVG's own transform.
+    const at = (i) => page.evaluate(([x, y]) => {
+      const svg = document.querySelector('[data-kopt=chart]')
+      const p = new DOMPoint(x, y).matrixTransform(svg.getScreenCTM())
+      return { x: p.x, y: p.y }
+    }, [series.chart.points[i].x, series.chart.points[i].y])
+    const a = await at(1)
+    await page.mouse.move(a.x, a.y)
+    const pop = page.locator('[data-kopt=popover]')
+    await pop.waitFor()
+    assert.match(await pop.innerText(), /^#2/)
+    const box = await pop.boundingBox()
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2, { steps: 8 })
+    await page.waitForTimeout(150)
+    assert.equal(await pop.count(), 1, 'the popover stays while the pointer is on it')
+    // A point the popover does not cover: the pointer comes back into the chart there and the popover switches.
+    let target = -1
+    for (let i = series.chart.points.length - 1; i > 2; i--) {
+      const p = await at(i)
+      const b = await pop.boundingBox()
+      if (p.x < b.x - 4 || p.x > b.x + b.width + 4 || p.y < b.y - 4 || p.y > b.y + b.height + 4) { target = i; break }
+    }
+    assert.ok(target > 0, 'a point outside the popover')
+    const b = await at(target)
+    await page.mouse.move(b.x, b.y, { steps: 8 })
+    await page.waitForFunction((want) => (document.querySelector('[data-kopt=popover]')?.innerText ?? '').startsWith(want), `#${target + 1}`, { timeout: 4000 })
+    // Leaving both for the page outside closes it.
+    await page.mouse.move(2, 2, { steps: 4 })
+    await pop.waitFor({ state: 'detached', timeout: 4000 })
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
   test('live updates keep the selection and the scroll position; polling sends If-None-Match', async () => {
     const { page } = await open('demo', 'en', { viewport: { width: 1200, height: 700 } })
     await page.waitForSelector('[data-kopt=chart]')
