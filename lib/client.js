@@ -717,6 +717,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
 .kopt-bar > div{height:100%;background:var(--k-accent);border-radius:3px;transition:width .4s}
 .kopt-bar.over > div{background:var(--k-warn)}
 .kopt-err{color:var(--k-bad);font-size:12.5px}
+.kopt-row-err{max-width:340px;white-space:pre-wrap;word-break:break-word;margin-top:3px}
 @keyframes kopt-pulse{0%,100%{opacity:1}50%{opacity:.25}}
 .kopt-pulse{animation:kopt-pulse 1.2s ease-in-out infinite}
 `
@@ -1068,7 +1069,9 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       const trust = trustOf(it)
       return h('tr', { className: `clickable${selected ? ' sel' : ''}`, onClick: () => onPick(index), 'data-kopt': 'row' },
         h('td', null, `#${index + 1}`, isBest ? h('span', { style: { color: 'var(--k-ok)', marginLeft: 4 } }, '★') : null, it.finalized ? h('span', { style: { color: COLORS.final, marginLeft: 4 } }, '⚑') : null),
-        h('td', null, h('span', { className: `kopt-tag ${verdictTone(v)}` }, t(`verdict.${v}`)), phase && phase !== 'optimization' ? h('span', { className: 'kopt-tag warn', style: { marginLeft: 4 } }, t(`pop.phase.${phase}`)) : null),
+        h('td', null, h('span', { className: `kopt-tag ${verdictTone(v)}` }, t(`verdict.${v}`)), phase && phase !== 'optimization' ? h('span', { className: 'kopt-tag warn', style: { marginLeft: 4 } }, t(`pop.phase.${phase}`)) : null,
+          // A failed row says why (the compiler's or the run's error), whole on hover.
+          it.error && full ? h('div', { className: 'kopt-err kopt-row-err', 'data-kopt': 'row-error', title: it.error }, it.error.length > 240 ? `${it.error.slice(0, 240)}…` : it.error) : null),
         h('td', null, it.latencyMs !== undefined ? fmtLatency(it.latencyMs) : '—'),
         h('td', null, it.speedup !== undefined ? fmtX(it.speedup) : ''),
         h('td', null, h('div', null, t(`trust.${trust}`)), it.slurm && full ? h('div', { className: 'kopt-note', 'data-kopt': 'row-slurm' }, slurmWhere(it, t)) : null, it.command && full ? h('div', { className: 'kopt-cmd' }, it.command) : null, !it.command ? h('div', { className: 'kopt-note' }, it.tool) : null),

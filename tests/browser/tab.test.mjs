@@ -186,6 +186,27 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
     await page.close()
   })
 
+  test('a failed row shows its error in the popover and in the full record (zh and en)', async () => {
+    for (const lang of ['zh', 'en']) {
+      const { page, errors } = await open('demo', lang)
+      await page.waitForSelector('[data-kopt=chart]')
+      const series = JSON.parse(host.state.get('demo').body)
+      const failed = series.iterations.findIndex(it => typeof it.error === 'string' && it.error.length > 0)
+      assert.ok(failed >= 0, 'the demo has a failed row with an error')
+      const want = series.iterations[failed].error
+      await page.locator('[data-kopt=full-record]').click()
+      const cell = page.locator('[data-kopt=full-table] [data-kopt=row-error]').first()
+      await cell.waitFor()
+      assert.equal(await cell.innerText(), want.length > 240 ? `${want.slice(0, 240)}…` : want)
+      assert.equal(await cell.getAttribute('title'), want)
+      await page.locator('[data-kopt=chart]').focus()
+      for (let i = 0; i <= failed; i++) await page.keyboard.press('ArrowRight')
+      assert.ok((await page.locator('[data-kopt=popover]').innerText()).includes(want))
+      assert.deepEqual(errors, [])
+      await page.close()
+    }
+  })
+
   test('live updates keep the selection and the scroll position; polling sends If-None-Match', async () => {
     const { page } = await open('demo', 'en', { viewport: { width: 1200, height: 700 } })
     await page.waitForSelector('[data-kopt=chart]')
