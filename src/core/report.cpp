@@ -475,6 +475,7 @@ svg.curve .pt.failed{fill:var(--card);stroke:var(--bad);stroke-width:1.8}
 svg.curve .pt.unmeasured{fill:none;stroke:var(--faint);stroke-width:1.5}
 svg.curve .pt.bad{fill:none;stroke:var(--bad);stroke-width:1.5}
 svg.curve .pt.pending{fill:none;stroke:var(--faint);stroke-width:1.5;stroke-dasharray:2 2}
+svg.curve .pt{pointer-events:all}
 svg.curve a:hover .pt{stroke:var(--text);stroke-width:2}
 svg.curve .beststar{fill:var(--ok);font-size:15px;pointer-events:none}
 svg.curve .flag{fill:var(--final);font-size:13px}
@@ -584,8 +585,9 @@ void svg_curve(std::string& o, const Report& r, ReportLang lang) {
     o += "<text class=\"axis\" x=\"" + num(jnum(t, "x")) + "\" y=\"" + num(jnum(c, "xLabelY")) +
          "\" text-anchor=\"middle\">" + html_escape(jstr(t, "label")) + "</text>\n";
   if (jstr(c, "scale") == "log")
-    o += "<text class=\"axis\" x=\"" + num(L) + "\" y=\"" + num(Tp - 8) + "\" font-style=\"italic\">" +
-         html_escape(T(lang, "curve.log")) + "</text>\n";
+    // At the right end: the best label sits at the left, near the top when the best is the highest value.
+    o += "<text class=\"axis\" data-kopt=\"log-scale\" x=\"" + num(R) + "\" y=\"" + num(Tp - 8) +
+         "\" text-anchor=\"end\" font-style=\"italic\">" + html_escape(T(lang, "curve.log")) + "</text>\n";
   bool any_unmeasured = false;
   for (const auto& p : pts) any_unmeasured |= jstr(p, "kind") == "unmeasured";
   const double baseY = jnum(c, "baselineY");

@@ -441,3 +441,55 @@ TEST(Report, CommandRejectsBadArguments) {
   TempDir dir;
   EXPECT_EQ(kopt::report_command({kZ03, "-o", (dir.path / "no/such/dir/run.html").string()}), 1);
 }
+
+// Layout at the edges, over every project vector and every prefix of the small ones: ⚑ (about 14 units wide)
+// never passes the chart's right edge, the log-scale label sits at the right end (clear of the best label
+// at the left), and a hollow point is clickable on its whole disc.
+TEST(Report, MarkersAndLabelsStayClearOfTheEdges) {
+  std::size_t flags = 0, logs = 0;
+  double right_most = 0;
+  // Every prefix of the small vectors too: a log cut right after a finalize puts ⚑ on the last point, at the
+  // right edge.
+  std::vector<std::string> logs_to_draw;
+  const std::string cut = std::filesystem::temp_directory_path().string() + "/kopt-report-edge-" +
+                          std::to_string(::getpid());
+  std::filesystem::create_directories(cut);
+  for (const auto& e : std::filesystem::directory_iterator(std::string(KOPT_FIXTURES_DIR) + "/vectors")) {
+    const std::string path = e.path().string();
+    if (path.size() < 12 || path.compare(path.size() - 12, 12, ".events.json") != 0) continue;
+    logs_to_draw.push_back(path);
+    const auto events = nlohmann::json::parse(slurp(path), nullptr, false);
+    if (!events.is_array() || events.size() > 100) continue;
+    for (std::size_t k = 1; k < events.size(); ++k) {
+      const std::string p = cut + "/" + e.path().filename().string() + "." + std::to_string(k) + ".events.json";
+      std::ofstream(p) << nlohmann::json(events.begin(), events.begin() + static_cast<long>(k)).dump();
+      logs_to_draw.push_back(p);
+    }
+  }
+  for (const auto& path : logs_to_draw) {
+    const auto r = report_of(path);
+    const std::string html = kopt::report_html(r);
+    std::smatch vb;
+    if (!std::regex_search(html, vb, std::regex("class=\"curve\" data-kopt=\"chart\" viewBox=\"0 0 ([0-9.]+) ")))
+      continue;  // no points, no chart
+    const double W = std::stod(vb[1]);
+    const std::regex flag("data-kopt=\"finalized\" x=\"([-0-9.]+)\" y=\"([-0-9.]+)\">");
+    for (auto it = std::sregex_iterator(html.begin(), html.end(), flag); it != std::sregex_iterator(); ++it) {
+      const double x = std::stod((*it)[1]), y = std::stod((*it)[2]);
+      ++flags;
+      right_most = std::max(right_most, x);
+      EXPECT_LE(x + 14, W) << path << ": ⚑ at " << x << " passes the edge " << W;
+      EXPECT_GE(y - 12, 0) << path << ": ⚑ at y " << y << " passes the top";
+    }
+    const std::regex log("data-kopt=\"log-scale\" x=\"([-0-9.]+)\" y=\"[-0-9.]+\" text-anchor=\"end\"");
+    const auto anchored = std::distance(std::sregex_iterator(html.begin(), html.end(), log), std::sregex_iterator());
+    EXPECT_EQ(anchored, static_cast<long>(count(html, "data-kopt=\"log-scale\""))) << path;
+    logs += static_cast<std::size_t>(anchored);
+  }
+  EXPECT_GT(flags, 0u) << "some vector has a finalized point";
+  EXPECT_GT(right_most, 900) << "some prefix puts ⚑ on the last point, at the right edge";
+  EXPECT_GT(logs, 0u) << "some vector is drawn on a log scale";
+  std::filesystem::remove_all(cut);
+  const std::string html = kopt::report_html(report_of(kZ03));
+  EXPECT_NE(html.find("svg.curve .pt{pointer-events:all}"), std::string::npos);
+}
