@@ -82,6 +82,8 @@ window.__ModuleLoader__.load({
       'chip.best': '最佳 {value}',
       'chip.final': '最终 {value}',
       'chip.remeasured': '已复测',
+      'chip.gap': '自报 {self}，复测相差 {pct}',
+      'pop.gap': '复测 {re}，与自报相差 {pct}',
       'chip.notRemeasured': '未复测',
       'chip.pending': '评测中…',
       'chip.opt.tip': '循环预算内的优化评测（不含收尾与复测）',
@@ -223,6 +225,8 @@ window.__ModuleLoader__.load({
       'chip.best': 'best {value}',
       'chip.final': 'final {value}',
       'chip.remeasured': 're-measured',
+      'chip.gap': 'self-reported {self}, re-measured {pct} off',
+      'pop.gap': 're-measured {re}, {pct} off the self-reported figure',
       'chip.notRemeasured': 'not re-measured',
       'chip.pending': 'evaluating…',
       'chip.opt.tip': 'Optimization evaluations within the loop budget (wrap-up and replays excluded)',
@@ -580,6 +584,7 @@ window.__ModuleLoader__.load({
       return `${(ms / 1000).toPrecision(3)}s`
     }
     const fmtX = v => `×${Number(v.toPrecision(3))}`
+    const fmtGap = v => `${v > 0 ? '+' : ''}${v}%`
     const seqNum = s => (typeof s === 'number' ? s : Number(s))
     // Verdict and trust are decided in C++ (include/kopt/verdict.hpp) and sent per row; the tab only reads them.
     const verdictOf = it => it.verdict || 'unknown'
@@ -889,6 +894,8 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
           h('div', { className: 'kopt-note' }, `${it.tool} · seq ${it.seq}${it.jobId ? ` · job ${it.jobId}` : ''}${it.evaluationId ? ` · ${it.evaluationId}` : ''}${it.artifactPath ? ` · ${it.artifactPath}` : ''}`),
           it.slurm ? h('div', { className: 'kopt-note', 'data-kopt': 'slurm' }, slurmWhere(it, t)) : null,
           it.command ? h('div', { className: 'kopt-pre', title: t('trust.command') }, it.command) : null),
+        chart.final?.selfReported?.index === index ? h('div', { className: 'kopt-sec', 'data-kopt': 'pop-gap', style: chart.final.gapFlag ? { color: 'var(--k-warn)' } : undefined },
+          chart.final.gapFlag ? '⚠ ' : '', t('pop.gap', { re: chart.final.label, pct: fmtGap(chart.final.gapPct) })) : null,
         it.error ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.error')), h('div', { className: 'kopt-pre old' }, it.error)) : null,
         it.blocking ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.blocking')), it.blocking.map((s, i) => h('div', { key: i, className: 'kopt-err' }, `· ${s}`))) : null,
         it.advisory ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.advisory')), it.advisory.map((s, i) => h('div', { key: i, className: 'kopt-note' }, `· ${s}`))) : null,
@@ -1129,7 +1136,9 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       const fin = c?.final
       if (fin) {
         out.push(h('span', { key: 'fin', className: 'kopt-chip final', title: t(fin.remeasured ? 'chip.final.re' : 'chip.final.self'), 'data-kopt': 'chip-final' },
-          '⚑ ', t('chip.final', { value: fin.label }), ' · ', fin.remeasured ? t('chip.remeasured') : h('span', { style: { color: 'var(--k-warn)' } }, t('chip.notRemeasured'))))
+          '⚑ ', t('chip.final', { value: fin.label }), ' · ', fin.remeasured ? t('chip.remeasured') : h('span', { style: { color: 'var(--k-warn)' } }, t('chip.notRemeasured')),
+          fin.selfReported ? h('span', { 'data-kopt': 'final-gap', 'data-flag': fin.gapFlag ? '1' : '0', style: fin.gapFlag ? { color: 'var(--k-warn)' } : undefined },
+            ' · ', fin.gapFlag ? '⚠ ' : '', t('chip.gap', { self: fin.selfReported.label, pct: fmtGap(fin.gapPct) })) : null))
       }
       if (pending) out.push(h('span', { key: 'p', className: 'kopt-chip kopt-pulse' }, t('chip.pending')))
       return h('div', { className: 'kopt-chips', 'data-kopt': 'chips' }, out)

@@ -19,6 +19,9 @@ struct ChartOptions {
   static ChartOptions from_json(const json& j);  // {width?, height?}, clamped to sane sizes
 };
 
+// The finalize gap (re-measured vs self-reported latency) is flagged beyond this many percent.
+inline constexpr double kFinalGapFlagPct = 10.0;
+
 // O-1: µs below 1 ms (3 significant digits), ms below 1 000 ms (4), else s (3), as toPrecision.
 std::string format_latency(double ms);
 
@@ -32,8 +35,10 @@ std::string format_latency(double ms);
 //   minLabel, maxLabel} | null, baselineY (where unmeasured points sit, below the axis),
 //   phases ["optimization" | "over-budget" | "wrap-up" per iteration], rowRounds [index into the
 //   series' rounds of the loop message in force for each iteration, or null], counts {optimization,
-//   overBudget, wrapUp}, final {index, latencyMs, label, remeasured} | null (the finalized number:
-//   the plugin's replay when there is one, else the finalized point as reported).
+//   overBudget, wrapUp}, final {index, latencyMs, label, remeasured, selfReported? {index, latencyMs,
+//   label}, gapPct?, gapFlag?} | null (the finalized number: the plugin's replay when there is one, else
+//   the finalized point as reported; with a replay of a self-reported finalized point, that point and
+//   the gap (replay / self − 1, in %), flagged beyond kFinalGapFlagPct).
 json chart_json(const Series& s, const ChartOptions& opt = {});
 // The same object as compact JSON text, exactly as js_stringify(chart_json(s, opt)) writes it,
 // without building the tree (the /series body embeds it once per revision).

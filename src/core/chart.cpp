@@ -511,6 +511,19 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
     t.key("latencyMs").num(*its[*f].latencyMs);
     t.key("label").str(format_latency(*its[*f].latencyMs));
     t.key("remeasured").boolean(fin_replay.has_value());
+    if (fin_replay && fin_other && *its[*fin_other].latencyMs > 0) {
+      // The gap between the agent's own figure and the plugin's re-measurement of the same command.
+      // Flagged beyond a fixed 10 % (docs/protocol.md): one replay carries no noise estimate of its own.
+      const double self = *its[*fin_other].latencyMs, re = *its[*fin_replay].latencyMs;
+      const double gap = (re / self - 1.0) * 100.0;
+      t.key("selfReported").open('{');
+      t.key("index").num(static_cast<double>(*fin_other));
+      t.key("latencyMs").num(self);
+      t.key("label").str(format_latency(self));
+      t.close('}');
+      t.key("gapPct").num(std::round(gap * 10.0) / 10.0);
+      t.key("gapFlag").boolean(std::fabs(gap) > kFinalGapFlagPct);
+    }
     t.close('}');
   } else {
     t.null().value_done();

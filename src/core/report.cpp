@@ -254,6 +254,8 @@ const Text kTexts[] = {
     {"chip.wrap.tip", "收尾阶段的验证评测与插件复测，不计入预算",
      "Validation and replays in the wrap-up phase; not counted against the budget"},
     {"remeasured", "已复测 re-measured", "re-measured"},
+    {"final.gap", "自报 {self}，复测相差 {pct} · self-reported {self}, re-measured {pct} off",
+     "self-reported {self}, re-measured {pct} off"},
     {"notRemeasured", "未复测 not re-measured", "not re-measured"},
     {"final.re", "插件按记录的命令重新运行测得", "Re-measured by the plugin, re-running the recorded command"},
     {"final.self", "最终数字来自 Agent 自己的测量，未经插件复测",
@@ -647,6 +649,17 @@ void svg_curve(std::string& o, const Report& r, ReportLang lang) {
 
 // ───────────────────────────── the page ─────────────────────────────
 
+// The core's finalize gap (chart.final.selfReported / gapPct / gapFlag), as the tab shows it.
+std::string final_gap(const json& fin, ReportLang lang) {
+  if (!fin.contains("selfReported") || !fin["selfReported"].is_object()) return "";
+  const bool flag = fin.value("gapFlag", false);
+  const double pct = jnum(fin, "gapPct");
+  std::string p = (pct > 0 ? "+" : "") + num(pct) + "%";
+  return std::string(" · <span data-kopt=\"final-gap\" data-flag=\"") + (flag ? "1\" class=\"nre\">⚠ " : "0\">") +
+         fill(T(lang, "final.gap"), {{"{self}", html_escape(jstr(fin["selfReported"], "label"))}, {"{pct}", p}}) +
+         "</span>";
+}
+
 void chips(std::string& o, const Report& r, ReportLang lang) {
   const json& c = r.chart;
   const auto& s = r.in.series;
@@ -683,7 +696,8 @@ void chips(std::string& o, const Report& r, ReportLang lang) {
     chip("final", "chip-final", "⚑ " + html_escape(jstr(fin, "label")),
          std::string(T(lang, "chip.final")) + " · #" + std::to_string(idx + 1), T(lang, re ? "final.re" : "final.self"),
          std::string(" · <span class=\"") + (re ? "re" : "nre") + "\" data-kopt=\"" +
-             (re ? "remeasured" : "not-remeasured") + "\">" + T(lang, re ? "remeasured" : "notRemeasured") + "</span>");
+             (re ? "remeasured" : "not-remeasured") + "\">" + T(lang, re ? "remeasured" : "notRemeasured") + "</span>" +
+             final_gap(fin, lang));
   } else {
     chip("", "chip-final", "—", T(lang, "chip.noFinal"), {});
   }

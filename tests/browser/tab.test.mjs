@@ -207,6 +207,24 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
     }
   })
 
+  test('the finalize gap: the ⚑ chip and the self-reported point\'s popover show the re-measured figure and the gap (zh and en)', async () => {
+    for (const [lang, words] of [['zh', /自报 .*复测相差 \+0\.6%/], ['en', /self-reported .*re-measured \+0\.6% off/]]) {
+      const { page, errors } = await open('demo', lang)
+      await page.waitForSelector('[data-kopt=chart]')
+      const fin = JSON.parse(host.state.get('demo').body).chart.final
+      assert.equal(fin.remeasured, true)
+      assert.equal(fin.gapFlag, false, 'the demo replay is 0.6 % off: shown, not flagged')
+      const gap = page.locator('[data-kopt=chip-final] [data-kopt=final-gap]')
+      assert.match(await gap.innerText(), words)
+      assert.equal(await gap.getAttribute('data-flag'), '0')
+      await page.locator('[data-kopt=chart]').focus()
+      for (let i = 0; i <= fin.selfReported.index; i++) await page.keyboard.press('ArrowRight')
+      assert.match(await page.locator('[data-kopt=popover] [data-kopt=pop-gap]').innerText(), /\+0\.6%/)
+      assert.deepEqual(errors, [])
+      await page.close()
+    }
+  })
+
   test('live updates keep the selection and the scroll position; polling sends If-None-Match', async () => {
     const { page } = await open('demo', 'en', { viewport: { width: 1200, height: 700 } })
     await page.waitForSelector('[data-kopt=chart]')

@@ -191,3 +191,25 @@ TEST(Chart, M5_PhaseCountsAndFinalNumber) {
   ASSERT_FALSE(a["final"].is_null());
   EXPECT_EQ(a["final"]["remeasured"], false);
 }
+
+// The finalize gap: a self-reported finalized point and the plugin's replay of it. Within 10 % it is
+// shown, not flagged; beyond, flagged (the demo's ×2.21 self-reported against ×1.64 re-measured).
+TEST(Chart, FinalGapBetweenSelfReportedAndReplay) {
+  auto series = load("h03-finalize-replay.expected.json")["series"];
+  const auto near = kopt::chart_json_from_wire(series)["final"];
+  ASSERT_TRUE(near.is_object());
+  EXPECT_EQ(near["remeasured"], true);
+  EXPECT_EQ(near["selfReported"]["index"], 0);
+  EXPECT_DOUBLE_EQ(near["selfReported"]["latencyMs"].get<double>(), 1.3);
+  EXPECT_DOUBLE_EQ(near["gapPct"].get<double>(), 0.8);  // 1.31 / 1.3 − 1
+  EXPECT_EQ(near["gapFlag"], false);
+  for (auto& it : series["iterations"]) it["latencyMs"] = it["channel"] == "replay" ? 1.64 : 1.21;
+  const auto far = kopt::chart_json_from_wire(series)["final"];
+  EXPECT_DOUBLE_EQ(far["gapPct"].get<double>(), 35.5);  // 1.64 / 1.21 − 1
+  EXPECT_EQ(far["gapFlag"], true);
+  EXPECT_EQ(far["label"], kopt::format_latency(1.64));
+  // Only a self-reported finalized point: no gap fields.
+  const auto self_only = chart_of("h02-finalize-by-artifact")["final"];
+  EXPECT_FALSE(self_only.contains("gapPct"));
+  EXPECT_FALSE(self_only.contains("selfReported"));
+}

@@ -493,3 +493,23 @@ TEST(Report, MarkersAndLabelsStayClearOfTheEdges) {
   const std::string html = kopt::report_html(report_of(kZ03));
   EXPECT_NE(html.find("svg.curve .pt{pointer-events:all}"), std::string::npos);
 }
+
+// The finalize gap in the report's ⚑ chip, read from the core's chart.final: within 10 % shown plainly,
+// beyond it flagged ⚠ (the same log with the replay's figure changed from 1.31 to 1.64 ms).
+TEST(Report, FinalGapChip) {
+  const std::string path = std::string(KOPT_FIXTURES_DIR) + "/vectors/h03-finalize-replay.events.json";
+  const std::string near = kopt::report_html(report_of(path));
+  EXPECT_NE(near.find("data-kopt=\"final-gap\" data-flag=\"0\">"), std::string::npos);
+  EXPECT_NE(near.find("+0.8%"), std::string::npos);
+  std::string text = slurp(path);
+  const std::string from = "\\\"latency_ms\\\":1.31,", to = "\\\"latency_ms\\\":1.64,";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(), to);
+  const std::string cut = std::filesystem::temp_directory_path().string() + "/kopt-report-gap-" +
+                          std::to_string(::getpid()) + ".events.json";
+  std::ofstream(cut) << text;
+  const std::string far = kopt::report_html(report_of(cut));
+  std::filesystem::remove(cut);
+  EXPECT_NE(far.find("data-kopt=\"final-gap\" data-flag=\"1\" class=\"nre\">⚠ "), std::string::npos);
+  EXPECT_NE(far.find("+26.2%"), std::string::npos);  // 1.64 / 1.3 − 1
+}
