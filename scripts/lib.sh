@@ -27,3 +27,12 @@ apt_install_lists() {
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
+
+# tests/browser/node_modules (playwright-core, React) from its lockfile, when missing: the browser
+# suite and the report's geometry check drive Debian's chromium through it.
+browser_node_modules() {
+  local dir="$KOPT_ROOT/tests/browser"
+  [ -f "$dir/node_modules/playwright-core/package.json" ] && [ -f "$dir/node_modules/react/umd/react.production.min.js" ] && return 0
+  log "npm ci (tests/browser)"
+  (cd "$dir" && timeout 600 npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null)
+}

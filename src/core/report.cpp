@@ -285,7 +285,7 @@ const Text kTexts[] = {
     {"legend.failed", "失败 failed", "failed"},
     {"legend.unmeasured", "未测得 not measured", "not measured"},
     {"legend.best", "最佳 best", "best"},
-    {"legend.profiled", "profile", "profiled"},
+    {"legend.profiled", "做过性能剖析 profiled", "profiled"},
     {"legend.final", "最终提交 finalized", "finalized"},
     {"axis.best", "最佳", "best"},
     {"verdict.pending", "未完成 pending", "pending"},
@@ -487,6 +487,7 @@ svg.curve .prof{fill:var(--prof);font-size:11px}
 .note{font-size:12.5px;color:var(--faint);margin-top:6px}
 .warnbox{margin-top:8px;padding:8px 12px;border-radius:8px;border:1px solid rgba(184,114,0,.4);background:rgba(194,124,14,.07);color:var(--text);font-size:13px}
 .grid2{display:grid;grid-template-columns:repeat(auto-fit,minmax(340px,1fr));gap:16px}
+.grid2>*{min-width:0}
 dl.kv{display:grid;grid-template-columns:auto 1fr;gap:4px 14px;margin:0;font-size:13px}
 dl.kv dt{color:var(--faint)}dl.kv dd{margin:0;word-break:break-word}
 .tag{display:inline-block;padding:0 7px;border-radius:6px;font-size:12px;line-height:20px;border:1px solid var(--border);color:var(--dim);white-space:nowrap}
@@ -502,6 +503,7 @@ table.rec tr.best td{background:rgba(31,143,95,.05)}
 table.rec tr:target td{background:rgba(77,107,254,.10)}
 table.rec td.n{white-space:nowrap;color:var(--dim)}
 table.rec td.num{white-space:nowrap}
+table.rec td.num .sub{white-space:normal;min-width:12em;max-width:22em}
 .star{color:var(--ok);margin-left:3px}.flagc{color:var(--final);margin-left:3px}
 .sub{display:block;font-size:12px;color:var(--faint);margin-top:2px;word-break:break-word}
 .err{display:block;font-size:12px;color:var(--bad);margin-top:3px;word-break:break-word;white-space:pre-wrap}
@@ -518,6 +520,9 @@ td.rev summary,td.chgs summary{white-space:normal}
 ol.plans,ol.revs{margin:0;padding-left:0;list-style:none;display:flex;flex-direction:column;gap:8px;font-size:13px}
 ol.plans li,ol.revs li{display:flex;gap:10px}
 ol.plans li>span:first-child,ol.revs li>span:first-child{flex:none;min-width:86px;color:var(--faint)}
+ol.plans li>:last-child,ol.revs li>:last-child{min-width:0;overflow-wrap:anywhere}
+ol.plans .tag,td.appr .tag{white-space:normal;overflow-wrap:anywhere}
+td.appr,td.rev{overflow-wrap:anywhere}
 footer{color:var(--faint);font-size:12px;text-align:center;margin-top:4px}
 code{font-family:var(--mono);font-size:.95em}
 @media print{body{background:#fff}.card{break-inside:avoid-page}main{max-width:none}}

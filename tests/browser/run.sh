@@ -16,10 +16,7 @@ set -euo pipefail
 cd "$KOPT_ROOT/tests/browser"
 
 apt_install_lists "$KOPT_ROOT/scripts/deps/apt-browser.txt"
-if [ ! -f node_modules/playwright-core/package.json ] || [ ! -f node_modules/react/umd/react.production.min.js ]; then
-  log "npm ci (tests/browser)"
-  timeout 600 npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null
-fi
+browser_node_modules
 export CHROMIUM=${CHROMIUM:-$(command -v chromium || true)}
 [ -x "$CHROMIUM" ] || { log "chromium not found"; exit 1; }
 export KOPT_ADDON=${KOPT_ADDON:-$KOPT_ROOT/${KOPT_BUILD_DIR:-build}/kopt.node}

@@ -2,7 +2,7 @@
 # kopt report in a real browser: renders the report of z03 (57 evaluations) and of a hostile log,
 # opens them in headless Chromium (Debian's `chromium`), checks the screenshot is a real picture and,
 # through --dump-dom, that the SVG has one point element per evaluation and that nothing from the
-# hostile log became markup or ran.
+# hostile log became markup or ran; then checks the layout by geometry (tests/report/geometry.mjs).
 #   KOPT_BUILD_DIR   build folder with the kopt binary (default build; built when missing)
 #   KOPT_REPORT_OUT  keep the outputs there (default: a temporary folder, removed on success)
 set -euo pipefail
@@ -70,6 +70,17 @@ hpoints=$(grep -o 'data-kopt="point"' "$OUT/hostile.dom.html" | wc -l)
 [ "$hpoints" -eq 4 ] || fail "hostile page has $hpoints points, expected 4"
 chrome --screenshot="$OUT/hostile.png" --window-size=1280,1400 "file://$OUT/hostile.html" >/dev/null
 [ "$(stat -c %s "$OUT/hostile.png")" -gt 30000 ] || fail "the hostile page did not render (style broken out?)"
+
+# 4. Layout by geometry (tests/report/geometry.mjs): the demo session and z03 in zh and en, and the
+#    hostile log, at a desktop and a narrow width — no overlapping labels, nothing outside the chart,
+#    points clickable at their centre, the table inside its box, no cell spilling over.
+browser_node_modules
+for lang in zh en; do
+  "$KOPT" report demo/kernel-opt-demo/session.jsonl.zstd -o "$OUT/demo-$lang.html" --lang "$lang"
+  "$KOPT" report "$FIXTURE" -o "$OUT/z03-$lang.html" --lang "$lang"
+done
+CHROMIUM="$CHROME" timeout 300 node tests/report/geometry.mjs "$OUT"/demo-zh.html "$OUT"/demo-en.html \
+  "$OUT"/z03-zh.html "$OUT"/z03-en.html "$OUT/hostile.html" || fail "the layout check failed (above)"
 
 failed=0
 echo "report: ok — $points points and $rows rows for $expected iterations, screenshot ${size} bytes ($dims); hostile log inert"
