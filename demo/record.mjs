@@ -1,7 +1,8 @@
 // Re-records the demo session (demo/kernel-opt-demo/): a real `dsh web` with this plugin, a scripted
-// model on 127.0.0.1 (tests/e2e/fake-llm.mjs) whose bash calls really run kopt-bench on a small CPU
-// kernel (relu over 64x256 floats): three honest candidates that get faster, one that fails to
-// compile, then kernel_finalize (the plugin re-measures the best one).
+// model on 127.0.0.1 (tests/e2e/fake-llm.mjs) that edits a small CPU kernel (relu over 64x256 floats)
+// with the host's own file tools and really runs kopt-bench on it: the file as given, then — under
+// /kloop 4 with /supervise on (the second model is scripted too) — a faster loop, a profile, a version
+// that fails to compile, a vectorized one, and kernel_finalize (the plugin re-measures the best one).
 // Run by demo/record.sh, which provides: KOPT_HOST_DIR, KOPT_BENCH_DIR (folder of kopt-bench), Node 22.
 import { execFile } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -53,20 +54,55 @@ const decoded = async (sid) => {
   return p ? (await run('zstd', ['-qdc', p], { maxBuffer: 64 << 20, timeout: 20_000 })).stdout : ''
 }
 
-// ── the scripted model: every bash call writes a candidate and runs kopt-bench on it ──
+// ── the scripted model ──
+// Turn 1 measures the file as given (v1). Then /supervise on and /kloop 4: each loop round edits the
+// file with the host's own `edit` tool (so the full record shows the diff) and measures it again; the
+// second model reviews each checkpoint (its replies below); round 2 profiles v2 with `perf stat`
+// first (▲); the wrap-up finalizes v4, which the plugin re-measures (⚑, with the gap to the
+// self-reported figure).
 const bench = 'kopt-bench --ref ref.pt --inputs inputs.json --solution solution/kernel.cpp --max-trials 40 --max-time 10'
-const candidate = (file) => `cat > solution/kernel.cpp <<'EOF'\n${readFileSync(join(here, 'candidates', file), 'utf8')}EOF\n${bench}`
-const steps = [
-  { text: '先汇报方案：从逐行调用 ATen 的基线开始，改成单遍循环，再试向量化。', tool_calls: [{ name: 'kernel_plan', arguments: { phase: 'explore', approach: 'relu 64x256 fp32 on CPU: per-row ATen → one raw loop → vectorized clamp', hypothesis: 'dispatcher round trips dominate at this size', next: 'measure the per-row baseline with kopt-bench' } }] },
-  { tool_calls: [{ name: 'kernel_env', arguments: { location: '本机 (demo)', device: 'CPU', constraint: 'demo recording: kopt-bench CPU build, --max-trials 40', versions: { libtorch: 'CPU', compiler: 'g++' }, probe: 'kopt-bench --help | head -n 1' } }] },
-  { tool_calls: [{ name: 'bash', arguments: { command: candidate('1-per-row.cpp'), description: 'v1: per-row ATen relu (baseline)' } }] },
-  { tool_calls: [{ name: 'bash', arguments: { command: candidate('2-loop.cpp'), description: 'v2: one raw loop' } }] },
-  { tool_calls: [{ name: 'bash', arguments: { command: candidate('3-broken.cpp'), description: 'v3: branchless max (typo)' } }] },
-  { tool_calls: [{ name: 'bash', arguments: { command: candidate('4-clamp.cpp'), description: 'v4: vectorized clamp_min' } }] },
-  { tool_calls: [{ name: 'kernel_finalize', arguments: { artifact_path: 'solution/kernel.cpp', note: 'v4 (vectorized clamp_min) is the fastest correct candidate' } }] },
-  { text: '收尾：v4（整张量 clamp_min）最快且正确；v3 编译失败已放弃；定稿复测由插件完成。' },
-]
-writeFileSync(join(work, 'script.json'), JSON.stringify(steps, null, 1))
+const FILE = 'solution/kernel.cpp'
+const versions = [readFileSync(join(here, 'workspace', FILE), 'utf8'),
+  ...['2-loop.cpp', '3-broken.cpp', '4-clamp.cpp'].map(f => readFileSync(join(here, 'candidates', f), 'utf8'))]
+// One edit from a to b: the lines between their common first and last lines.
+function lineEdit(a, b) {
+  const A = a.split('\n'), B = b.split('\n')
+  let p = 0
+  while (p < A.length && p < B.length && A[p] === B[p]) ++p
+  let q = 0
+  while (q < A.length - p && q < B.length - p && A[A.length - 1 - q] === B[B.length - 1 - q]) ++q
+  const old_string = A.slice(p, A.length - q).join('\n'), new_string = B.slice(p, B.length - q).join('\n')
+  if (!old_string || a.indexOf(old_string) !== a.lastIndexOf(old_string)) throw new Error('the demo edit is not unique')
+  return { file_path: FILE, old_string, new_string }
+}
+const edit = (v) => ({ tool_calls: [{ name: 'edit', arguments: lineEdit(versions[v - 1], versions[v]) }] })
+const measure = (description) => ({ tool_calls: [{ name: 'bash', arguments: { command: bench, description } }] })
+const script = {
+  steps: [
+    { text: '先汇报方案：从给定的逐行 ATen 版本开始测基线，改成单遍循环，再试向量化。', tool_calls: [{ name: 'kernel_plan', arguments: { phase: 'baseline', approach: 'relu 64x256 fp32 on CPU: per-row ATen → one raw loop → vectorized clamp', hypothesis: 'dispatcher round trips dominate at this size', next: 'measure the per-row version as given with kopt-bench' } }] },
+    { tool_calls: [{ name: 'kernel_env', arguments: { location: '本机 (demo)', device: 'CPU', constraint: 'demo recording: kopt-bench CPU build, --max-trials 40', versions: { libtorch: 'CPU', compiler: 'g++' }, probe: 'kopt-bench --help | head -n 1' } }] },
+    { tool_calls: [{ name: 'read', arguments: { file_path: FILE } }] },
+    measure('v1: per-row ATen relu (the file as given)'),
+    { text: 'v1 基线已测：逐行调用 ATen，比参考慢得多。下一步改成单遍循环。' },
+  ],
+  scenarios: [
+    { match: '[kernel-loop round 1]', steps: [edit(1), measure('v2: one raw loop'), { text: 'v2 单遍循环：快了一些，仍慢于参考。' }] },
+    { match: '[kernel-loop round 2]', steps: [
+      { text: '按监督建议，先看 v2 的时间花在哪里。', tool_calls: [{ name: 'bash', arguments: { command: `perf stat -e task-clock,page-faults,context-switches ${bench} 2>&1 | grep -v '^KERNEL_EVAL='`, description: 'profile v2 (perf stat)' } }] },
+      edit(2), measure('v3: branchless max'), { text: 'v3 编译失败（漏了分号）；下一轮换成整张量的 clamp_min。' }] },
+    { match: '[kernel-loop round 3]', steps: [edit(3), measure('v4: vectorized clamp_min'), { text: 'v4 整张量 clamp_min：正确，且快于参考。' }] },
+    { match: '[kernel-loop wrap-up]', steps: [
+      { tool_calls: [{ name: 'kernel_finalize', arguments: { artifact_path: FILE, note: 'v4 (vectorized clamp_min) is the fastest correct candidate' } }] },
+      { text: '收尾：v4（整张量 clamp_min）最快且正确；v3 编译失败已放弃；定稿复测由插件完成。' }] },
+  ],
+  judge: { model: 'judge', replies: [
+    { text: 'OK: 基线由 kopt-bench 测得，参考与输入规格未改动。' },
+    { text: '再写变体之前先 profile 一次 v2，看时间花在调用开销还是逐元素循环上。' },
+    { text: 'v3 没有编译通过：修好之前不要引用它的任何数字。' },
+    { text: 'OK: v4 正确且最快；定稿前请让插件复测。' },
+  ] },
+}
+writeFileSync(join(work, 'script.json'), JSON.stringify(script, null, 1))
 
 try {
   const ready = join(work, 'fake-ready.json')
@@ -82,7 +118,10 @@ try {
   if (!process.env.KOPT_ADDON && existsSync(join(ROOT, 'build/kopt.node'))) env.KOPT_ADDON = join(ROOT, 'build/kopt.node')
   const dsh = (args, timeout) => run(DSH, args, { env: { ...process.env, ...env }, timeout, maxBuffer: 32 << 20 })
   await dsh(['--profile', 'web', '--dump-config'], 120_000)
-  writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), '- id: hmr\n  disabled: false\n  config:\n    root: []\n')
+  writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), [
+    '- id: hmr', '  disabled: false', '  config:', '    root: []',
+    '- id: kernel-opt', '  config:', '    supervisor:', '      provider: deepseek-official', '      model: judge', '',
+  ].join('\n'))
   await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`], 300_000)
   const port = await freePort()
   startDetached(DSH, ['web', '--no-open', '--port', String(port)], env, 'dsh.log')
@@ -91,7 +130,23 @@ try {
   const { sessionId: sid } = await rpc(port, 'session.create', { cwd: ws, agentPreset: 'kernel-opt' })
   await rpc(port, 'session.prompt', { sessionId: sid, mode: 'queue', content: [{ type: 'text', text: '请用 kopt-bench 优化 solution/kernel.cpp（参考实现 ref.pt 是 torch.relu，输入规格 inputs.json）。' }] })
   log(`session ${sid}: prompt sent; kopt-bench compiles and times each candidate`)
-  await waitFor('the turn to end', async () => /"type":"turn\/end"/.test(await decoded(sid)), 900_000, 2000)
+  await waitFor('the first turn to end', async () => /"type":"turn\/end"/.test(await decoded(sid)), 900_000, 2000)
+  const command = async (line) => {
+    const value = await rpc(port, 'commands/execute', { args: { agentId: sid, line, images: [] } })
+    const r = value?.result ?? value
+    log(`${line}: ${JSON.stringify(r).slice(0, 160)}`)
+    if (r?.kind !== 'success') throw new Error(`${line} failed`)
+  }
+  await command('/supervise on')
+  await command('/kloop 4')
+  const control = async () => (await http(port, `/plugins/kernel-opt/control?sessionId=${encodeURIComponent(sid)}`)).json().control
+  await waitFor('the loop to stop', async () => { const c = await control(); return c.loop.armed === false && c.loop.stopReason !== undefined }, 900_000, 2000)
+  await waitFor('the wrap-up turn to end', async () => {
+    const text = await decoded(sid)
+    const wrap = text.lastIndexOf('[kernel-loop wrap-up]')
+    return wrap >= 0 && text.indexOf('"type":"turn/end"', wrap) >= 0
+  }, 900_000, 2000)
+  await command('/supervise off')
   // The recording ran with danger-full-access (no approval prompts for the scripted bash calls); hand
   // the session back in the default preset, so continuing the demo with a real key asks as usual.
   const perm = await http(port, '/api/commands/execute', {
@@ -104,7 +159,13 @@ try {
   const series = (await http(port, `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(sid)}`)).json()
   const pts = series.iterations ?? []
   log(`points: ${pts.map(p => `${p.channel}:${p.correct === false ? 'fail' : p.latencyMs}`).join(' ')}`)
-  if (pts.length < 5 || !pts.some(p => p.correct === false) || !pts.some(p => p.channel === 'replay')) throw new Error('the run did not produce the expected points')
+  const missing = [
+    [pts.length >= 5, 'five points'], [pts.some(p => p.correct === false && p.error), 'a failed build with its error'],
+    [pts.some(p => p.channel === 'replay'), 'the finalize replay'], [(series.profileSeqs ?? []).length > 0, 'a profile (▲)'],
+    [(series.rounds ?? []).some(r => r.review || r.reviewNote), 'a supervisor note'],
+    [series.chart?.final?.gapPct !== undefined, 'the finalize gap'],
+  ].filter(([ok]) => !ok).map(([, what]) => what)
+  if (missing.length) throw new Error(`the run lacks: ${missing.join(', ')}`)
   mkdirSync(OUT, { recursive: true })
   cpSync(sessionFile(sid), join(OUT, 'session.jsonl.zstd'))
   writeFileSync(join(OUT, 'meta.json'), JSON.stringify({

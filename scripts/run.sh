@@ -84,8 +84,9 @@ cat >&2 <<MSG
 
   dsh-kernel-opt is running:  http://127.0.0.1:$PORT/
   demo session (算子优化模式): $DEMO_ID
-    open it in the sidebar (workspace → Kernel optimization run), tab 「评测」;
-    without DEEPSEEK_API_KEY the shell first asks for a key: 「稍后配置」 (later) closes that dialog
+    first visit: the beta notice 「内测声明」 → 「继续」 (continue); without DEEPSEEK_API_KEY the key dialog
+    → 「稍后配置」 (configure later); then in the sidebar, folder workspace → the session (listed as
+    «workspace» until first opened, then «Kernel optimization run»), tab 「评测」 (Evaluations)
   DSH home: $DSH_HOME      stop: Ctrl-C
 
 MSG

@@ -12,6 +12,8 @@
 //                                              message (0 = first step of the turn); the last step
 //                                              repeats past the end.
 // A step is {"text": "..."} or {"tool_calls": [{"name": "...", "arguments": {...}}], "text"?: "..."}.
+// With {judge: {model, replies: [{text}]}} in the script, requests for that model (the supervisor)
+// get the replies in order, the last one repeating: the one reply that depends on server state.
 import { createServer } from 'node:http'
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
 
@@ -25,11 +27,17 @@ const arg = (name, fallback) => {
 const script = JSON.parse(readFileSync(arg('script'), 'utf8'))
 const defaultSteps = Array.isArray(script) ? script : script.steps
 const scenarios = Array.isArray(script) ? [] : (script.scenarios ?? [])
+const judge = Array.isArray(script) ? null : (script.judge ?? null)
+let judgeCalls = 0
 const logPath = arg('log')
 const readyPath = arg('ready')
 let served = 0
 
 function chooseReply(body, headers) {
+  if (judge && body.model === judge.model) {
+    const n = judgeCalls++
+    return { ...judge.replies[Math.min(n, judge.replies.length - 1)], step: n, scenario: 'judge' }
+  }
   if (headers['x-deepseek-harness-compact'] === '1') return { text: '## Summary\nEarlier work: a kernel benchmark was run several times.' }
   if (!Array.isArray(body.tools) || body.tools.length === 0) return { text: 'Kernel optimization run' }
   const messages = Array.isArray(body.messages) ? body.messages : []

@@ -100,7 +100,12 @@ node -e '
   const s = JSON.parse(process.argv[1]), pts = s.iterations || []
   const fail = m => { console.error("[readme] FAIL: " + m + ": " + process.argv[1].slice(0, 300)); process.exit(1) }
   if (pts.length < 5) fail("fewer than 5 points")
-  if (!pts.some(p => p.correct === false)) fail("no failing point")
+  if (!pts.some(p => p.correct === false && /error/.test(p.error || ""))) fail("no failing point with its compile error")
+  // What the README says the demo shows: diffs from the host edit tool, a profile, supervisor notes, the finalize gap.
+  if (pts.filter(p => (p.changes || []).some(c => c.tool === "edit" && c.kind === "edit")).length < 3) fail("fewer than 3 points with an edit diff")
+  if (!(s.profileSeqs || []).length) fail("no profile (▲)")
+  if (!(s.rounds || []).some(r => r.review && r.review !== "ok") || !(s.rounds || []).some(r => r.review === "ok" && r.reviewNote)) fail("no supervisor notes")
+  if (!s.chart || !s.chart.final || typeof s.chart.final.gapPct !== "number") fail("no finalize gap on ⚑")
   if (!pts.some(p => p.channel === "replay" && p.tool === "kernel_finalize")) fail("no finalize re-measurement")
   const ok = pts.filter(p => p.channel === "shell" && p.correct && p.latencyMs > 0).map(p => p.latencyMs)
   if (ok.length < 3 || !(ok[ok.length - 1] < ok[0])) fail("no honest candidates that get faster")
