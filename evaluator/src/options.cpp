@@ -13,7 +13,7 @@ json Options::to_json() const {
             {"warmup", warmup}, {"min_trials", stop.min_trials}, {"max_trials", stop.max_trials},
             {"target_rel_ci", stop.target_rel_ci}, {"max_seconds", stop.max_seconds},
             {"fresh_inputs", fresh_inputs}, {"tolerance", tolerance}, {"baseline", baseline},
-            {"refresh_baseline", refresh_baseline}, {"cache_dir", cache_dir}, {"timeout_s", timeout_s}, {"no_timing", no_timing}};
+            {"refresh_baseline", refresh_baseline}, {"cache_dir", cache_dir}, {"timeout_s", timeout_s}, {"no_timing", no_timing}, {"namespaces", namespaces}};
   if (atol) j["atol"] = *atol;
   if (rtol) j["rtol"] = *rtol;
   if (seed) j["seed"] = *seed;
@@ -41,6 +41,7 @@ Options Options::from_json(const json& j) {
   o.cache_dir = j.value("cache_dir", "");
   o.timeout_s = j.value("timeout_s", 600.0);
   o.no_timing = j.value("no_timing", false);
+  o.namespaces = j.value("namespaces", true);
   if (j.contains("atol")) o.atol = j["atol"].get<double>();
   if (j.contains("rtol")) o.rtol = j["rtol"].get<double>();
   if (j.contains("seed")) o.seed = j["seed"].get<uint64_t>();
@@ -67,6 +68,7 @@ json Options::non_defaults() const {
   if (cache_dir_given) j["cache_dir"] = cache_dir;
   if (timeout_s != d.timeout_s) j["timeout_s"] = timeout_s;
   if (no_timing) j["no_timing"] = true;
+  if (!namespaces) j["namespaces"] = false;
   if (seed) j["seed"] = *seed;
   return j;
 }
@@ -97,6 +99,8 @@ usage: kopt-bench --ref REF --solution SRC [--solution SRC ...] --inputs SPEC.js
   --timeout S                wall-clock limit of one evaluation; past it the result is a timeout (default 600)
   --seed N                   pin the input seed (default: a secret per-run seed from OS randomness)
   --no-timing                correctness checks only
+  --no-namespaces            run the candidate without bubblewrap's namespaces (Landlock, seccomp and
+                             no_new_privs only): to compare isolation levels; lowers trust
   --slurm "SBATCH OPTIONS"   run on a Slurm node as a job array: each --solution is one candidate (commas
                              still separate one candidate's files), one KERNEL_EVAL line per candidate with
                              native_metrics.slurm; Ctrl-C or the deadline cancels the array (docs/cluster.md)
@@ -203,6 +207,8 @@ ParseOutcome parse_args(int argc, char** argv, Options* o) {
     } else if (a == "--max-time") {
       if (!need(&v) || !to_double(v, &d) || d <= 0) return bad("--max-time needs seconds > 0");
       o->stop.max_seconds = d;
+    } else if (a == "--no-namespaces") {
+      o->namespaces = false;
     } else if (a == "--no-fresh-inputs") {
       o->fresh_inputs = false;
     } else if (a == "--tolerance") {

@@ -24,7 +24,9 @@ void RemoteOp::ensure_loaded() {
   if (loaded_ok_) return;
   std::string why;
   if (try_bwrap_ && await_loaded(true, &why)) return;
-  std::string bwrap_problem = try_bwrap_ ? why : "bubblewrap (bwrap) is not installed";
+  std::string bwrap_problem = try_bwrap_                ? why
+                              : !spec_.allow_bwrap ? "agent-chosen --no-namespaces"
+                                                   : "bubblewrap (bwrap) is not installed";
   if (try_bwrap_ && !spawn(false)) throw RunnerFailure("cannot start the runner process", false);
   if (!await_loaded(false, &why)) throw RunnerFailure(why, why.find("did not answer") != std::string::npos);
   isolation_["weaker_because"] = bwrap_problem;
@@ -91,6 +93,13 @@ bool RemoteOp::await_loaded(bool use_bwrap, std::string* why) {
     isolation_["no_new_privs"] = !loaded_.contains("confine_problem") ||
                                  loaded_["confine_problem"].get<std::string>().find("no_new_privs") == std::string::npos;
     if (loaded_.contains("confine_problem")) isolation_["problems"] = loaded_["confine_problem"];
+    if (loaded_.contains("landlock")) {
+      const auto& ll = loaded_["landlock"];
+      isolation_["landlock"] = ll;
+      // Without a mount namespace Landlock is what keeps the user's files out of reach.
+      if (!use_bwrap && ll.is_object() && !ll.contains("problem"))
+        isolation_["filesystem"] = "Landlock: system paths read-only, writable only its scratch folder (no mount namespace)";
+    }
     loaded_ok_ = true;
     return true;
   } catch (const RunnerFailure& e) {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -24,6 +25,7 @@
 
 #include "channel.hpp"
 #include "confine.hpp"
+#include "landlock.hpp"
 #include "guards.hpp"
 #include "inputs.hpp"
 #include "timer.hpp"
@@ -115,6 +117,9 @@ int main(int argc, char** argv) {
   std::string confine_problem = confine_self(&seccomp_on);
   loaded["seccomp"] = seccomp_on;
   if (!confine_problem.empty()) loaded["confine_problem"] = confine_problem;
+  // Landlock after no_new_privs, before anything of the op is read or loaded.
+  const char* scratch = std::getenv("KOPT_RUNNER_SCRATCH");
+  loaded["landlock"] = apply_landlock(runner_landlock_plan(path, scratch ? scratch : ""));
 
   std::unique_ptr<Timer> timer;
   c10::optional<c10::OperatorHandle> op;

@@ -37,8 +37,9 @@ std::vector<std::string> nvidia_nodes() {
 }
 
 // The runner's environment: what LibTorch and the driver need, nothing that steers the judge.
-std::vector<std::string> runner_env() {
-  std::vector<std::string> env{"TMPDIR=/tmp/scratch", "HOME=/tmp/scratch"};
+// scratch: the runner's writable folder as the runner sees it (/tmp/scratch inside bubblewrap).
+std::vector<std::string> runner_env(const std::string& scratch) {
+  std::vector<std::string> env{"TMPDIR=" + scratch, "HOME=" + scratch, "KOPT_RUNNER_SCRATCH=" + scratch};
   for (const char* k : {"PATH", "LD_LIBRARY_PATH", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
                         "CUDA_DEVICE_ORDER", "LANG", "KOPT_BENCH_NO_CUPTI"})
     if (const char* v = std::getenv(k)) env.push_back(std::string(k) + "=" + v);
@@ -90,7 +91,7 @@ SandboxChild spawn_sandboxed(const SandboxRequest& req, bool use_bwrap) {
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  std::vector<std::string> env = runner_env();
+  std::vector<std::string> env = runner_env(use_bwrap ? "/tmp/scratch" : req.scratch);
   std::vector<char*> envp;
   for (auto& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -134,7 +135,19 @@ void OutputTail::start(int fd) {
   fd_ = fd;
   th_ = std::thread([this] {
     char b[8192];
+    std::chrono::steady_clock::time_point give_up{};
     for (;;) {
+      if (stopping_) {
+        // stop() asked: read what is there for a moment more, then leave (a leftover descendant
+        // may hold the pipe open, even write to it, for as long as it lives)
+        auto now = std::chrono::steady_clock::now();
+        if (give_up == std::chrono::steady_clock::time_point{}) give_up = now + std::chrono::milliseconds(300);
+        else if (now >= give_up) break;
+      }
+      pollfd p{fd_, POLLIN, 0};
+      int ready = ::poll(&p, 1, 50);
+      if (ready < 0 && errno != EINTR) break;
+      if (ready <= 0) continue;
       ssize_t n = ::read(fd_, b, sizeof b);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
@@ -147,6 +160,7 @@ void OutputTail::start(int fd) {
 }
 
 void OutputTail::stop() {
+  stopping_ = true;
   if (th_.joinable()) th_.join();
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;

@@ -42,7 +42,10 @@ class OutputTail {
   explicit OutputTail(size_t cap = 4096) : cap_(cap) {}
   ~OutputTail() { stop(); }
   void start(int fd);
-  void stop();  // waits for EOF (the child's end closed) and joins
+  // Waits for EOF (every holder of the write end gone) for at most a moment, then stops reading:
+  // without a PID namespace a descendant the candidate left running may still hold the pipe (it is
+  // killed by reap_all_children); the judge does not wait for it.
+  void stop();
   std::string tail() const;
   uint64_t total() const { return total_; }
 
@@ -53,6 +56,7 @@ class OutputTail {
   mutable std::mutex mu_;
   std::string buf_;
   std::atomic<uint64_t> total_{0};
+  std::atomic<bool> stopping_{false};
 };
 
 // SIGKILL a child and wait for it (bounded). Returns the wait status (or -1).

@@ -486,6 +486,7 @@ int worker_main(const std::string& job_path) {
       s.out_bytes = out_bytes;
       s.hide = job.value("hide", std::vector<std::string>{});
       s.scratch = scratch;
+      s.allow_bwrap = opt.namespaces;
       s.deadline = deadline;
       return s;
     };

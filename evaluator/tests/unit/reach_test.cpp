@@ -145,8 +145,15 @@ TEST(Reach, PooledLazilyFilledBuffersAreCaught) {
   EXPECT_EQ(r.eval["correct"], false) << r.out;
 }
 
-TEST(Reach, ConfinementHoldsFromInside) {
-  // The probe is compiled with the paths it must not reach.
+// The probe, compiled with the paths it must not reach, run three times (correctness only, then
+// freezing the baseline, then with the baseline in place) with the given extra arguments.
+struct ProbeRun {
+  std::vector<Outcome> runs;
+  bool wrote_outside = false;
+  int left_behind = 0;
+};
+// name: the process the probe leaves behind (one per test: ctest runs tests side by side).
+ProbeRun run_probe(const std::vector<std::string>& extra, const std::string& name) {
   std::string d = tmpdir();
   std::string var = "/var/tmp/kopt-reach-" + std::to_string(getpid());
   ::mkdir(var.c_str(), 0777);
@@ -157,25 +164,59 @@ TEST(Reach, ConfinementHoldsFromInside) {
     std::ofstream dst(d + "/probe.cpp");
     dst << src.rdbuf();
     std::ofstream h(d + "/probe_paths.h");
-    h << "#define KOPT_PROBE_BASELINE \"" << baseline << "\"\n#define KOPT_PROBE_OUTSIDE \"" << outside << "\"\n";
+    h << "#define KOPT_PROBE_BASELINE \"" << baseline << "\"\n#define KOPT_PROBE_OUTSIDE \"" << outside
+      << "\"\n#define KOPT_PROBE_NAME \"" << name << "\"\n";
   }
-  Outcome first = eval_relu(d + "/probe.cpp", {"--no-timing"}, "", baseline);  // no baseline yet with --no-timing
-  Outcome r = eval_relu(d + "/probe.cpp", {}, "", baseline);                     // freezes the baseline
-  Outcome again = eval_relu(d + "/probe.cpp", {}, "", baseline);                 // the baseline exists now
-  for (const Outcome* x : {&first, &r, &again}) {
-    ASSERT_TRUE(x->eval.is_object()) << x->out;
-    EXPECT_EQ(x->eval["correct"], true) << x->out;
-    EXPECT_FALSE(has(x->out, "confinement escaped")) << x->out;
-  }
+  auto with = [&](std::vector<std::string> a) {
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  ProbeRun p;
+  p.runs.push_back(eval_relu(d + "/probe.cpp", with({"--no-timing"}), "", baseline));  // no baseline yet
+  p.runs.push_back(eval_relu(d + "/probe.cpp", with({}), "", baseline));               // freezes the baseline
+  p.runs.push_back(eval_relu(d + "/probe.cpp", with({}), "", baseline));               // the baseline exists now
   struct stat st;
   EXPECT_NE(::stat(baseline.c_str(), &st), -1) << "the judge itself must still write the baseline";
-  EXPECT_EQ(::stat(outside.c_str(), &st), -1) << "the candidate wrote outside its scratch dir";
-  const json& iso = again.eval["native_metrics"]["isolation"];
-  EXPECT_EQ(iso.value("level", ""), "namespaces") << again.out;
-  EXPECT_EQ(iso.value("seccomp", false), true) << again.out;
+  p.wrote_outside = ::stat(outside.c_str(), &st) == 0;
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  EXPECT_EQ(processes_named("kopt-probe-zz"), 0) << "a candidate's process outlived the evaluation";
+  p.left_behind = processes_named(name);
   std::system(("rm -rf " + q(var) + " " + q(d)).c_str());
+  return p;
+}
+
+TEST(Reach, ConfinementHoldsFromInside) {
+  ProbeRun p = run_probe({}, "kopt-probe-ns");
+  for (const Outcome& x : p.runs) {
+    ASSERT_TRUE(x.eval.is_object()) << x.out;
+    EXPECT_EQ(x.eval["correct"], true) << x.out;
+    EXPECT_FALSE(has(x.out, "confinement escaped")) << x.out;
+  }
+  EXPECT_FALSE(p.wrote_outside) << "the candidate wrote outside its scratch dir";
+  const json& iso = p.runs.back().eval["native_metrics"]["isolation"];
+  EXPECT_EQ(iso.value("level", ""), "namespaces") << p.runs.back().out;
+  EXPECT_EQ(iso.value("seccomp", false), true) << p.runs.back().out;
+  EXPECT_EQ(p.left_behind, 0) << "a candidate's process outlived the evaluation";
+}
+
+// Without bubblewrap (no mount, PID or network namespace) Landlock and seccomp alone must keep the
+// probe in: no write outside scratch, no baseline read, no process list, no TCP, no signals.
+TEST(Reach, LandlockAloneHoldsWithoutNamespaces) {
+  ProbeRun p = run_probe({"--no-namespaces"}, "kopt-probe-ll");
+  const json& iso = p.runs.back().eval["native_metrics"]["isolation"];
+  if (iso.is_object() && iso.contains("landlock") && iso["landlock"].value("abi", 0) < 4)
+    GTEST_SKIP() << "this kernel's Landlock ABI is below 4 (no TCP rules): " << iso.dump();
+  for (const Outcome& x : p.runs) {
+    ASSERT_TRUE(x.eval.is_object()) << x.out;
+    EXPECT_EQ(x.eval["correct"], true) << x.out;
+    EXPECT_FALSE(has(x.out, "confinement escaped")) << x.out;
+  }
+  EXPECT_FALSE(p.wrote_outside) << "the candidate wrote outside its scratch dir";
+  EXPECT_EQ(iso.value("level", ""), "process") << p.runs.back().out;
+  EXPECT_EQ(iso["landlock"].value("tcp", ""), "bind and connect refused") << iso.dump();
+  EXPECT_EQ(p.runs.back().eval["native_metrics"]["options"].value("namespaces", true), false);
+  EXPECT_TRUE(has(p.runs.back().out, "weaker isolation: the candidate ran without namespaces \\(agent-chosen --no-namespaces\\)"))
+      << p.runs.back().out;
+  EXPECT_EQ(p.left_behind, 0) << "a candidate's process outlived the evaluation";
 }
 
 TEST(Reach, EnvironmentCannotSwapTheWorker) {

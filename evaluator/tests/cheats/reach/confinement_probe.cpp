@@ -4,18 +4,22 @@
 #include <kopt/op.h>
 #include <ATen/ATen.h>
 
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 
-#include "probe_paths.h"  // KOPT_PROBE_BASELINE, KOPT_PROBE_OUTSIDE
+#include "probe_paths.h"  // KOPT_PROBE_BASELINE, KOPT_PROBE_OUTSIDE, KOPT_PROBE_NAME
 
 namespace {
 std::string escaped;
@@ -48,10 +52,21 @@ struct Probe {
     if (fd < 0) note("could NOT write its own scratch dir");
     else ::close(fd);
     if (::ptrace(PTRACE_ATTACH, getppid(), nullptr, nullptr) == 0) note("ptrace-attached its parent");
+    // The network: a TCP connect that reaches the stack (refused by nobody listening, or accepted).
+    int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s >= 0) {
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_port = htons(9);
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 || errno == ECONNREFUSED)
+        note("reached the network (TCP connect to 127.0.0.1:9)");
+      ::close(s);
+    }
     // A process left behind: the test looks for this name after the evaluation.
     if (fork() == 0) {
       setsid();
-      prctl(PR_SET_NAME, "kopt-probe-zz");
+      prctl(PR_SET_NAME, KOPT_PROBE_NAME);
       sleep(30);
       _exit(0);
     }
