@@ -8,6 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -151,6 +154,7 @@ int main(int argc, char** argv) {
     if (b.ok && !b.cached) write_file_mac(mac_key, b.so_path);
     return b;
   };
+  const auto t_build = std::chrono::steady_clock::now();
   json ref_job;
   if (ends_with(opt.ref, ".pt") || ends_with(opt.ref, ".pth") || ends_with(opt.ref, ".ts")) {
     ref_job = {{"kind", "torchscript"}, {"path", opt.ref}};
@@ -171,6 +175,7 @@ int main(int argc, char** argv) {
     return emit(res, 1);
   }
 
+  const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_build).count();
   BaselineLoad bl = load_baseline(opt.baseline);
   if (bl.record && !baseline_mac_ok(mac_key, opt.baseline)) {
     bl.record.reset();
@@ -215,8 +220,10 @@ int main(int argc, char** argv) {
   // The judge is found beside this binary, never through the environment.
   std::string worker = exe.substr(0, exe.find_last_of('/') + 1) + "kopt-bench-worker";
   prctl(PR_SET_CHILD_SUBREAPER, 1);
+  const auto t_worker = std::chrono::steady_clock::now();
   ProcStatus st = run_process({worker, jd + "/job.json"}, jd + "/worker.log", opt.timeout_s + 10);
   reap_all_children(3.0);
+  const double worker_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_worker).count();
   std::string result_text = read_file(jd + "/result.json");
   std::string stage_text = read_file(jd + "/stage.json");
   std::string log = read_file(jd + "/worker.log");
@@ -256,6 +263,20 @@ int main(int argc, char** argv) {
     code = 1;
   }
   for (const auto& n : integrity_notes) res.notes.push_back(n);
+  {
+    // The worker's phases, plus this process's own stages: the build (compile, or a verified cache
+    // hit) and the worker process's start and exit (its LibTorch load before "setup" begins).
+    json stages = json::object();
+    stages["build"] = std::round(build_ms * 10) / 10;
+    double inside = 0;
+    if (res.extra_metrics.contains("stage_ms") && res.extra_metrics["stage_ms"].is_object())
+      for (const auto& [name, ms] : res.extra_metrics["stage_ms"].items()) {
+        stages[name] = ms;
+        if (ms.is_number()) inside += ms.get<double>();
+      }
+    stages["worker start and exit"] = std::round(std::max(0.0, worker_ms - inside) * 10) / 10;
+    res.extra_metrics["stage_ms"] = stages;
+  }
   json options = opt.non_defaults();
   if (const char* nc = std::getenv("KOPT_BENCH_NO_CUPTI"); nc && std::string(nc) == "1") options["no_cupti"] = true;
   if (!options.empty()) res.extra_metrics["options"] = options;

@@ -399,15 +399,30 @@ int worker_main(const std::string& job_path) {
   const auto t_start = std::chrono::steady_clock::now();
   const auto deadline = t_start + std::chrono::milliseconds(long(std::max(1.0, opt.timeout_s - 2.0) * 1000));
 
+  // Where the time goes (native_metrics.stage_ms): each phase's wall time, by the phase's name.
+  std::string phase = "setup";
+  json stage_ms = json::object();
+  auto t_phase = std::chrono::steady_clock::now();
+  auto close_phase = [&] {
+    const auto now = std::chrono::steady_clock::now();
+    const double ms = std::chrono::duration<double, std::milli>(now - t_phase).count();
+    stage_ms[phase] = std::round((stage_ms.value(phase, 0.0) + ms) * 10) / 10;
+    t_phase = now;
+  };
+  auto enter = [&](const char* next) {
+    close_phase();
+    phase = next;
+  };
   auto finish = [&](int code) {
+    close_phase();
     reap_all_children(2.0);
+    res.extra_metrics["stage_ms"] = stage_ms;
     json out = res.to_json();
     if (!baseline_out.is_null()) out["baseline_record"] = baseline_out;
     write_json_atomic(result_path, out);
     return code;
   };
 
-  std::string phase = "setup";
   json isolation;
   try {
     at::NoGradGuard no_grad;
@@ -461,7 +476,7 @@ int worker_main(const std::string& job_path) {
     tol.l2_floor = low_prec ? 1e-2 : 1e-5;
 
     // ---- start the candidate's process now: it loads LibTorch while we compute the reference ----
-    phase = "starting the candidate";
+    enter("starting the candidate");
     const std::string exe = self_exe();
     const std::string runner_exe = exe.substr(0, exe.find_last_of('/') + 1) + "kopt-bench-runner";
     const std::string scratch = job.at("scratch").get<std::string>();
@@ -505,7 +520,7 @@ int worker_main(const std::string& job_path) {
     if (!ref_timing_needed) cand_ptr = std::make_unique<RemoteOp>(spec_for("candidate", cj.at("so"), cns));
 
     // ---- the reference, in this process (which never loads candidate code) ----
-    phase = "loading the reference";
+    enter("loading the reference");
     Reference ref;
     const json& rj = job.at("ref");
     if (rj.at("kind") == "torchscript") {
@@ -564,7 +579,7 @@ int worker_main(const std::string& job_path) {
 
     auto draw = [&](Stream s, uint64_t i) { return draw_inputs(spec, derive_seed(spec.seed, s, i), precision, dev); };
 
-    phase = "running the reference";
+    enter("running the reference");
     auto oracle_for = [&](const IVals& in) {
       LazyOracle l;
       if (tol.auto_mode) l.fn = [&ref, in]() { return ref.call_oracle(to_double(in)); };
@@ -714,7 +729,7 @@ int worker_main(const std::string& job_path) {
     std::optional<BaselineRecord> frozen;  // the frozen baseline in use, for the drift check
     std::string timer_name = use_cuda ? "cuda_event" : "host";
     if (!opt.no_timing) {
-      phase = "timing the reference";
+      enter("timing the reference");
       std::vector<std::string> reasons;
       bool reuse = false;
       std::string problem = job.value("baseline_problem", "");
@@ -765,7 +780,7 @@ int worker_main(const std::string& job_path) {
     res.timer = timer_name;
 
     // ---- the candidate, in its own confined process ----
-    phase = "loading the candidate";
+    enter("loading the candidate");
     if (!cand_ptr) cand_ptr = std::make_unique<RemoteOp>(spec_for("candidate", cj.at("so"), cns));
     RemoteOp& cand = *cand_ptr;
     cand.ensure_loaded();
@@ -776,7 +791,7 @@ int worker_main(const std::string& job_path) {
     if (!params.empty()) cand.set_args(params);
 
     // ---- correctness ----
-    phase = "correctness trials";
+    enter("correctness trials");
     Deviation dev_sum;
     dev_sum.trials = size_t(n_correct);
     bool correct = true;
@@ -862,7 +877,7 @@ int worker_main(const std::string& job_path) {
 
     // ---- timing (every timed call checked), sentinel ----
     if (correct && !opt.no_timing) {
-      phase = "timing the candidate";
+      enter("timing the candidate");
       Timed ct;
       time_loop(cand, true, &hacks, &ct, frozen && fresh_ref ? fresh_ref.get() : nullptr);
       fresh_ref.reset();  // its runner ends here
@@ -924,7 +939,7 @@ int worker_main(const std::string& job_path) {
           res.advisory.push_back("CUPTI saw no kernel launched during the timed calls (outputs were still checked)");
       }
 
-      phase = "mutation sentinel";
+      enter("mutation sentinel");
       bool sentinel_ok = true;
       std::string sentinel_msg;
       // Each step rewrites the inputs in place and requires the output to follow; the first miss ends it.
@@ -954,7 +969,7 @@ int worker_main(const std::string& job_path) {
     }
 
     // ---- process-wide state of the candidate's process after its last call ----
-    phase = "checking process state";
+    enter("checking process state");
     {
       json fin = cand.end();
       for (const auto& n : fin.value("dispatch_changes", std::vector<std::string>{})) {

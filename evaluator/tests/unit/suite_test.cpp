@@ -2,6 +2,8 @@
 // table must be flagged, honest candidates must pass, failures must still end in KERNEL_EVAL,
 // and the frozen baseline must behave.
 #include <gtest/gtest.h>
+
+#include <chrono>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -185,6 +187,26 @@ TEST(Honest, ReassociatedLongKMatmulPassesByTheOracleRule) {
   EXPECT_EQ(flat.eval["correct"], false) << flat.out;
 }
 TEST(Honest, HandWrittenRelu) { expect_honest_pass(evaluate("relu.pt", "relu.json", honest("relu_loop"))); }
+// native_metrics.stage_ms: the build, the worker's start and every phase of the judge, summing to
+// about the wall time of the whole evaluation.
+TEST(Honest, StageTimesAddUpToTheWallTime) {
+  const auto t0 = std::chrono::steady_clock::now();
+  BenchRun r = evaluate("relu.pt", "relu.json", honest("relu_loop"));
+  const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  expect_honest_pass(r);
+  const json& st = r.eval["native_metrics"]["stage_ms"];
+  ASSERT_TRUE(st.is_object()) << r.out;
+  double sum = 0;
+  for (const char* k : {"build", "worker start and exit", "setup", "starting the candidate", "loading the reference",
+                        "running the reference", "loading the candidate", "correctness trials", "timing the candidate",
+                        "mutation sentinel", "checking process state"}) {
+    ASSERT_TRUE(st.contains(k) && st[k].is_number()) << k << ": " << st.dump();
+    EXPECT_GE(st[k].get<double>(), 0) << k;
+  }
+  for (const auto& [k, v] : st.items()) sum += v.get<double>();
+  EXPECT_LE(sum, wall) << st.dump();
+  EXPECT_GE(sum, 0.7 * wall) << st.dump() << " wall " << wall;  // the rest: this process's own start and exit
+}
 TEST(Honest, LowSignalReferenceJudgedOnRelativeError) {
   BenchRun r = evaluate("tiny_scale.pt", "tiny_scale.json", honest("tiny_scale_aten"));
   expect_honest_pass(r);
