@@ -2,29 +2,12 @@
 // kernel-opt preset (preset/kernel-opt/agent.cordis.yml), so only sessions in that mode see them.
 // The tools' arguments are the record the projection reads; kernel_finalize also re-measures.
 // Config and the native core come from the `kernelOpt` service of the profile half (lib/index.mjs).
-import { existsSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
 import { defineTool } from './host.mjs'
 import { finalizeWithReplay, oneLine } from './finalize.mjs'
+import { registerLoopCommands } from './loop.mjs'
 
 export const name = 'kernel-opt-tools'
 export const inject = ['tools', 'agents', 'sessions', 'kernelOpt']
-
-// ─── HOOK: loop commands (/kloop, /supervise) of lib/loop.mjs, when it exists ───────────────────
-// If lib/loop.mjs exports registerLoopCommands(ctx, service), it is called from apply() below with
-// this row's context (agent plane) and the profile half's kernelOpt service (service.loop is the
-// LoopService that registerLoop returned).
-const here = dirname(fileURLToPath(import.meta.url))
-let loopModule
-if (existsSync(join(here, 'loop.mjs'))) {
-  try {
-    loopModule = await import(pathToFileURL(join(here, 'loop.mjs')).href)
-  } catch (error) {
-    console.warn(`[kernel-opt] lib/loop.mjs failed to load in the agent plane: ${error?.message ?? error}`)
-  }
-}
-// ───────────────────────────────────────────────────────────────────────────────────────────────
 
 const text = { schema: { type: 'string' }, render: (_args, value) => [{ type: 'text', text: value }] }
 
@@ -40,9 +23,10 @@ export function apply(ctx) {
   const svc = ctx.kernelOpt
   const replay = svc.config.replay
 
-  if (loopModule && typeof loopModule.registerLoopCommands === 'function') {
+  // /kloop and /supervise (lib/loop.mjs) in this row's context; svc.loop is the profile half's LoopService.
+  {
     try {
-      loopModule.registerLoopCommands(ctx, svc)
+      registerLoopCommands(ctx, svc)
     } catch (error) {
       console.warn(`[kernel-opt] registerLoopCommands failed: ${error?.message ?? error}`)
     }

@@ -11,9 +11,8 @@
 //   * publishes the `kernelOpt` service the agent-plane rows (lib/agent.mjs, lib/self-compact.mjs)
 //     read: the resolved config, the addon, projectors, the loop service.
 // Every decision about a run is made in C++ (kopt.node); this file moves data.
-import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
 import {
   CONTROL_PATH, DEFAULT_PRESET_ID, MODELS_PATH, PLUGIN_ID, PUSH_PATH, SERIES_PATH, resolveConfig, routingJson,
 } from './config.mjs'
@@ -21,34 +20,13 @@ import { Service } from './host.mjs'
 import { loadKopt } from './native/load.mjs'
 import { checkTrust, jsonResponse, readJsonBody, validSessionId } from './http.mjs'
 import { createPushHub } from './push.mjs'
+import { registerLoop } from './loop.mjs'
 
 export const name = PLUGIN_ID
 export const inject = ['sessions', 'agents']
 
 const here = dirname(fileURLToPath(import.meta.url))
 export const bundledPresetDir = join(here, '../preset', DEFAULT_PRESET_ID)
-
-// ─── HOOK: the loop (/kloop, /supervise) ───────────────────────────────────────────────────────
-// lib/loop.mjs is written separately. When it exists it must export
-//   registerLoop(ctx, { getProjector, getView, kopt, config }) -> LoopService | undefined
-// where LoopService = {
-//   available: boolean,                                   // can arm a loop (else loop-arm -> 503)
-//   control(sessionId, derived) -> object | undefined,    // the spec P-4 control object
-//   act(sessionId, body) -> Promise<{status, body}> | undefined   // POST /control actions it owns
-//   dispose?()                                            // called when the plugin unloads
-// }
-// and may export registerLoopCommands(ctx, service) for the agent plane (see lib/agent.mjs).
-// Until then the control object reports the spec's zeros and loop-arm answers 503.
-let loopModule
-const loopFile = join(here, 'loop.mjs')
-if (existsSync(loopFile)) {
-  try {
-    loopModule = await import(pathToFileURL(loopFile).href)
-  } catch (error) {
-    console.warn(`[kernel-opt] lib/loop.mjs failed to load; the loop stays unavailable: ${error?.stack ?? error}`)
-  }
-}
-// ───────────────────────────────────────────────────────────────────────────────────────────────
 
 /** The service the agent-plane rows inject (cordis service name `kernelOpt`). */
 export class KernelOptService extends Service {
@@ -293,11 +271,11 @@ export function apply(ctx, rawConfig) {
     return view?.st === undefined ? undefined : { projector: view.st.s.projector, live: view.live, updatedAt: view.st.s.updatedAt }
   }
 
-  // HOOK (see the top of this file): the loop module, when present.
+  // The loop (/kloop, /supervise, lib/loop.mjs): a LoopService {available, control(), act(), dispose()}.
   let loop
-  if (loopModule && typeof loopModule.registerLoop === 'function' && kopt !== undefined) {
+  if (kopt !== undefined) {
     try {
-      loop = loopModule.registerLoop(ctx, { getProjector, getView, kopt, config }) ?? undefined
+      loop = registerLoop(ctx, { getProjector, getView, kopt, config }) ?? undefined
     } catch (error) {
       console.warn(`[kernel-opt] registerLoop failed; the loop stays unavailable: ${error?.stack ?? error}`)
     }
