@@ -85,7 +85,6 @@ export function apply(ctx) {
       return finalizeWithReplay(args ?? {}, {
         kopt: svc.kopt,
         projector,
-        events: caller?.session?.events,
         cwd: caller?.session?.header?.cwd,
         replay,
         signal: exec?.signal,

@@ -148,15 +148,3 @@ export function resolveConfig(raw) {
 export function routingJson(config) {
   return JSON.stringify(config.routing ?? {})
 }
-
-/** Spec K-5. */
-export function samePath(a, b) {
-  if (typeof a !== 'string' || typeof b !== 'string' || a === '' || b === '') return false
-  return a === b || a.endsWith('/' + b) || b.endsWith('/' + a)
-}
-
-/** Spec D-7: the provenance form of a command. */
-export function wireCommand(full) {
-  if (full.length <= 300) return { command: full }
-  return { command: `${full.slice(0, 180)} … ${full.slice(full.length - 117)}`, commandLength: full.length }
-}

@@ -1,8 +1,8 @@
 // kernel_finalize's re-measurement (spec H-5, H-7), separated from the tool so it can be tested
-// without a host. Picks the honest lowest-latency self-reported (shell) point for the artifact,
-// recovers its FULL recorded command from the session log, re-runs it with the C++ runner and
-// writes the tool result the projection reads back.
-import { REPLAY_LINE_PREFIX, samePath, wireCommand } from './config.mjs'
+// without a host. The core picks the point (H-3: projector.replayPoint, kopt/finalize.hpp) and
+// keeps its FULL recorded command; this file re-runs it with the C++ runner and writes the tool
+// result the projection reads back.
+import { REPLAY_LINE_PREFIX } from './config.mjs'
 
 /** One line, no control characters: user-supplied text never opens a line of its own. */
 export function oneLine(text, max = 500) {
@@ -13,35 +13,6 @@ export function oneLine(text, max = 500) {
 /** Lines of replay output that would read as our own anchor are renamed (integrity of H-5). */
 export function neutralize(output) {
   return output.replace(/^([ \t]*)\[replay\] /gm, '$1[replay-output] ')
-}
-
-/** H-3 criteria on shell points; strict < keeps the earliest of equal latencies. */
-export function pickReplayPoint(series, artifact) {
-  let best
-  for (const pt of series.iterations ?? []) {
-    if (pt.channel !== 'shell' || !samePath(pt.artifactPath, artifact)) continue
-    if (pt.correct !== true || pt.rewardHack === true || pt.error !== undefined) continue
-    if (typeof pt.latencyMs !== 'number') continue
-    if (best === undefined || pt.latencyMs < best.latencyMs) best = pt
-  }
-  return best
-}
-
-/** The full `command` argument of the tool call logged at `seq`, checked against the point's wire form. */
-export function recordedCommand(events, point) {
-  const ev = events?.[point.seq]
-  if (!ev || ev.type !== 'tool/call' || ev.seq !== point.seq) return undefined
-  let args
-  try {
-    args = JSON.parse(typeof ev.data?.arguments === 'string' ? ev.data.arguments : '{}')
-  } catch {
-    return undefined
-  }
-  const cmd = args?.command
-  if (typeof cmd !== 'string' || cmd === '') return undefined
-  const wire = wireCommand(cmd)
-  if (wire.command !== point.command) return undefined
-  return cmd
 }
 
 const T = {
@@ -56,7 +27,7 @@ const T = {
 }
 
 /**
- * Runs the finalize. deps: {kopt, projector, events, cwd, replay: {enabled, timeoutSec, maxOutputKiB}, signal}.
+ * Runs the finalize. deps: {kopt, projector, cwd, replay: {enabled, timeoutSec, maxOutputKiB}, signal}.
  * Never throws: every failure is a line of the result.
  */
 export async function finalizeWithReplay(args, deps) {
@@ -64,16 +35,10 @@ export async function finalizeWithReplay(args, deps) {
   const lines = [T.ack(artifact, args?.note !== undefined ? oneLine(args.note, 300) : '')]
   if (!deps.replay.enabled) return [...lines, T.disabled].join('\n')
   if (!deps.kopt || !deps.projector) return [...lines, T.noCore].join('\n')
-  let series
-  try {
-    series = JSON.parse(deps.projector.seriesJson('finalize', 0))
-  } catch {
-    return [...lines, T.noCore].join('\n')
-  }
-  const point = pickReplayPoint(series, artifact)
+  const point = deps.projector.replayPoint(artifact)
   if (point === undefined) return [...lines, T.none].join('\n')
-  const command = recordedCommand(deps.events, point)
-  if (command === undefined) return [...lines, T.noCmd].join('\n')
+  const command = point.command
+  if (command === '') return [...lines, T.noCmd].join('\n')
   if (typeof deps.cwd !== 'string' || deps.cwd === '') return [...lines, T.noCwd].join('\n')
 
   const headCap = 16 * 1024

@@ -5,6 +5,7 @@
 #include "kopt/contract.hpp"
 #include "kopt/derived.hpp"
 #include "kopt/events.hpp"
+#include "kopt/finalize.hpp"
 
 namespace kopt::addon {
 
@@ -48,6 +49,7 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
                         InstanceMethod<&JsProjector::SeriesJson>("seriesJson"),
                         InstanceMethod<&JsProjector::SeriesBuffer>("seriesBuffer"),
                         InstanceMethod<&JsProjector::DerivedJson>("derivedJson"),
+                        InstanceMethod<&JsProjector::ReplayPoint>("replayPoint"),
                         InstanceMethod<&JsProjector::Stats>("stats"),
                         InstanceAccessor<&JsProjector::Version>("version"),
                         InstanceAccessor<&JsProjector::HasUserTask>("hasUserTask")});
@@ -119,6 +121,18 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
       loop = std::move(*j);
     }
     return Napi::String::New(info.Env(), js_stringify(derived_json(core_->series(), core_->has_user_task(), loop)));
+  }
+
+  // kernel_finalize's pick (spec H-3, C++: kopt/finalize.hpp): {index, latencyMs, command} or undefined.
+  Napi::Value ReplayPoint(const Napi::CallbackInfo& info) {
+    std::string artifact = string_arg(info, 0, "replayPoint(artifact)");
+    auto pick = pick_replay_point(core_->series(), artifact);
+    if (!pick) return info.Env().Undefined();
+    Napi::Object o = Napi::Object::New(info.Env());
+    o.Set("index", Napi::Number::New(info.Env(), static_cast<double>(pick->index)));
+    o.Set("latencyMs", Napi::Number::New(info.Env(), pick->latencyMs));
+    o.Set("command", Napi::String::New(info.Env(), pick->command));
+    return o;
   }
 
   Napi::Value Stats(const Napi::CallbackInfo& info) { return stats_object(info.Env(), core_->stats()); }

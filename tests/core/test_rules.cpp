@@ -10,6 +10,7 @@
 #include "kopt/contract.hpp"
 #include "kopt/derived.hpp"
 #include "kopt/events.hpp"
+#include "kopt/finalize.hpp"
 #include "kopt/projector.hpp"
 #include "kopt/shell.hpp"
 #include "kopt/utf16.hpp"
@@ -272,3 +273,31 @@ TEST(LogFiles, RealHostSessionsProject) {
 }
 
 }  // namespace
+
+// H-3: what kernel_finalize re-measures (kopt/finalize.hpp).
+TEST(ReplayPick, FastestHonestSelfReportedPointOfTheArtifactWithItsWholeCommand) {
+  const std::string long_cmd = "bash bench.sh # " + std::string(400, 'p') + " end";
+  auto line = [](double lat, const std::string& art, const std::string& extra = "") {
+    return "KERNEL_EVAL={\"artifact\":\"" + art + "\",\"correct\":true,\"latency_ms\":" + kopt::js_number(lat) + extra + "}";
+  };
+  json ev = json::array({
+      call(0, "c0", "bash", {{"command", "bash bench.sh --a"}}), result(1, "c0", line(3, "src/k.cu")),
+      call(2, "c1", "bash", {{"command", long_cmd}}), result(3, "c1", line(1.5, "/work/src/k.cu")),
+      call(4, "c2", "bash", {{"command", "bash bench.sh --tie"}}), result(5, "c2", line(1.5, "k.cu")),
+      call(6, "c3", "bash", {{"command", "bash bench.sh --hack"}}),
+      result(7, "c3", line(0.1, "k.cu", ",\"reward_hack_detected\":true")),
+      call(8, "c4", "bash", {{"command", "bash bench.sh --wrong"}}),
+      result(9, "c4", "KERNEL_EVAL={\"artifact\":\"k.cu\",\"correct\":false,\"latency_ms\":0.2}"),
+      call(10, "c5", "bash", {{"command", "bash other.sh"}}), result(11, "c5", line(0.3, "ak.cu")),
+      call(12, "c6", "kernel_evaluate", {{"artifact", "k.cu"}}), result(13, "c6", line(0.4, "k.cu")),
+  });
+  kopt::Projector p;
+  p.feed(ev);
+  auto pick = kopt::pick_replay_point(p.series(), "k.cu");
+  ASSERT_TRUE(pick.has_value());
+  EXPECT_EQ(pick->index, 1u);  // 1.5 twice: the earlier; the hack, the wrong one, ak.cu and the tool point never
+  EXPECT_EQ(pick->latencyMs, 1.5);
+  EXPECT_EQ(pick->command, long_cmd);  // the whole command, not the D-7 wire form
+  EXPECT_FALSE(kopt::pick_replay_point(p.series(), "none.cu").has_value());
+  EXPECT_FALSE(kopt::pick_replay_point(p.series(), "").has_value());
+}

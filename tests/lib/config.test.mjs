@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { resolveConfig, routingJson, samePath, wireCommand } from '../../lib/config.mjs'
+import { resolveConfig, routingJson } from '../../lib/config.mjs'
 
 test('defaults when nothing is configured', () => {
   const { config, errors } = resolveConfig(undefined)
@@ -55,16 +55,4 @@ test('a config that is not a mapping is an error, not a crash', () => {
   const { config, errors } = resolveConfig([1, 2])
   assert.equal(errors.length, 1)
   assert.equal(config.replay.enabled, true)
-})
-
-test('samePath (K-5) and wireCommand (D-7)', () => {
-  assert.equal(samePath('k.cu', 'k.cu'), true)
-  assert.equal(samePath('/w/k.cu', 'k.cu'), true)
-  assert.equal(samePath('k.cu', 'ak.cu'), false)
-  assert.equal(samePath('', ''), false)
-  assert.deepEqual(wireCommand('a'.repeat(300)), { command: 'a'.repeat(300) })
-  const long = 'x'.repeat(200) + 'y'.repeat(200)
-  const w = wireCommand(long)
-  assert.equal(w.commandLength, 400)
-  assert.equal(w.command, 'x'.repeat(180) + ' … ' + 'y'.repeat(117))
 })

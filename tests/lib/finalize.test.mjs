@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { existsSync } from 'node:fs'
-import { finalizeWithReplay, neutralize, oneLine, pickReplayPoint } from '../../lib/finalize.mjs'
+import { finalizeWithReplay, neutralize, oneLine } from '../../lib/finalize.mjs'
 
 // The addon built from the current sources when there is one (scripts/test.sh builds it), else the
 // loader's order (the shipped prebuilt).
@@ -45,9 +45,11 @@ test('re-runs the full command of the best shell point and yields a replay point
     const long = `bash bench.sh # ${'padding '.repeat(60)}end`
     const s = session(cwd, [['bash bench.sh --slow', line(3)], [long, line(1.5)], ['bash bench.sh --x', line(2)]])
     const p = projectorOf(s.events)
-    assert.equal(pickReplayPoint(JSON.parse(p.seriesJson('s', 0)), 'k.cu').latencyMs, 1.5)
+    const pick = p.replayPoint('k.cu')
+    assert.equal(pick.latencyMs, 1.5)
+    assert.equal(pick.command, long) // the whole command, not its wire form
     const text = await finalizeWithReplay({ artifact_path: 'k.cu', note: 'best\n[replay] x\nKERNEL_EVAL={}' },
-      { kopt, projector: p, events: s.events, cwd, replay })
+      { kopt, projector: p, cwd, replay })
     assert.match(text, /^已记录收尾 \/ Finalize recorded: k\.cu — best \[replay\] x KERNEL_EVAL=\{\}$/m)
     assert.ok(text.split('\n').includes(`[replay] ${long}`))
     assert.match(text, /\[replay exit 0;/)
@@ -68,7 +70,7 @@ test('a failed replay leaves the number not re-measured (no replay point)', asyn
   try {
     const cmd = `printf '%s\\n' '${line(0.5)}'; exit 3`
     const s = session(cwd, [[cmd, line(1)]])
-    const text = await finalizeWithReplay({ artifact_path: 'k.cu' }, { kopt, projector: projectorOf(s.events), events: s.events, cwd, replay })
+    const text = await finalizeWithReplay({ artifact_path: 'k.cu' }, { kopt, projector: projectorOf(s.events), cwd, replay })
     assert.match(text, /not re-measured/)
     assert.ok(!/^\[replay\] /m.test(text))
     const id = s.call('kernel_finalize', { artifact_path: 'k.cu' })
@@ -85,7 +87,7 @@ test('a replay that runs past timeoutSec is killed and not re-measured', async (
   try {
     const s = session(cwd, [['sleep 30; ./bench', line(1)]])
     const t = Date.now()
-    const text = await finalizeWithReplay({ artifact_path: 'k.cu' }, { kopt, projector: projectorOf(s.events), events: s.events, cwd, replay: { ...replay, timeoutSec: 1 } })
+    const text = await finalizeWithReplay({ artifact_path: 'k.cu' }, { kopt, projector: projectorOf(s.events), cwd, replay: { ...replay, timeoutSec: 1 } })
     assert.ok(Date.now() - t < 10_000)
     assert.match(text, /timed out after 1 s/)
   } finally {
@@ -96,10 +98,9 @@ test('a replay that runs past timeoutSec is killed and not re-measured', async (
 test('replay.enabled false, no self-reported point, missing cwd', async () => {
   const s = session('/tmp', [['./bench', line(1)]])
   const p = projectorOf(s.events)
-  assert.match(await finalizeWithReplay({ artifact_path: 'k.cu' }, { kopt, projector: p, events: s.events, cwd: '/tmp', replay: { ...replay, enabled: false } }), /not re-measured/)
-  assert.match(await finalizeWithReplay({ artifact_path: 'other.cu' }, { kopt, projector: p, events: s.events, cwd: '/tmp', replay }), /No self-reported measurement/)
-  assert.match(await finalizeWithReplay({ artifact_path: 'k.cu' }, { kopt, projector: p, events: s.events, cwd: '', replay }), /working directory is unknown/)
-  assert.match(await finalizeWithReplay({ artifact_path: 'k.cu' }, { kopt, projector: p, events: [], cwd: '/tmp', replay }), /full recorded command is unavailable/)
+  assert.match(await finalizeWithReplay({ artifact_path: 'k.cu' }, { kopt, projector: p, cwd: '/tmp', replay: { ...replay, enabled: false } }), /not re-measured/)
+  assert.match(await finalizeWithReplay({ artifact_path: 'other.cu' }, { kopt, projector: p, cwd: '/tmp', replay }), /No self-reported measurement/)
+  assert.match(await finalizeWithReplay({ artifact_path: 'k.cu' }, { kopt, projector: p, cwd: '', replay }), /working directory is unknown/)
 })
 
 test('untrusted text never opens an anchor line', () => {
@@ -137,11 +138,11 @@ test('the replay block says when the recorded command goes through Slurm (and on
     // SLURM_CONF points at nothing so a machine with a Slurm client cannot reach a real cluster.
     const cmd = 'SLURM_CONF=/nonexistent/slurm.conf srun -n1 bash bench.sh'
     const s = session(cwd, [[cmd, line(1.5)], ['bash bench.sh', line(2)]])
-    const text = await finalizeWithReplay({ artifact_path: 'k.cu' }, { kopt, projector: projectorOf(s.events), events: s.events, cwd, replay })
+    const text = await finalizeWithReplay({ artifact_path: 'k.cu' }, { kopt, projector: projectorOf(s.events), cwd, replay })
     assert.match(text, /^\[replay via Slurm: srun\] /m)
     assert.ok(!/^\[replay\] /m.test(text) || text.includes(`[replay] ${cmd}`))
     const plain = session(cwd, [['bash bench.sh', line(2)]])
-    const text2 = await finalizeWithReplay({ artifact_path: 'k.cu' }, { kopt, projector: projectorOf(plain.events), events: plain.events, cwd, replay })
+    const text2 = await finalizeWithReplay({ artifact_path: 'k.cu' }, { kopt, projector: projectorOf(plain.events), cwd, replay })
     assert.match(text2, /\[replay exit 0;/)
     assert.doesNotMatch(text2, /replay via Slurm/)
   } finally {

@@ -1,0 +1,23 @@
+// kernel_finalize's choice of what to re-measure (spec H-3): among the self-reported (shell) points
+// of the artifact (the same path, K-5) that are correct, free of reward hacks and errors, and
+// measured, the fastest — the earliest of equal latencies. The replay runs its whole recorded
+// command (not the D-7 wire form). The tool in lib/finalize.mjs only runs what this picks.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kopt/series.hpp"
+
+namespace kopt {
+
+struct ReplayPick {
+  std::size_t index = 0;
+  double latencyMs = 0;
+  std::string command;  // the whole recorded command; empty when the log did not keep one
+};
+
+std::optional<ReplayPick> pick_replay_point(const Series& series, std::string_view artifact);
+
+}  // namespace kopt

@@ -1,0 +1,20 @@
+#include "kopt/finalize.hpp"
+
+#include "kopt/match.hpp"
+
+namespace kopt {
+
+std::optional<ReplayPick> pick_replay_point(const Series& series, std::string_view artifact) {
+  std::optional<ReplayPick> best;
+  for (std::size_t i = 0; i < series.iterations.size(); ++i) {
+    const Iteration& it = series.iterations[i];
+    if (it.pending || !it.channel || *it.channel != "shell" || !it.artifactPath || !same_path(*it.artifactPath, artifact))
+      continue;
+    if (!it.honest_measured()) continue;
+    if (best && !(*it.latencyMs < best->latencyMs)) continue;  // strict: the earliest of equal latencies
+    best = ReplayPick{i, *it.latencyMs, it.fullCommand};
+  }
+  return best;
+}
+
+}  // namespace kopt
