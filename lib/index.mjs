@@ -480,11 +480,7 @@ export function apply(ctx, rawConfig) {
     }
     const view = await viewOrAnswer(res, id, true)
     if (view === undefined) return
-    const checked = checkControlAction(body, config, loop)
-    if (checked.status !== 200) {
-      jsonResponse(res, checked.status, { ...checked.body, ...(checked.status === 409 ? { control: controlFor(id, view.st) } : {}) })
-      return
-    }
+    // The action is checked and applied in C++ (loop_control.cpp apply_control): one place, one limit.
     if (loop === undefined || typeof loop.act !== 'function') {
       if (body.action === 'loop-stop') {
         jsonResponse(res, 200, { control: controlFor(id, view.st) }) // nothing armed: not an error (M-9)
@@ -583,45 +579,6 @@ function modelInfoWire(info, provider, model) {
     }
   }
   return out
-}
-
-/** Validates a POST /control body against spec Q-2 before any loop service sees it. */
-export function checkControlAction(body, config, loop) {
-  const action = body.action
-  const ok = { status: 200 }
-  switch (action) {
-    case 'loop-arm': {
-      if (loop === undefined || loop.available !== true) return { status: 503, body: { error: 'loop machinery unavailable / 循环功能不可用' } }
-      if (body.outputLanguage !== undefined && body.outputLanguage !== 'zh' && body.outputLanguage !== 'en') {
-        return { status: 400, body: { error: 'outputLanguage must be zh or en' } }
-      }
-      return ok
-    }
-    case 'loop-stop':
-    case 'supervise-off':
-      return ok
-    case 'supervise-on':
-      if (config.supervisor === undefined && loop === undefined) {
-        return { status: 409, body: { error: 'no supervisor model configured / 未配置监督模型' } }
-      }
-      return ok
-    case 'supervise-use': {
-      const trim = (v) => (typeof v === 'string' ? v.trim() : v === undefined || v === null ? '' : null)
-      const provider = trim(body.provider)
-      const model = trim(body.model)
-      const effort = trim(body.reasoningEffort)
-      if (provider === null || model === null || effort === null) return { status: 400, body: { error: 'provider, model and reasoningEffort must be strings' } }
-      if (provider === '' && model === '') {
-        if (effort !== '') return { status: 400, body: { error: 'reasoningEffort without a route' } }
-        return ok
-      }
-      if (provider === '' || model === '') return { status: 400, body: { error: 'provider and model go together' } }
-      if (provider.length > 200 || model.length > 200 || effort.length > 64) return { status: 400, body: { error: 'route too long' } }
-      return ok
-    }
-    default:
-      return { status: 400, body: { error: `unknown action: ${typeof action === 'string' ? action.slice(0, 80) : JSON.stringify(action) ?? 'undefined'}` } }
-  }
 }
 
 export { PLUGIN_ID }

@@ -41,6 +41,12 @@ std::string supervisor_status(const LoopController& c) {
   return out;
 }
 
+// The one limit on a session route's fields (bytes), for the panel's supervise-use and /supervise use.
+constexpr std::size_t kRouteFieldMax = 200, kEffortMax = 64;
+bool route_too_long(std::string_view provider, std::string_view model, std::string_view effort) {
+  return provider.size() > kRouteFieldMax || model.size() > kRouteFieldMax || effort.size() > kEffortMax;
+}
+
 }  // namespace
 
 ControlReply apply_control(LoopController& c, std::string_view body_text, const Series* s, Lang fallback_lang) {
@@ -87,6 +93,10 @@ ControlReply apply_control(LoopController& c, std::string_view body_text, const 
       return e;
     }
   } else if (action == "supervise-use") {
+    // Each route field is a string when present (null counts as absent); one length limit each.
+    for (const char* k : {"provider", "model", "reasoningEffort"})
+      if (auto it = body.find(k); it != body.end() && !it->is_string() && !it->is_null())
+        return error_reply(400, "provider, model and reasoningEffort must be strings");
     if (c.armed()) {
       ControlReply e = error_reply(409, "supervision is locked while the loop runs; use /supervise in the session");
       e.body["control"] = c.control_json(s);
@@ -95,6 +105,7 @@ ControlReply apply_control(LoopController& c, std::string_view body_text, const 
     const std::string provider = trim(str("provider").value_or(""));
     const std::string model = trim(str("model").value_or(""));
     const std::string effort = trim(str("reasoningEffort").value_or(""));
+    if (route_too_long(provider, model, effort)) return error_reply(400, "route too long");
     if (provider.empty() && model.empty()) {
       if (!effort.empty()) return error_reply(400, "reasoningEffort needs a provider and a model");
       c.set_override(std::nullopt);
@@ -104,7 +115,9 @@ ControlReply apply_control(LoopController& c, std::string_view body_text, const 
       c.set_override(Route{provider, model, effort.empty() ? std::nullopt : std::optional<std::string>(effort)});
     }
   } else {
-    return error_reply(400, "unknown action: " + action);
+    const auto it = body.find("action");
+    const std::string named = it == body.end() ? "undefined" : it->is_string() ? action : it->dump();
+    return error_reply(400, "unknown action: " + named.substr(0, 80));
   }
   r.body = json::object();
   r.body["control"] = c.control_json(s);
@@ -195,6 +208,11 @@ CommandReply supervise_command(LoopController& c, std::string_view raw_in) {
     if (slash == std::string::npos || slash == 0 || slash + 1 == pm.size() || effort.find(' ') != std::string::npos) {
       r.ok = false;
       r.text = "Usage: /supervise use <provider>/<model> [effort] (or `use default`)";
+      return r;
+    }
+    if (route_too_long(pm.substr(0, slash), pm.substr(slash + 1), effort)) {
+      r.ok = false;
+      r.text = "The supervisor route is too long (provider and model at most 200 bytes each, effort 64).";
       return r;
     }
     c.set_override(Route{pm.substr(0, slash), pm.substr(slash + 1),

@@ -463,6 +463,13 @@ TEST(LoopControl, Q2_Actions) {
   EXPECT_EQ(apply_control(c, R"({"action":"supervise-on"})", &s, Lang::en).body["control"]["supervisor"]["enabled"], true);
   r = apply_control(c, R"({"action":"supervise-use","provider":"","model":""})", &s, Lang::en);
   EXPECT_FALSE(r.body["control"]["supervisor"].contains("effective"));
+  EXPECT_EQ(apply_control(c, R"({"action":"supervise-use","provider":"p","model":5})", &s, Lang::en).status, 400);
+  EXPECT_EQ(apply_control(c, R"({"action":"supervise-use","provider":"p","model":")" + std::string(201, 'm') + R"("})", &s,
+                          Lang::en).body["error"], "route too long");
+  EXPECT_EQ(apply_control(c, R"({"action":"supervise-use","provider":"p","model":"m","reasoningEffort":")" +
+                                 std::string(65, 'e') + R"("})", &s, Lang::en).status, 400);
+  EXPECT_EQ(apply_control(c, R"({"action":{"x":1}})", &s, Lang::en).body["error"], R"(unknown action: {"x":1})");
+  EXPECT_EQ(apply_control(c, R"({})", &s, Lang::en).body["error"], "unknown action: undefined");
   r = apply_control(c, R"({"action":"nope"})", &s, Lang::en);
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(r.body["error"], "unknown action: nope");
@@ -514,6 +521,8 @@ TEST(LoopCommands, Supervise) {
   EXPECT_TRUE(supervise_command(c, "use org/model/with/slash").ok);
   EXPECT_EQ(c.effective_route()->model, "model/with/slash");
   EXPECT_FALSE(supervise_command(c, "use nomodel").ok);
+  EXPECT_FALSE(supervise_command(c, "use p/" + std::string(201, 'm')).ok);  // the panel's limit too
+  EXPECT_TRUE(supervise_command(c, "use p/" + std::string(200, 'm')).ok);
   EXPECT_FALSE(supervise_command(c, "use /m").ok);
   EXPECT_FALSE(supervise_command(c, "sideways").ok);
   supervise_command(c, "on");
