@@ -23,5 +23,8 @@ inline constexpr std::string_view kContinueTrailer = "Continue the kernel-optimi
 // Regular expressions, as text: "started background job (\S+)" and "(\d+)/(\d+) evaluations used".
 inline constexpr std::string_view kBackgroundJobAnnounce = "started background job ";
 inline constexpr std::string_view kCountersSuffix = " evaluations used";
+// Ours (not read by the projection): the run language line of a loop message, read back by
+// language_of_message.
+inline constexpr std::string_view kLanguageLine = "Run language: ";
 
 }  // namespace kopt::anchors

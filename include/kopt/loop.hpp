@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kopt/anchors.hpp"
 #include "kopt/derived.hpp"
 #include "kopt/json.hpp"
 #include "kopt/series.hpp"
@@ -15,23 +16,7 @@
 
 namespace kopt {
 
-// Strings the projection parses back out of the log (M-1..M-4): protocol, never translated.
-namespace anchor {
-inline constexpr std::string_view kPluginId = "kernel-opt";
-inline constexpr std::string_view kLoopPrefix = "[kernel-loop round ";
-inline constexpr std::string_view kWrapUpPrefix = "[kernel-loop wrap-up]";
-inline constexpr std::string_view kAuditPrefix = "[kernel-loop final review]";
-inline constexpr std::string_view kWrapUpClose = "The kernel loop is ending";
-inline constexpr std::string_view kAuditClose = "Address the findings";
-inline constexpr std::string_view kChallenge = "the run is NOT over";
-inline constexpr std::string_view kReviewHeader = "Supervisor review (advisory, from the second model):";
-inline constexpr std::string_view kReviewOk = "Supervisor review: OK.";
-inline constexpr std::string_view kReviewFailed = "Supervisor review: failed.";  // + why, one line
-inline constexpr std::string_view kContinue = "Continue the kernel-optimization run";
-inline constexpr std::string_view kCountersSuffix = " evaluations used";  // "D/B evaluations used"
-// Ours (not read by the projection): the run language line, read back by language_of_message.
-inline constexpr std::string_view kLanguageLine = "Run language: ";
-}  // namespace anchor
+// The strings the projection parses back out of the log live in kopt/anchors.hpp (one home).
 
 // --- message texts (loop_text.cpp) ---------------------------------------------------------
 

@@ -16,7 +16,7 @@ void review_block(std::string& out, const ReviewOutcome& r, Lang lang) {
   if (!r.reviewed) {
     if (!r.failure) return;
     out += "\n\n";
-    out += anchor::kReviewFailed;
+    out += anchors::kReviewFailedLine;
     const std::string& why = *r.failure;
     if (lang == Lang::zh) {
       out += why == "timeout" ? " 第二模型在时限内没有回答" : why == "empty" ? " 第二模型的回答是空的" : " 第二模型的调用失败了";
@@ -29,11 +29,11 @@ void review_block(std::string& out, const ReviewOutcome& r, Lang lang) {
   }
   out += "\n\n";
   if (r.advice) {
-    out += anchor::kReviewHeader;
+    out += anchors::kReviewHeader;
     out += '\n';
     out += *r.advice;
   } else {
-    out += anchor::kReviewOk;
+    out += anchors::kReviewOkLine;
     if (r.note && !r.note->empty()) {
       out += ' ';
       out += *r.note;
@@ -43,7 +43,7 @@ void review_block(std::string& out, const ReviewOutcome& r, Lang lang) {
 
 void language_line(std::string& out, Lang lang) {
   out += "\n\n";
-  out += anchor::kLanguageLine;
+  out += anchors::kLanguageLine;
   if (lang == Lang::zh) {
     out += "zh — 回复、总结以及 kernel_plan / kernel_env 的文字字段都用中文；代码、命令、标识符和以上的英文协议行保持原样。";
   } else {
@@ -65,9 +65,9 @@ ReviewOutcome ReviewOutcome::from(const Verdict& v) {
 std::string continuation_text(const ContinuationText& in) {
   const bool zh = in.lang == Lang::zh;
   std::string out;
-  out += anchor::kLoopPrefix;
+  out += anchors::kLoopLinePrefix;
   out += num(in.round) + "] " + num(in.evalsDone) + "/" + num(in.budget);
-  out += anchor::kCountersSuffix;
+  out += anchors::kCountersSuffix;
   out += zh ? "（本次运行的优化评测计数）。" : " so far in this run.";
   if (in.paceEvals > 0) {
     out += '\n';
@@ -92,7 +92,7 @@ std::string continuation_text(const ContinuationText& in) {
   }
   review_block(out, in.review, in.lang);
   out += "\n\n";
-  out += anchor::kContinue;
+  out += anchors::kContinueTrailer;
   if (in.challenge) {
     // The challenge sentence is an anchor: keep it verbatim in both languages.
     if (zh) {
@@ -104,7 +104,7 @@ std::string continuation_text(const ContinuationText& in) {
              "），用 kernel_plan 报告最终交付的方案，然后总结。";
     } else {
       out += ": ";
-      out += anchor::kChallenge;
+      out += anchors::kChallengeLine;
       out += ". You declared it finished, but budget is left and the supervisor sees headroom (above) — treat "
              "your finalize as provisional and try those directions now.\n"
              "Do not finalize the same artifact again to end the run: either measure something faster than the "
@@ -162,14 +162,14 @@ std::string wrapup_text(Lang lang, long long evals_done, long long budget, std::
   const bool zh = lang == Lang::zh;
   const std::string hint(finalize_hint);
   std::string out;
-  out += anchor::kWrapUpPrefix;
+  out += anchors::kWrapupLinePrefix;
   out += ' ' + num(evals_done) + "/" + num(budget);
-  out += anchor::kCountersSuffix;
+  out += anchors::kCountersSuffix;
   out += "; stopping (" + std::string(reason) + ").";
   if (zh) out += reason == "budget" ? " 评测预算已用完。" : " 连续几轮没有新的评测。";
   review_block(out, review, lang);
   out += "\n\n";
-  out += anchor::kWrapUpClose;
+  out += anchors::kWrapupCloseLine;
   if (zh) {
     out += "——循环即将结束，不要再开始新的优化。\n"
            "1. 如果后来的改动让内核变慢了，先把最好的产物原样恢复。\n"
@@ -193,13 +193,13 @@ std::string wrapup_text(Lang lang, long long evals_done, long long budget, std::
 std::string audit_text(Lang lang, const ReviewOutcome& review) {
   const bool zh = lang == Lang::zh;
   std::string out;
-  out += anchor::kAuditPrefix;
+  out += anchors::kAuditLinePrefix;
   out += zh ? " the run is finalized — 运行已 finalize，监督模型检查了最终结果。"
             : " the run is finalized; the supervisor checked the final results.";
   review_block(out, review, lang);
   out += "\n\n";
   if (review.advice) {
-    out += anchor::kAuditClose;
+    out += anchors::kAuditCloseLine;
     out += zh ? "：核实或更正已 finalize 的结果（产物变了就重新 finalize），然后用一句话收尾。除了处理这些问题，不要再开始新的优化。"
               : ": check or correct the finalized result (finalize again if the artifact changes), then close with "
                 "a short note. Start no optimization work beyond what the findings need.";
@@ -212,9 +212,9 @@ std::string audit_text(Lang lang, const ReviewOutcome& review) {
 }
 
 std::optional<Lang> language_of_message(std::string_view text) {
-  const auto at = text.rfind(anchor::kLanguageLine);
+  const auto at = text.rfind(anchors::kLanguageLine);
   if (at == std::string_view::npos) return std::nullopt;
-  return parse_lang(text.substr(at + anchor::kLanguageLine.size(), 2));
+  return parse_lang(text.substr(at + anchors::kLanguageLine.size(), 2));
 }
 
 }  // namespace kopt

@@ -247,9 +247,9 @@ TEST(LoopSupervision, N2_FailureTimeoutOrSilenceIsNoRecordNeverApproval) {
     ASSERT_EQ(count(a, T::send), 1) << ans.text << "/" << ans.finish;
     // No advice and never an approval, but the message says the review failed (and why), so the
     // record shows a failure rather than an older review.
-    EXPECT_EQ(a[0].text.find(anchor::kReviewOk), std::string::npos);
-    EXPECT_EQ(a[0].text.find(anchor::kReviewHeader), std::string::npos);
-    const auto at = a[0].text.find(anchor::kReviewFailed);
+    EXPECT_EQ(a[0].text.find(anchors::kReviewOkLine), std::string::npos);
+    EXPECT_EQ(a[0].text.find(anchors::kReviewHeader), std::string::npos);
+    const auto at = a[0].text.find(anchors::kReviewFailedLine);
     ASSERT_NE(at, std::string::npos) << a[0].text;
     const std::string why = ans.finish == "stop" ? "empty" : ans.finish;
     EXPECT_NE(a[0].text.find("(" + why + ")", at), std::string::npos) << a[0].text;
@@ -277,9 +277,9 @@ TEST(LoopSupervision, N2_MaxTokensSilenceRetriesOnceWithReasoningOff) {
   EXPECT_EQ(retry[0].token, ask.token);
   const Actions a = c.supervisor_answered(ask.token, answer("", "max-tokens"), run(1), idle());
   ASSERT_EQ(count(a, T::send), 1);  // not a third call: go on without a review
-  EXPECT_EQ(a[0].text.find(anchor::kReviewOk), std::string::npos);
-  EXPECT_EQ(a[0].text.find(anchor::kReviewHeader), std::string::npos);
-  EXPECT_NE(a[0].text.find(std::string(anchor::kReviewFailed) + " The second model's answer was empty (empty)"),
+  EXPECT_EQ(a[0].text.find(anchors::kReviewOkLine), std::string::npos);
+  EXPECT_EQ(a[0].text.find(anchors::kReviewHeader), std::string::npos);
+  EXPECT_NE(a[0].text.find(std::string(anchors::kReviewFailedLine) + " The second model's answer was empty (empty)"),
             std::string::npos) << a[0].text;
 }
 

@@ -45,8 +45,8 @@ struct World {
     r.wrapUp = a.kind == "wrap-up";
     r.audit = a.kind == "audit";
     r.challenge = a.kind == "challenge";
-    if (a.text.find(std::string(anchor::kReviewHeader)) != std::string::npos ||
-        a.text.find(std::string(anchor::kReviewOk)) != std::string::npos) {
+    if (a.text.find(std::string(anchors::kReviewHeader)) != std::string::npos ||
+        a.text.find(std::string(anchors::kReviewOkLine)) != std::string::npos) {
       r.review = "x";
     }
     series.rounds.push_back(r);
