@@ -13,6 +13,7 @@
 // Every decision about a run is made in C++ (kopt.node); this file moves data.
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { stat } from 'node:fs/promises'
 import {
   CONTROL_PATH, DEFAULT_PRESET_ID, MODELS_PATH, PLUGIN_ID, PUSH_PATH, SERIES_PATH, resolveConfig, routingJson,
 } from './config.mjs'
@@ -45,11 +46,19 @@ export class KernelOptService extends Service {
 // Catch-up feeds the addon slices of the log, never the whole log as one JSON tree.
 const FEED_SLICE = 2048
 const PAST_CACHE_MAX = 16
-// A past session's log is re-read after this long (another DSH process may have continued it);
-// the previous projection answers while the new one is read.
+// A past session's log is re-read when it changed (another DSH process may have continued it): its
+// size and mtime are looked at no more often than this; the previous projection answers while the
+// new one is read. A log the host cannot name a file for is re-read after PAST_TTL_MS instead.
+const IDENTITY_CHECK_MS = 2_000
 const PAST_TTL_MS = 300_000
 // How long /series waits for a past session's log before answering 202 {loading}.
 const QUICK_ANSWER_MS = 50
+
+/** A log file's identity: it changed when its size or mtime did. */
+async function identityOf(file) {
+  const st = await stat(file)
+  return `${st.size}:${st.mtimeMs}`
+}
 
 /**
  * Creates the session-projection store (host-independent, unit-tested in tests/lib).
@@ -93,6 +102,15 @@ export function createStore(kopt, config, hooks) {
       feed(st, events.slice(st.next))
       st.next = events.length
     }
+  }
+  // Where the host keeps a past session's log, when its persistence can say (the JSONL backend's
+  // findLog): the addon then reads and projects the file on a worker thread (kopt.loadSession),
+  // never the whole log as events on this thread. null: the host has no log of that id.
+  const logFile = async (persistence, sessionId) => {
+    if (typeof persistence.findLog !== 'function' || typeof kopt.loadSession !== 'function') return undefined
+    const file = await persistence.findLog(sessionId)
+    if (typeof file !== 'string' || file === '') return null
+    return { file, identity: await identityOf(file) }
   }
   const liveSession = (id) => {
     try {
@@ -155,12 +173,36 @@ export function createStore(kopt, config, hooks) {
     const now = Date.now()
     let entry = past.get(sessionId)
     let stale
-    if (entry !== undefined && now - entry.at > PAST_TTL_MS) {
+    if (entry !== undefined && entry.settled && entry.file !== undefined) {
+      if (now - entry.checkedAt > IDENTITY_CHECK_MS) {
+        entry.checkedAt = now
+        const identity = await identityOf(entry.file).catch(() => undefined)
+        if (identity !== entry.identity) {
+          stale = entry
+          entry = undefined
+        }
+      }
+    } else if (entry !== undefined && now - entry.at > PAST_TTL_MS) {
       if (entry.settled) stale = entry
       entry = undefined
     }
     if (entry === undefined) {
       const promise = (async () => {
+        let where
+        try {
+          where = await logFile(persistence, sessionId)
+        } catch (error) {
+          return { error: error instanceof Error ? error.message : String(error) }
+        }
+        if (where === null) return undefined
+        if (where !== undefined) {
+          try {
+            const s = await kopt.loadSession(sessionId, where.file, routing)
+            return { s, next: 0, unreadable: s.skippedLines, file: where.file, identity: where.identity }
+          } catch (error) {
+            return { error: error instanceof Error ? error.message : String(error) }
+          }
+        }
         let inspection
         try {
           inspection = await persistence.inspect(sessionId)
@@ -176,10 +218,14 @@ export function createStore(kopt, config, hooks) {
         pst.next = inspection.events.length
         return pst
       })()
-      entry = { promise, at: now, settled: false, stale }
+      entry = { promise, at: now, checkedAt: now, settled: false, stale }
       const settled = entry
-      const settle = () => { settled.settled = true; settled.stale = undefined }
-      promise.then(settle, settle)
+      const settle = (pst) => {
+        settled.settled = true
+        settled.stale = undefined
+        if (pst?.file !== undefined) Object.assign(settled, { file: pst.file, identity: pst.identity })
+      }
+      promise.then(settle, () => settle(undefined))
       past.delete(sessionId)
       past.set(sessionId, entry)
       while (past.size > PAST_CACHE_MAX) past.delete(past.keys().next().value)
@@ -434,7 +480,10 @@ export function apply(ctx, rawConfig) {
     const etag = session.etag
     // x-kernel-opt-source says where the events came from: the live session or the host's persistence.
     const headers = {
-      etag, 'cache-control': 'no-cache', 'x-kernel-opt-source': view.live ? 'live' : 'persisted', 'x-kopt-revision': String(revision),
+      etag, 'cache-control': 'no-cache', 'x-kernel-opt-source': view.live ? 'live' : 'persisted',
+      // A past session: read by the addon from the log file off this thread, or through the host's inspect.
+      ...(view.live ? {} : { 'x-kernel-opt-reader': view.st.file !== undefined ? 'file' : 'host' }),
+      'x-kopt-revision': String(revision),
       ...(view.st.unreadable > 0 ? { 'x-kernel-opt-unreadable-events': String(view.st.unreadable) } : {}),
     }
     const inm = req.headers['if-none-match']

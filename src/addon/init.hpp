@@ -17,6 +17,11 @@ void InitSession(Napi::Env env, Napi::Object exports);     // session_bindings.c
 kopt::Projector& UnwrapProjector(Napi::Env env, Napi::Value value);
 // A new JS Projector (config: a routing JSON string, or undefined for the defaults).
 Napi::Object NewProjector(Napi::Env env, Napi::Value config);
+// A JS Projector taking over a finished core Projector (one read off the main thread).
+Napi::Object NewProjectorFrom(Napi::Env env, kopt::Projector&& core);
+
+// A projection config from a routing JSON string (undefined/null: the defaults); coded errors.
+kopt::ProjectionConfig ConfigFrom(Napi::Env env, const Napi::Value& v);
 
 // Throws a JS Error with a stable `code` property.
 [[noreturn]] void ThrowCoded(Napi::Env env, const char* code, const std::string& message);

@@ -9,9 +9,7 @@
 
 namespace kopt::addon {
 
-namespace {
-
-ProjectionConfig config_from(Napi::Env env, const Napi::Value& v) {
+ProjectionConfig ConfigFrom(Napi::Env env, const Napi::Value& v) {
   ProjectionConfig cfg;
   if (v.IsUndefined() || v.IsNull()) return cfg;
   if (!v.IsString()) ThrowCoded(env, "KOPT_BAD_CONFIG", "Projector config must be a JSON string");
@@ -20,6 +18,8 @@ ProjectionConfig config_from(Napi::Env env, const Napi::Value& v) {
   if (std::string err = cfg.apply_json(*j); !err.empty()) ThrowCoded(env, "KOPT_BAD_CONFIG", err);
   return cfg;
 }
+
+namespace {
 
 std::string string_arg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
   if (info.Length() <= i || !info[i].IsString())
@@ -62,7 +62,7 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
       core_ = std::make_unique<Projector>(std::move(*p));
       return;
     }
-    core_ = std::make_unique<Projector>(config_from(info.Env(), info.Length() ? info[0] : info.Env().Undefined()));
+    core_ = std::make_unique<Projector>(ConfigFrom(info.Env(), info.Length() ? info[0] : info.Env().Undefined()));
   }
 
   Projector& core() { return *core_; }
@@ -184,7 +184,7 @@ class ProjectFileWorker : public Napi::AsyncWorker {
 
 Napi::Value ProjectFile(const Napi::CallbackInfo& info) {
   std::string path = string_arg(info, 0, "projectFile(path)");
-  ProjectionConfig cfg = config_from(info.Env(), info.Length() > 1 ? info[1] : info.Env().Undefined());
+  ProjectionConfig cfg = ConfigFrom(info.Env(), info.Length() > 1 ? info[1] : info.Env().Undefined());
   auto* w = new ProjectFileWorker(info.Env(), std::move(path), std::move(cfg));
   Napi::Promise p = w->Promise();
   w->Queue();
@@ -209,6 +209,10 @@ Projector& UnwrapProjector(Napi::Env env, Napi::Value value) {
 Napi::Object NewProjector(Napi::Env /*env*/, Napi::Value config) {
   if (config.IsUndefined() || config.IsNull()) return JsProjector::constructor->New({});
   return JsProjector::constructor->New({config});
+}
+
+Napi::Object NewProjectorFrom(Napi::Env env, Projector&& core) {
+  return JsProjector::constructor->New({Napi::External<Projector>::New(env, &core)});
 }
 
 void InitProjection(Napi::Env env, Napi::Object exports) {

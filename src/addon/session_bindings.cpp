@@ -8,6 +8,9 @@
 //     .body() -> Buffer (the /series body of the current revision; the same Buffer until it changes)
 //     .delta(sinceRevision) -> Buffer: {"kind":"delta",…} since that revision, or {"kind":"full",
 //                              "revision","body"} when it is not kept (docs/protocol.md)
+//   loadSession(sessionId, logPath, routingJson?) -> Promise<Session>: a past session's log read and
+//     projected on a worker thread (streaming, zstd or plain JSONL); the Session carries
+//     .skippedLines, .truncated and .warning; a log that cannot be read rejects (code KOPT_BAD_LOG).
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -15,6 +18,7 @@
 #include <string>
 
 #include "init.hpp"
+#include "kopt/events.hpp"
 #include "kopt/session.hpp"
 
 namespace kopt::addon {
@@ -40,6 +44,7 @@ std::string base36(std::uint64_t v) {
 
 class JsSession : public Napi::ObjectWrap<JsSession> {
  public:
+  static Napi::FunctionReference* constructor;
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "Session",
                        {InstanceMethod<&JsSession::Feed>("feed"), InstanceMethod<&JsSession::Revise>("revise"),
@@ -50,6 +55,9 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
                         InstanceAccessor<&JsSession::Revision>("revision"),
                         InstanceAccessor<&JsSession::Etag>("etag")});
   }
+
+  // updatedAt from events the projector was fed elsewhere (loadSession).
+  void NoteTime(double t) { core_->note_time(t); }
 
   explicit JsSession(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsSession>(info) {
     Napi::Env env = info.Env();
@@ -134,6 +142,65 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
   std::uint64_t buffer_rev_ = 0;
 };
 
+Napi::FunctionReference* JsSession::constructor = nullptr;
+
+// Reads and projects a past session's log off the JS thread, one event at a time (never one tree).
+class LoadSessionWorker : public Napi::AsyncWorker {
+ public:
+  LoadSessionWorker(Napi::Env env, std::string id, std::string path, ProjectionConfig cfg)
+      : Napi::AsyncWorker(env, "kopt.loadSession"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        id_(std::move(id)),
+        path_(std::move(path)),
+        core_(std::move(cfg)) {}
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+  void Execute() override {
+    ok_ = read_log_file(path_, [&](const json& ev) {
+      const double t = Session::event_time(ev);
+      if (t > updated_) updated_ = t;
+      core_.feed_event(ev);
+    }, stats_);
+  }
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (!ok_) {
+      Napi::Error err = Napi::Error::New(env, stats_.error.empty() ? "the log cannot be read" : stats_.error);
+      err.Set("code", Napi::String::New(env, "KOPT_BAD_LOG"));
+      deferred_.Reject(err.Value());
+      return;
+    }
+    Napi::Object projector = NewProjectorFrom(env, std::move(core_));
+    Napi::Object session = JsSession::constructor->New({Napi::String::New(env, id_), projector});
+    JsSession::Unwrap(session)->NoteTime(updated_);
+    session.Set("skippedLines", Napi::Number::New(env, static_cast<double>(stats_.skipped)));
+    session.Set("truncated", Napi::Boolean::New(env, stats_.truncated));
+    if (!stats_.error.empty()) session.Set("warning", Napi::String::New(env, stats_.error));
+    deferred_.Resolve(session);
+  }
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::string id_, path_;
+  Projector core_;
+  LogReadStats stats_;
+  bool ok_ = false;
+  double updated_ = 0;
+};
+
+Napi::Value LoadSession(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsString())
+    ThrowCoded(env, "KOPT_BAD_ARGUMENT", "loadSession(sessionId, logPath, routingJson?): sessionId and logPath must be strings");
+  ProjectionConfig cfg = ConfigFrom(env, info.Length() > 2 ? info[2] : env.Undefined());
+  auto* w = new LoadSessionWorker(env, info[0].As<Napi::String>().Utf8Value(), info[1].As<Napi::String>().Utf8Value(),
+                                  std::move(cfg));
+  Napi::Promise p = w->Promise();
+  w->Queue();
+  return p;
+}
+
 }  // namespace
 
 void InitSession(Napi::Env env, Napi::Object exports) {
@@ -141,7 +208,10 @@ void InitSession(Napi::Env env, Napi::Object exports) {
     g_epoch = base36(std::random_device{}() ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32));
     g_revision_epoch = std::random_device{}();
   }
-  exports.Set("Session", JsSession::Define(env));
+  Napi::Function ctor = JsSession::Define(env);
+  JsSession::constructor = new Napi::FunctionReference(Napi::Persistent(ctor));
+  exports.Set("Session", ctor);
+  exports.Set("loadSession", Napi::Function::New(env, LoadSession, "loadSession"));
 }
 
 }  // namespace kopt::addon

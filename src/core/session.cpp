@@ -22,15 +22,14 @@ bool projected_type(const json& ev) {
 Session::Session(Projector& projector, std::string session_id, ChartOptions chart, std::uint64_t revision_base)
     : projector_(projector), id_(std::move(session_id)), chart_(chart), revision_(revision_base) {}
 
+double Session::event_time(const json& ev) {
+  if (!ev.is_object() || !projected_type(ev)) return std::nan("");
+  auto t = ev.find("time");
+  return t != ev.end() && t->is_number() ? t->get<double>() : std::nan("");
+}
+
 FeedStats Session::feed(const json& events) {
-  auto note = [&](const json& ev) {
-    if (!ev.is_object() || !projected_type(ev)) return;
-    auto t = ev.find("time");
-    if (t != ev.end() && t->is_number()) {
-      const double v = t->get<double>();
-      if (v > updated_at_) updated_at_ = v;
-    }
-  };
+  auto note = [&](const json& ev) { note_time(event_time(ev)); };
   if (events.is_array())
     for (const auto& ev : events) note(ev);
   else

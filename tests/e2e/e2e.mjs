@@ -386,6 +386,8 @@ try {
   check('after restarting dsh web, /series of the past session is byte-identical', () => {
     assert.equal(after.status, 200)
     assert.equal(after.headers.get('x-kernel-opt-source'), 'persisted')
+    // Read by the addon from the log file on a worker thread (the host's persistence names the file).
+    assert.equal(after.headers.get('x-kernel-opt-reader'), 'file')
     assert.equal(after.text, beforeRestart.text)
   })
   const after304 = await http(web.port, seriesPath, { headers: { 'if-none-match': after.headers.get('etag') } })

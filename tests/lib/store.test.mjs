@@ -4,6 +4,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
@@ -124,4 +125,45 @@ test('past sessions: an unknown id answers at once (no 202 first) and keeps no c
   assert.equal(store.past.size, 0, 'an unknown id does not push real sessions out of the cache')
   assert.equal(await store.getView('nope', { wait: false }), undefined)
   assert.equal(reads, 2, 'asked again, read again')
+})
+
+test('past sessions from the log file: read and projected off this thread, re-read only when the file changed', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopt-store-'))
+  try {
+    const file = path.join(dir, 'session.jsonl')
+    const header = JSON.stringify({ type: 'session', version: 0, id: 'old', cwd: dir })
+    fs.writeFileSync(file, [header, ...events.slice(0, 50).map((e) => JSON.stringify(e))].join('\n') + '\n')
+    const garbage = path.join(dir, 'garbage.jsonl.zstd')
+    fs.writeFileSync(garbage, Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd]), Buffer.alloc(64, 0xee)]))
+    const persistence = {
+      async findLog (id) {
+        if (id === 'dup') throw new Error('duplicate JSONL session id "dup" appears in multiple project directories')
+        return { old: file, bad: garbage }[id]
+      },
+      async inspect () { throw new Error('inspect must not be used when the log file is known') },
+    }
+    const store = createStore(kopt, config, { sessions: () => new Map(), persistence: () => persistence })
+    const reference = new kopt.Session('old')
+    reference.feed(JSON.stringify(events.slice(0, 50)))
+    reference.revise('{}')
+    const view = await store.getView('old')
+    view.st.s.revise('{}')
+    assert.equal(view.st.s.body().toString(), reference.body().toString(), 'the same body as feeding the events')
+    assert.equal(view.st.s.updatedAt, events[49].time)
+    assert.equal(await store.getView('gone'), undefined)
+    assert.deepEqual(await store.getView('dup'), { error: 'duplicate JSONL session id "dup" appears in multiple project directories' })
+    assert.match((await store.getView('bad')).error, /zstd/)
+    // Unchanged file: the same projection, however often it is asked.
+    store.past.get('old').checkedAt -= 10_000
+    assert.equal((await store.getView('old', { wait: false })).st, view.st)
+    // The log grew (another process continued it): read again; the old projection answers meanwhile.
+    fs.appendFileSync(file, events.slice(50).map((e) => JSON.stringify(e)).join('\n') + '\n')
+    store.past.get('old').checkedAt -= 10_000
+    const during = await store.getView('old', { wait: false })
+    assert.ok(during.st === view.st || during.st.s.completedEvals > view.st.s.completedEvals)
+    const after = await store.getView('old')
+    assert.ok(after.st.s.completedEvals > view.st.s.completedEvals, 'the grown log is projected')
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
 })
