@@ -28,6 +28,12 @@ class Session {
   // reads), so the body depends on the log alone.
   FeedStats feed(const json& events);
   double updated_at() const { return updated_at_; }
+  // The same rule for a projector fed elsewhere (a past session read off the main thread): the
+  // time an event contributes to updatedAt (NaN when it contributes none), and taking it in.
+  static double event_time(const json& ev);
+  void note_time(double t) {
+    if (t > updated_at_) updated_at_ = t;
+  }
 
   // completedEvals (M-5) of the current projection; recomputed only when the projection changed.
   long long completed_evals();
