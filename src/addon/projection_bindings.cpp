@@ -56,7 +56,7 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
   }
 
   explicit JsProjector(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsProjector>(info) {
-    // new Projector(configJson?) — or, internally, from a finished core Projector (projectFile).
+    // new Projector(configJson?) — or, internally, from a finished core Projector (loadSession).
     if (info.Length() == 1 && info[0].IsExternal()) {
       auto* p = info[0].As<Napi::External<Projector>>().Data();
       core_ = std::make_unique<Projector>(std::move(*p));
@@ -146,51 +146,6 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
 
 Napi::FunctionReference* JsProjector::constructor = nullptr;
 
-// Reads and projects a log file off the JS thread; resolves to a JS Projector.
-class ProjectFileWorker : public Napi::AsyncWorker {
- public:
-  ProjectFileWorker(Napi::Env env, std::string path, ProjectionConfig cfg)
-      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), path_(std::move(path)), core_(std::move(cfg)) {}
-  Napi::Promise Promise() { return deferred_.Promise(); }
-
-  void Execute() override {
-    LogReadStats st;
-    if (!read_log_file(path_, [&](const json& ev) { core_.feed_event(ev); }, st)) error_ = st.error;
-    warning_ = st.error;
-    skipped_lines_ = st.skipped;
-  }
-  void OnOK() override {
-    Napi::Env env = Env();
-    if (!error_.empty()) {
-      Napi::Error err = Napi::Error::New(env, error_);
-      err.Set("code", Napi::String::New(env, "KOPT_BAD_LOG"));
-      deferred_.Reject(err.Value());
-      return;
-    }
-    Napi::Object obj = JsProjector::constructor->New({Napi::External<Projector>::New(env, &core_)});
-    if (!warning_.empty()) obj.Set("warning", Napi::String::New(env, warning_));
-    obj.Set("skippedLines", Napi::Number::New(env, static_cast<double>(skipped_lines_)));
-    deferred_.Resolve(obj);
-  }
-  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
-
- private:
-  Napi::Promise::Deferred deferred_;
-  std::string path_;
-  Projector core_;
-  std::string error_, warning_;
-  std::size_t skipped_lines_ = 0;
-};
-
-Napi::Value ProjectFile(const Napi::CallbackInfo& info) {
-  std::string path = string_arg(info, 0, "projectFile(path)");
-  ProjectionConfig cfg = ConfigFrom(info.Env(), info.Length() > 1 ? info[1] : info.Env().Undefined());
-  auto* w = new ProjectFileWorker(info.Env(), std::move(path), std::move(cfg));
-  Napi::Promise p = w->Promise();
-  w->Queue();
-  return p;
-}
-
 Napi::Value ParseContractLines(const Napi::CallbackInfo& info) {
   std::string text = string_arg(info, 0, "parseContractLines(text)");
   json out = json::array();
@@ -219,7 +174,6 @@ void InitProjection(Napi::Env env, Napi::Object exports) {
   Napi::Function ctor = JsProjector::Define(env);
   JsProjector::constructor = new Napi::FunctionReference(Napi::Persistent(ctor));
   exports.Set("Projector", ctor);
-  exports.Set("projectFile", Napi::Function::New(env, ProjectFile, "projectFile"));
   exports.Set("parseContractLines", Napi::Function::New(env, ParseContractLines, "parseContractLines"));
 }
 

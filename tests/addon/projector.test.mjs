@@ -90,18 +90,18 @@ test('control is spliced into the /series body verbatim', () => {
   assert.equal(body.bestIndex, null)
 })
 
-test('projectFile reads JSONL logs off the loop thread; missing files reject with a code', async () => {
-  const q = await kopt.projectFile(path.join(root, 'tests/fixtures/host-session-kernel-opt.jsonl'))
+test('loadSession reads JSONL logs off the loop thread; missing files reject with a code', async () => {
+  const q = (await kopt.loadSession('h', path.join(root, 'tests/fixtures/host-session-kernel-opt.jsonl'))).projector
   const s = JSON.parse(q.seriesJson('h', 0))
   assert.ok(Array.isArray(s.iterations))
   assert.ok(q.stats().events > 50)
   const tmp = path.join(os.tmpdir(), `kopt-${process.pid}.json`)
   fs.writeFileSync(tmp, read('z02-large-tool-channel', 'events'))
-  const z = await kopt.projectFile(tmp)
+  const z = (await kopt.loadSession('z', tmp)).projector
   const direct = new kopt.Projector(); direct.feed(read('z02-large-tool-channel', 'events'))
   assert.equal(z.seriesJson('z', 0), direct.seriesJson('z', 0))
   fs.unlinkSync(tmp)
-  await assert.rejects(kopt.projectFile('/nonexistent/session.jsonl'), e => e.code === 'KOPT_BAD_LOG')
+  await assert.rejects(kopt.loadSession('x', '/nonexistent/session.jsonl'), e => e.code === 'KOPT_BAD_LOG')
 })
 
 test('parseContractLines returns the parsed payloads in line order', () => {
