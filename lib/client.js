@@ -377,7 +377,25 @@ window.__ModuleLoader__.load({
       }
       if (ans.control === null || ans.control === undefined) delete next.control
       else next.control = ans.control
-      if (ans.chart !== undefined) next.chart = ans.chart
+      if (ans.chart && ans.chart.append !== undefined) {
+        next.chart = appendChart(series.chart, ans.chart)
+        if (!next.chart) return null
+      } else if (ans.chart !== undefined) next.chart = ans.chart
+      return next
+    }
+    // `chart.append` = k: the held chart's first k points, phases and row rounds, then the answer's;
+    // everything else as the answer says. It has no `line`: the tab draws the line from the points.
+    const PER_POINT = ['points', 'phases', 'rowRounds']
+    function appendChart(held, c) {
+      const k = c.append
+      if (!held || !Number.isInteger(k) || k < 0) return null
+      const next = { ...c }
+      delete next.append
+      for (const key of PER_POINT) {
+        const cur = held[key] ?? []
+        if (cur.length < k) return null
+        next[key] = cur.slice(0, k).concat(c[key] ?? [])
+      }
       return next
     }
 
@@ -738,33 +756,77 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
     // ───────────────────────────── the curve ─────────────────────────────
     const COLORS = { line: '#4d6bfe', ok: '#4d6bfe', bad: '#d64545', grid: 'rgba(120,128,140,.22)', best: '#1f8f5f', final: '#8a5cf6', prof: '#c27c0e', faint: '#7b8391' }
 
-    // All points of one kind as a single path of circles: one DOM node per kind, so an update of
-    // a 1,000-point run touches four attributes instead of a thousand elements.
+    // All points of one kind as a single path of circles: one DOM node per kind and run.
     function circlesPath(list, r) {
       let d = ''
       for (const p of list) d += `M${p.x - r} ${p.y}a${r} ${r} 0 1 0 ${2 * r} 0a${r} ${r} 0 1 0 ${-2 * r} 0`
       return d
     }
-    const Dots = memo(function Dots({ pts }) {
-      // Smaller dots when they crowd (a 1,000-point run), never below 1.6 units.
-      const gap = pts.length > 1 ? Math.abs(pts[pts.length - 1].x - pts[0].x) / (pts.length - 1) : 20
-      const r = Math.max(1.6, Math.min(4, gap * 0.42))
-      const ru = Math.max(1.4, Math.min(3.5, gap * 0.38))
+    // The points are drawn in runs of RUN, each run its own few paths. The core keeps the axes still
+    // while points arrive (src/core/chart.cpp) and a delta keeps the held point objects
+    // (applyAnswer), so an update rebuilds the last run and React skips every other one.
+    const RUN = 256
+    function sameRun(a, b) {
+      if (a.r !== b.r || a.ru !== b.ru || a.from !== b.from || a.to !== b.to || a.join !== b.join) return false
+      for (let i = a.from; i < a.to; i++) if (a.pts[i] !== b.pts[i]) return false
+      return true
+    }
+    const DotRun = memo(function DotRun({ pts, from, to, r, ru }) {
       const ok = [], failed = [], unmeasured = [], bad = [], pending = []
-      for (const p of pts) {
+      for (let i = from; i < to; i++) {
+        const p = pts[i]
         if (p.kind === 'ok') ok.push(p)
         else if (p.kind === 'failed') failed.push(p)
         else if (p.pending) pending.push(p)
         else if (p.failed) bad.push(p)
         else unmeasured.push(p)
       }
-      return h('g', { 'data-kopt': 'points', 'data-n': pts.length },
-        h('path', { d: circlesPath(ok, r), fill: COLORS.ok, 'data-kopt': 'points-ok', 'data-n': ok.length }),
-        h('path', { d: circlesPath(failed, r), fill: 'var(--k-bg, #fff)', stroke: COLORS.bad, strokeWidth: r < 3 ? 1.1 : 1.8, 'data-kopt': 'points-failed', 'data-n': failed.length }),
-        h('path', { d: circlesPath(bad, ru), fill: 'none', stroke: COLORS.bad, strokeWidth: 1.5, 'data-kopt': 'points-unmeasured-failed', 'data-n': bad.length }),
-        h('path', { d: circlesPath(unmeasured, ru), fill: 'none', stroke: COLORS.faint, strokeWidth: 1.5, 'data-kopt': 'points-unmeasured', 'data-n': unmeasured.length }),
-        h('path', { d: circlesPath(pending, ru), fill: 'none', stroke: COLORS.faint, strokeWidth: 1.5, strokeDasharray: '2 2', className: 'kopt-pulse', 'data-kopt': 'points-pending', 'data-n': pending.length }))
-    })
+      return h('g', null,
+        ok.length ? h('path', { d: circlesPath(ok, r), fill: COLORS.ok }) : null,
+        failed.length ? h('path', { d: circlesPath(failed, r), fill: 'var(--k-bg, #fff)', stroke: COLORS.bad, strokeWidth: r < 3 ? 1.1 : 1.8 }) : null,
+        bad.length ? h('path', { d: circlesPath(bad, ru), fill: 'none', stroke: COLORS.bad, strokeWidth: 1.5 }) : null,
+        unmeasured.length ? h('path', { d: circlesPath(unmeasured, ru), fill: 'none', stroke: COLORS.faint, strokeWidth: 1.5 }) : null,
+        pending.length ? h('path', { d: circlesPath(pending, ru), fill: 'none', stroke: COLORS.faint, strokeWidth: 1.5, strokeDasharray: '2 2', className: 'kopt-pulse' }) : null)
+    }, sameRun)
+    // The line through the points of kind "ok", in runs; each run starts at the last ok point
+    // before it (`join`), so the runs meet.
+    const LineRun = memo(function LineRun({ pts, from, to, join }) {
+      let d = join ? `M${join.x} ${join.y}` : ''
+      for (let i = from; i < to; i++) {
+        const p = pts[i]
+        if (p.kind !== 'ok') continue
+        d += `${d ? 'L' : 'M'}${p.x} ${p.y}`
+      }
+      return d.includes('L') ? h('path', { d, fill: 'none', stroke: COLORS.line, strokeWidth: 1.8, strokeLinejoin: 'round', opacity: 0.9 }) : null
+    }, sameRun)
+    function Curve({ pts, xStep }) {
+      // Smaller dots when they crowd (a 1,000-point run), never below 1.6 units; the spacing is the
+      // axis's (xStep), which stays put while points arrive, so the radius does too.
+      const gap = xStep > 0 ? xStep : pts.length > 1 ? Math.abs(pts[pts.length - 1].x - pts[0].x) / (pts.length - 1) : 20
+      const r = Math.max(1.6, Math.min(4, gap * 0.42))
+      const ru = Math.max(1.4, Math.min(3.5, gap * 0.38))
+      const counts = { ok: 0, failed: 0, bad: 0, unmeasured: 0, pending: 0 }
+      const lines = [], dots = []
+      let lastOk = null
+      for (let from = 0; from < pts.length; from += RUN) {
+        const to = Math.min(pts.length, from + RUN)
+        lines.push(h(LineRun, { key: from, pts, from, to, join: lastOk, r: 0, ru: 0 }))
+        dots.push(h(DotRun, { key: from, pts, from, to, r, ru, join: null }))
+        for (let i = from; i < to; i++) {
+          const p = pts[i]
+          if (p.kind === 'ok') { counts.ok++; lastOk = p } else if (p.kind === 'failed') counts.failed++
+          else if (p.pending) counts.pending++
+          else if (p.failed) counts.bad++
+          else counts.unmeasured++
+        }
+      }
+      return h(Fragment, null,
+        h('g', { 'data-kopt': 'line' }, lines),
+        h('g', {
+          'data-kopt': 'points', 'data-n': pts.length, 'data-ok': counts.ok, 'data-failed': counts.failed,
+          'data-unmeasured-failed': counts.bad, 'data-unmeasured': counts.unmeasured, 'data-pending': counts.pending,
+        }, dots))
+    }
     function Dot({ x, y, kind, pending, failed }) {
       if (kind === 'ok') return h('circle', { cx: x, cy: y, r: 6.5, fill: COLORS.ok, stroke: '#fff', strokeWidth: 2 })
       if (kind === 'failed') return h('circle', { cx: x, cy: y, r: 6.5, fill: 'var(--k-bg, #fff)', stroke: COLORS.bad, strokeWidth: 2 })
@@ -827,9 +889,8 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       chart.bestLine ? h('g', null,
         h('line', { x1: P.left, x2: P.right, y1: chart.bestLine.y, y2: chart.bestLine.y, stroke: COLORS.best, strokeDasharray: '6 5', strokeWidth: 1.2, opacity: 0.75 }),
         h('text', { x: P.left + 6, y: chart.bestLine.y - 6, textAnchor: 'start', fontSize: 12, fill: COLORS.best }, `${t('axis.best')} ${chart.bestLine.label}`)) : null,
-      // the line through successful evaluations
-      chart.line ? h('path', { d: chart.line, fill: 'none', stroke: COLORS.line, strokeWidth: 1.8, strokeLinejoin: 'round', opacity: 0.9 }) : null,
-      h(Dots, { pts }),
+      // the line through successful evaluations, and the points
+      h(Curve, { pts, xStep: chart.xStep }),
       // markers
       (chart.markers?.profiled ?? []).map((m, i) => h('text', { key: `p${i}`, x: m.x, y: chart.profileY + 4, textAnchor: 'middle', fontSize: 11, fill: COLORS.prof, 'data-kopt': 'profiled' }, '▲')),
       (chart.markers?.finalized ?? []).map((m, i) => h('text', { key: `f${i}`, x: m.x + 7, y: m.y - 7, fontSize: 13, fill: COLORS.final, 'data-kopt': 'finalized' }, '⚑')),

@@ -6,7 +6,7 @@
 // in the same run.
 //
 //   KOPT_ADDON=build/kopt.node CHROMIUM=/usr/bin/chromium node bench/tab/run.mjs \
-//       [--sizes 1000,5000,20000,50000] [--updates 20] [--batches 1,100] [--ref FILE]
+//       [--sizes 1000,5000,20000,50000] [--updates 20] [--batches 1,100] [--ref-rev REV | --ref FILE] [--ref-addon FILE]
 //
 // One sample: the mock host appends the events; the page's poll fetches the delta. Timed in the
 // page (performance.now()): from the moment the /series response arrives (fetch resolved) to
@@ -16,7 +16,9 @@
 //              task: it runs after that frame's layout and paint; includes waiting for the vsync).
 // The tab polls every 1.5 s; to keep the run short the page's setInterval of 1500 ms is shortened
 // to 120 ms (nothing else changes). p50/p95 over --updates samples, one JSON line per (client, N,
-// batch) on stdout. Exit 0 when every configuration produced its samples; no timing is asserted.
+// batch) on stdout, with the warm-up update's figures beside them (warmUp*: the first update
+// after the load; at N = 20000 or 50000 with one new point it is the one that stretches the x axis
+// to the next round span, so every point moves and all of them are redrawn). Exit 0 when every configuration produced its samples; no timing is asserted.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -33,7 +35,7 @@ const arg = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); retur
 const sizes = arg('sizes', '1000,5000,20000,50000').split(',').map(Number)
 const batches = arg('batches', '1,100').split(',').map(Number)
 const updates = Number(arg('updates', '20'))
-const kopt = createRequire(import.meta.url)(process.env.KOPT_ADDON || path.join(root, 'build/kopt.node'))
+const kopt = createRequire(import.meta.url)(path.resolve(process.env.KOPT_ADDON || path.join(root, 'build/kopt.node')))
 
 let refPath = arg('ref', '')
 let refName = refPath
@@ -41,13 +43,26 @@ if (!refPath) {
   refPath = path.join(mkdtempSync(path.join(tmpdir(), 'kopt-tabbench-')), 'client.ref.js')
   // main's client; where the clone has no branch main (a CI checkout), HEAD's, and the lines say which.
   let src = null
-  for (const rev of ['main', 'HEAD']) {
+  for (const rev of [arg('ref-rev', 'main'), 'HEAD']) {
     try { src = execFileSync('git', ['-C', root, 'show', `${rev}:lib/client.js`], { stdio: ['ignore', 'pipe', 'ignore'] }); refName = `${rev}:lib/client.js`; break } catch { /* next */ }
   }
   if (!src) throw new Error('no reference client: pass --ref FILE')
   writeFileSync(refPath, src)
 }
-const clients = [[`reference (${refName})`, refPath], ['new', path.join(root, 'lib/client.js')]]
+// The reference client runs against the addon it shipped with (the same revision's prebuilt
+// lib/native/linux-x64/kopt.node, or --ref-addon FILE): a client and the core it was written for
+// agree on the delta format (chart.append is newer than some clients).
+let refAddon = arg('ref-addon', '')
+if (!refAddon && refName.includes(':')) {
+  const rev = refName.split(':')[0]
+  try {
+    const bin = execFileSync('git', ['-C', root, 'show', `${rev}:lib/native/linux-x64/kopt.node`], { stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 256 << 20 })
+    refAddon = path.join(path.dirname(refPath), 'kopt.ref.node')
+    writeFileSync(refAddon, bin)
+  } catch { refAddon = '' }
+}
+const refKopt = refAddon ? createRequire(import.meta.url)(path.resolve(refAddon)) : kopt
+const clients = [[`reference (${refName}${refAddon ? ' + its prebuilt addon' : ''})`, refPath, refKopt], ['new', path.join(root, 'lib/client.js'), kopt]]
 
 const ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage']
@@ -84,8 +99,8 @@ let failed = 0
 try {
   for (const n of sizes) {
     const base = bigEvents(n)
-    for (const [who, file] of clients) {
-      const host = await startMockHost({ kopt, sessions: { big: { events: base.slice() } }, clientPath: file })
+    for (const [who, file, addon] of clients) {
+      const host = await startMockHost({ kopt: addon, sessions: { big: { events: base.slice() } }, clientPath: file })
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
       await page.addInitScript(INIT)
       const errors = []
@@ -98,17 +113,20 @@ try {
         for (const b of batches) {
           // one warm-up update, then the samples
           const got = []
+          let warm = null // the warm-up: the first update after the load (where the x axis may stretch)
           for (let k = 0; k <= updates; k++) {
             const c = await page.evaluate(() => window.__bench.samples.length)
             host.append('big', moreEvents(b, { tag: `u${b}_${k}_`, seq0: seq }))
             seq += 2 * b + 10
             await page.waitForFunction(c => window.__bench.samples.length > c && window.__bench.samples.at(-1).frameMs !== null, c, { timeout: 60_000, polling: 20 })
-            if (k > 0) got.push(await page.evaluate(() => window.__bench.samples.at(-1)))
+            const sample = await page.evaluate(() => window.__bench.samples.at(-1))
+            if (k > 0) got.push(sample)
+            else warm = sample
           }
           const cm = got.map(s => s.commitMs); const fm = got.map(s => s.frameMs)
           console.log(JSON.stringify({ what: 'tab panel update', client: who, points: n, arrive: b, samples: got.length,
             commitP50: r2(pct(cm, 0.5)), commitP95: r2(pct(cm, 0.95)), frameP50: r2(pct(fm, 0.5)), frameP95: r2(pct(fm, 0.95)),
-            pointsAfter: got.at(-1).points }))
+            pointsAfter: got.at(-1).points, warmUpCommit: r2(warm.commitMs), warmUpFrame: r2(warm.frameMs) }))
         }
         if (errors.length) { failed++; console.log(JSON.stringify({ client: who, points: n, pageErrors: errors.slice(0, 3) })) }
       } catch (e) {

@@ -2,7 +2,10 @@
 // browser only draws. Higher is faster: ×speedup against the pooled reference when the run reports
 // one, else 1/latency with latency labels; a log axis when measured latencies span more than 20×.
 #pragma once
+#include <cstddef>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "kopt/json.hpp"
 #include "kopt/series.hpp"
@@ -25,8 +28,15 @@ inline constexpr double kFinalGapFlagPct = 10.0;
 // O-1: µs below 1 ms (3 significant digits), ms below 1 000 ms (4), else s (3), as toPrecision.
 std::string format_latency(double ms);
 
+// The axes are stable so that a live chart only appends: above kExactSpan points the x axis spans
+// a round number of iterations (…, 100, 125, 160, 200, 250, 320, 400, 500, 640, 800, 1000, …), and
+// the y axis is a function of the fastest and slowest latency snapped outward to round values (log:
+// eighths of a decade; linear: steps of 1, 2, 2.5, 5 × 10^k), never of the pooled reference. A new
+// point that stays inside both leaves every earlier point where it was.
+inline constexpr std::size_t kExactSpan = 64;
+
 // The chart object (keys camelCase):
-//   width, height, plot {left, top, right, bottom}, empty,
+//   width, height, plot {left, top, right, bottom}, xStep (units per iteration), empty,
 //   mode "speedup" | "latency", scale "linear" | "log", ticks [{y, label}], xTicks [{x, label}],
 //   points [{index, seq, x, y, kind "ok" | "failed" | "unmeasured", pending?, label?, value?}],
 //   line (SVG path through the ok points in iteration order, "" when none),
@@ -44,6 +54,28 @@ json chart_json(const Series& s, const ChartOptions& opt = {});
 // without building the tree (the /series body embeds it once per revision).
 std::string chart_json_text(const Series& s, const ChartOptions& opt = {});
 void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt = {});  // appends
+
+// Where the per-iteration arrays (points, phases, rowRounds) and the `line` member sit in a
+// chart's text, in bytes from its first `{`: so that the next chart can be compared item by item
+// and sent from the first item that changed (docs/protocol.md, `chart.append`).
+struct ChartLayout {
+  struct Items {
+    std::size_t open = 0;            // just after `[`
+    std::size_t close = 0;           // at `]`
+    std::vector<std::size_t> ends;   // just after item i
+    std::string_view item(std::string_view text, std::size_t i) const;
+  };
+  Items points, phases, rowRounds;
+  std::size_t line_begin = 0, line_end = 0;  // the `,"line":"…"` member
+};
+void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt, ChartLayout& layout);
+// The first iteration at which chart `b` differs from chart `a` in any per-iteration item; the
+// shorter length when one is a prefix of the other (`b` only appended).
+std::size_t chart_first_change(std::string_view a, const ChartLayout& la, std::string_view b, const ChartLayout& lb);
+// Chart `b` for a reader holding a chart that agrees with it before iteration `from` (> 0): the same
+// object with "append":from first, the three arrays from `from` on, and no `line` (the reader
+// keeps its first `from` items and draws the line through the points of kind "ok").
+void write_chart_append(std::string& out, std::string_view b, const ChartLayout& lb, std::size_t from);
 
 // The same from a series as it travels on the wire (the /series body or a vectors `series`).
 // Reads the fields the chart needs, rounds with their counters included; tolerant of anything else.

@@ -82,7 +82,12 @@ class Session {
     std::vector<std::uint32_t> touched;  // iterations changed in place since rev - 1
     bool complete;                       // touched lists all of them
     bool projection;                     // the projection changed since rev - 1 (so the chart may have)
+    bool chart = false;                  // the chart was written at rev (a snapshot)
+    std::size_t chart_from = 0;          // its first item changed since the snapshot before it
   };
+  // The chart for a reader that holds revision history_[at]: appended onto the chart it holds
+  // when the snapshots since then say how, else whole.
+  void write_chart_since(std::string& out, std::size_t at);
   std::deque<Step> history_;
   std::size_t history_rows_ = 0;
   std::deque<std::pair<std::uint64_t, std::string>> deltas_;  // answers of the current revision, by since
@@ -101,6 +106,10 @@ class Session {
   Series outline_;
   long long evals_ = 0;
   std::string chart_text_;  // storage reused from revision to revision
+  ChartLayout chart_layout_;
+  std::string prev_chart_;  // the snapshot before, to find the first item that changed
+  ChartLayout prev_layout_;
+  bool prev_ok_ = false;
   bool pieces_ok_ = false;
   std::string body_;
   bool body_ok_ = false;

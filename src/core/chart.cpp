@@ -175,6 +175,14 @@ std::string chart_json_text(const Series& s, const ChartOptions& opt) {
 }
 
 void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt) {
+  ChartLayout layout;
+  write_chart_json(out, s, opt, layout);
+}
+
+void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt, ChartLayout& layout) {
+  const std::size_t base = out.size();
+  layout = ChartLayout{};
+  auto at = [&] { return out.size() - base; };
   const double W = opt.width, H = opt.height;
   const double left = 66, right = W - 22, top = 22, bottom = H - 56;
   const double baseline = bottom + 16, profile_row = bottom + 32, xlabel_row = H - 6;
@@ -214,32 +222,65 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   t.key("scale").str(log_scale ? "log" : "linear");
   t.key("empty").boolean(n == 0);
 
-  // Value domain, padded so no point sits on the frame.
+  // The y domain, padded so no point sits on the frame, and snapped outward to round values so
+  // that a new point inside it moves nothing. It is a function of the latencies alone: the pooled
+  // reference only relabels (speedup = reference / latency is a shift on a log axis, a scale about
+  // zero on a linear one).
+  double dlo = 0, dhi = 1;  // log: log10(latency) at the top and bottom; linear: 1/latency at bottom and top
+  if (any_measured && log_scale) {
+    dlo = std::floor(std::log10(lat_min / 1.18) * 8) / 8;
+    dhi = std::ceil(std::log10(lat_max * 1.18) * 8) / 8;
+  } else if (any_measured) {
+    const double wlo = 1.0 / lat_max, whi = 1.0 / lat_min;
+    double span = whi - wlo;
+    if (span <= whi * 1e-9) span = whi * 0.2;
+    const double lo = std::max(0.0, wlo - span * 0.12), hi = whi + span * 0.12;
+    const double raw = (hi - lo) / 5, mag = std::pow(10.0, std::floor(std::log10(raw)));
+    double step = mag * 10;
+    for (double m : {1.0, 2.0, 2.5, 5.0})
+      if (m * mag >= raw) {
+        step = m * mag;
+        break;
+      }
+    dlo = std::max(0.0, std::floor(lo / step) * step);
+    dhi = std::ceil(hi / step) * step;
+    if (!(dhi > dlo)) dhi = dlo + step;
+  }
+  auto y_of_latency = [&](double lat) {
+    const double tt = log_scale ? (std::log10(lat) - dlo) / (dhi - dlo) : (1.0 / lat - dlo) / (dhi - dlo);
+    return r1(log_scale ? top + tt * (bottom - top) : bottom - tt * (bottom - top));
+  };
+  auto latency_of_value = [&](double v) { return speedup_mode ? *ref / v : 1.0 / v; };
+  auto y_of_value = [&](double v) { return y_of_latency(latency_of_value(v)); };
+  // The value domain (for the ticks): slowest at the bottom, fastest at the top.
   double vlo = 0, vhi = 1;
   if (any_measured) {
-    vlo = value_of(lat_max);
-    vhi = value_of(lat_min);
-    if (log_scale) {
-      vlo /= 1.18;
-      vhi *= 1.18;
-    } else {
-      double span = vhi - vlo;
-      if (span <= vhi * 1e-9) span = std::max(vhi * 0.2, 1e-12);
-      vlo = std::max(0.0, vlo - span * 0.12);
-      vhi = vhi + span * 0.12;
+    vlo = log_scale ? value_of(std::pow(10.0, dhi)) : (speedup_mode ? *ref : 1.0) * dlo;
+    vhi = log_scale ? value_of(std::pow(10.0, dlo)) : (speedup_mode ? *ref : 1.0) * dhi;
+  }
+
+  // The x axis spans `span` iterations: all of them up to kExactSpan, then a round number at
+  // least as large (steps of about a quarter), so that a new point rarely moves the others.
+  double span = 0;
+  if (n > 1) {
+    const double need = static_cast<double>(n - 1);
+    span = need;
+    if (n > kExactSpan) {
+      static const double kRound[] = {1, 1.25, 1.6, 2, 2.5, 3.2, 4, 5, 6.4, 8, 10};
+      const double mag = std::pow(10.0, std::floor(std::log10(need)));
+      for (double m : kRound)
+        if (std::round(m * mag) >= need) {
+          span = std::round(m * mag);
+          break;
+        }
     }
   }
-  auto tr = [&](double v) { return log_scale ? std::log10(v) : v; };
-  const double tlo = tr(vlo), thi = tr(vhi);
-  auto y_of_value = [&](double v) {
-    const double tt = (tr(v) - tlo) / (thi - tlo == 0 ? 1 : thi - tlo);
-    return r1(bottom - tt * (bottom - top));
-  };
-
   const double pad = n > 1 ? 14 : 0;
+  const double x_step = n > 1 ? (right - left - 2 * pad) / span : 0;
+  t.key("xStep").num(std::round(x_step * 1000) / 1000);
   auto x_of = [&](double i) {
     if (n <= 1) return r1((left + right) / 2);
-    return r1(left + pad + (right - left - 2 * pad) * i / static_cast<double>(n - 1));
+    return r1(left + pad + (right - left - 2 * pad) * i / span);
   };
 
   // Points and the line through the successful ones.
@@ -247,6 +288,8 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   std::string line;
   line.reserve(n * 14);
   t.key("points").open('[');
+  layout.points.open = at();
+  layout.points.ends.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     const auto& it = its[i];
     PointGeo& g = geo[i];
@@ -260,7 +303,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
     g.measured = it.latencyMs && *it.latencyMs > 0 && std::isfinite(*it.latencyMs);
     if (g.measured) {
       const double v = value_of(*it.latencyMs);
-      g.y = y_of_value(v);
+      g.y = y_of_latency(*it.latencyMs);
       t.key("y").num(g.y);
       const bool ok = !bad_point(it) && it.correct == std::optional<bool>(true);
       t.key("kind").str(ok ? "ok" : "failed");
@@ -284,9 +327,13 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
       if (bad_point(it)) t.key("failed").boolean(true);
     }
     t.close('}');
+    layout.points.ends.push_back(at());
   }
+  layout.points.close = at();
   t.close(']');
+  layout.line_begin = at();
   t.key("line").str(line);
+  layout.line_end = at();
 
   // Y ticks: nice values of the displayed quantity (×speedup or latency), spaced at least 30 units.
   t.key("ticks").open('[');
@@ -354,13 +401,17 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   // X ticks: evaluation numbers (1-based), at most about ten.
   t.key("xTicks").open('[');
   if (n > 0) {
+    // Numbered along the axis's span (beyond the last point when the span is rounded up).
+    const std::size_t axis_n = n > 1 ? static_cast<std::size_t>(span) + 1 : 1;
     std::size_t step = 1;
-    static const std::size_t kSteps[] = {1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10000};
+    static const std::size_t kSteps[] = {1,     2,     5,      10,     20,     25,     50,      100,    200,
+                                         250,   500,   1000,   2000,   2500,   5000,   10000,   20000,  25000,
+                                         50000, 100000, 200000, 250000, 500000, 1000000, 2000000, 5000000};
     for (std::size_t st : kSteps) {
       step = st;
-      if (n / st <= 10) break;
+      if (axis_n / st <= 10) break;
     }
-    for (std::size_t k = 1; k <= n; k += (k == 1 && step > 1 ? step - 1 : step)) {
+    for (std::size_t k = 1; k <= axis_n; k += (k == 1 && step > 1 ? step - 1 : step)) {
       t.open('{');
       t.key("x").num(x_of(static_cast<double>(k - 1)));
       // appended, not `"#" + to_string(k)`: GCC 12 misreports that operator+ as an overlapping memcpy (-Wrestrict)
@@ -474,22 +525,28 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   const auto phases = opt.fixedBudget ? evaluation_phases_fixed(s, opt.budget) : evaluation_phases(s, opt.budget);
   long long c_opt = 0, c_over = 0, c_wrap = 0;
   t.key("phases").open('[');
+  layout.phases.open = at();
   for (std::size_t i = 0; i < phases.size(); ++i) {
     t.item().str(phases[i]).value_done();
+    layout.phases.ends.push_back(at());
     if (i >= n || its[i].pending) continue;
     if (phases[i] == "wrap-up") ++c_wrap;
     else if (phases[i] == "over-budget") ++c_over;
     else ++c_opt;
   }
+  layout.phases.close = at();
   t.close(']');
   // The loop message in force for each row (its supervision column), by the same rule as the report.
   t.key("rowRounds").open('[');
+  layout.rowRounds.open = at();
   for (const auto& r : rounds_in_force(s)) {
     t.item();
     if (r) t.num(static_cast<double>(*r));
     else t.null();
     t.value_done();
+    layout.rowRounds.ends.push_back(at());
   }
+  layout.rowRounds.close = at();
   t.close(']');
   t.key("counts").open('{');
   t.key("optimization").num(static_cast<double>(c_opt));
@@ -529,6 +586,47 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
     t.null().value_done();
   }
   t.close('}');
+}
+
+std::string_view ChartLayout::Items::item(std::string_view text, std::size_t i) const {
+  const std::size_t from = i == 0 ? open : ends[i - 1] + 1;  // past the comma
+  return text.substr(from, ends[i] - from);
+}
+
+std::size_t chart_first_change(std::string_view a, const ChartLayout& la, std::string_view b, const ChartLayout& lb) {
+  std::size_t first = std::numeric_limits<std::size_t>::max();
+  for (auto member : {&ChartLayout::points, &ChartLayout::phases, &ChartLayout::rowRounds}) {
+    const auto& ia = la.*member;
+    const auto& ib = lb.*member;
+    const std::size_t common = std::min(ia.ends.size(), ib.ends.size());
+    std::size_t i = 0;
+    while (i < common && i < first && ia.item(a, i) == ib.item(b, i)) ++i;
+    if (i == common && ia.ends.size() > ib.ends.size()) i = ib.ends.size();  // b is shorter: it changed there
+    first = std::min(first, i);
+  }
+  return first;
+}
+
+void write_chart_append(std::string& out, std::string_view b, const ChartLayout& lb, std::size_t from) {
+  // The text between the arrays is copied as it is; each array keeps its items from `from` on.
+  out += "{\"append\":";
+  out += std::to_string(from);
+  out.push_back(',');
+  std::size_t pos = 1;  // past the chart's own `{`
+  auto items_from = [&](const ChartLayout::Items& it) {
+    out.append(b.substr(pos, it.open - pos));
+    if (from < it.ends.size()) {
+      const std::size_t start = from == 0 ? it.open : it.ends[from - 1] + 1;
+      out.append(b.substr(start, it.close - start));
+    }
+    pos = it.close;
+  };
+  items_from(lb.points);
+  out.append(b.substr(pos, lb.line_begin - pos));
+  pos = lb.line_end;
+  items_from(lb.phases);
+  items_from(lb.rowRounds);
+  out.append(b.substr(pos));
 }
 
 json chart_json(const Series& s, const ChartOptions& opt) {

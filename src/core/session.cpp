@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "kopt/derived.hpp"
@@ -79,9 +80,17 @@ std::uint64_t Session::revise(std::string_view control_json) {
 const std::string& Session::chart_text() {
   if (!chart_ok_) {
     refresh_outline();
+    std::swap(prev_chart_, chart_text_);
+    std::swap(prev_layout_, chart_layout_);
     chart_text_.clear();
-    write_chart_json(chart_text_, outline_, chart_);
+    write_chart_json(chart_text_, outline_, chart_, chart_layout_);
     chart_ok_ = true;
+    if (!history_.empty() && history_.back().rev == revision_) {
+      Step& step = history_.back();
+      step.chart = true;
+      step.chart_from = prev_ok_ ? chart_first_change(prev_chart_, prev_layout_, chart_text_, chart_layout_) : 0;
+    }
+    prev_ok_ = true;
   }
   return chart_text_;
 }
@@ -194,13 +203,37 @@ const std::string* Session::delta(std::uint64_t since) {
   out += control_.empty() ? std::string_view("null") : std::string_view(control_);
   if (projection) {
     out += ",\"chart\":";
-    out += chart_text();
+    write_chart_since(out, at);
   }
   out.push_back('}');
   // A few answers per revision are kept (pollers at the same revision share one).
   if (deltas_.size() >= 4) deltas_.pop_front();
   deltas_.emplace_back(since, std::move(out));
   return &deltas_.back().second;
+}
+
+void Session::write_chart_since(std::string& out, std::size_t at) {
+  const std::string& now = chart_text();
+  // The chart the reader holds is the last snapshot at or before its revision, provided the
+  // projection did not change after that snapshot (it always holds: every answer that changed the
+  // projection carried a chart, and writing one makes a snapshot; checked all the same).
+  std::size_t k0 = at + 1;
+  for (std::size_t k = at + 1; k-- > 0;) {
+    if (history_[k].chart) {
+      k0 = k;
+      break;
+    }
+    if (history_[k].projection) break;
+  }
+  std::size_t from = 0;
+  if (k0 <= at) {
+    from = std::numeric_limits<std::size_t>::max();
+    for (std::size_t k = k0 + 1; k < history_.size(); ++k)
+      if (history_[k].chart) from = std::min(from, history_[k].chart_from);
+    if (from == std::numeric_limits<std::size_t>::max()) from = 0;
+  }
+  if (from == 0) out += now;
+  else write_chart_append(out, now, chart_layout_, from);
 }
 
 }  // namespace kopt

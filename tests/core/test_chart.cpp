@@ -213,3 +213,89 @@ TEST(Chart, FinalGapBetweenSelfReportedAndReplay) {
   EXPECT_FALSE(self_only.contains("gapPct"));
   EXPECT_FALSE(self_only.contains("selfReported"));
 }
+
+namespace {
+// 200 correct evaluations whose implied references (latency × speedup) are half 2 ms, half 3 ms.
+kopt::Series steady_run(bool spread) {
+  kopt::Series s;
+  for (int i = 0; i < 200; ++i) {
+    kopt::Iteration it;
+    it.seq = {kopt::json(i * 2), static_cast<double>(i * 2)};
+    it.tool = "kernel_evaluate";
+    it.latencyMs = spread ? 1.0 + (i % 50) * 0.5 : 1.0 + (i % 37) * 0.01;
+    it.speedup = (i % 2 ? 2.0 : 3.0) / *it.latencyMs;
+    it.correct = true;
+    s.iterations.push_back(it);
+  }
+  s.bestIndex = 0;
+  return s;
+}
+}  // namespace
+
+// A live chart only appends: a new point inside the axes moves no earlier point, even when it
+// moves the pooled reference (here from 2.5 to 3 ms); past kExactSpan points the x axis spans a
+// round number of iterations.
+TEST(Chart, AxesStayPutAsAPointArrives) {
+  for (bool spread : {false, true}) {
+    kopt::Series s = steady_run(spread);
+    std::string a_text;
+    kopt::ChartLayout la;
+    kopt::write_chart_json(a_text, s, {}, la);
+    const auto a = *kopt::parse_json(a_text);
+    EXPECT_EQ(a["scale"], spread ? "log" : "linear");
+    kopt::Iteration it = s.iterations[3];
+    it.seq = {kopt::json(999), 999};
+    it.speedup = 3.0 / *it.latencyMs;
+    s.iterations.push_back(it);
+    std::string b_text;
+    kopt::ChartLayout lb;
+    kopt::write_chart_json(b_text, s, {}, lb);
+    const auto b = *kopt::parse_json(b_text);
+    EXPECT_NE(a["reference"]["latencyMs"], b["reference"]["latencyMs"]);
+    EXPECT_NE(a["ticks"], b["ticks"]) << "the labels follow the reference";
+    for (std::size_t i = 0; i < 200; ++i) {
+      ASSERT_EQ(a["points"][i]["x"], b["points"][i]["x"]) << i;
+      ASSERT_EQ(a["points"][i]["y"], b["points"][i]["y"]) << i;
+    }
+    // 201 points: the axis spans 200 iterations, numbered to #201.
+    const double w = num(b["plot"]["right"]) - num(b["plot"]["left"]) - 28;
+    EXPECT_NEAR(num(b["xStep"]), w / 200, 1e-3);
+    EXPECT_EQ(b["xTicks"].back()["label"], "#200");
+    EXPECT_EQ(b["xTicks"].back()["x"], b["points"][199]["x"]);
+
+    // The text compares item by item: only the new point differs, and the append form carries it.
+    EXPECT_EQ(kopt::chart_first_change(a_text, la, b_text, lb), 200u);
+    EXPECT_EQ(kopt::chart_first_change(b_text, lb, a_text, la), 200u) << "a shorter chart changed at its end";
+    EXPECT_EQ(kopt::chart_first_change(a_text, la, a_text, la), 200u);
+    std::string app;
+    kopt::write_chart_append(app, b_text, lb, 200);
+    auto c = *kopt::parse_json(app);
+    EXPECT_EQ(c["append"], 200);
+    EXPECT_FALSE(c.contains("line"));
+    EXPECT_EQ(c["points"].size(), 1u);
+    EXPECT_EQ(c["phases"].size(), 1u);
+    EXPECT_EQ(c["rowRounds"].size(), 1u);
+    kopt::json merged = c;
+    merged.erase("append");
+    for (const char* k : {"points", "phases", "rowRounds"}) {
+      kopt::json arr = kopt::json::array();
+      for (std::size_t i = 0; i < 200; ++i) arr.push_back(a[k][i]);
+      for (const auto& x : c[k]) arr.push_back(x);
+      merged[k] = arr;
+    }
+    kopt::json whole = b;
+    whole.erase("line");
+    EXPECT_EQ(merged, whole);
+  }
+}
+
+// Up to kExactSpan points the axis spans them exactly (the curve fills the plot).
+TEST(Chart, SmallRunsFillTheAxis) {
+  kopt::Series s = steady_run(false);
+  s.iterations.resize(kopt::kExactSpan);
+  const auto c = kopt::chart_json(s, {});
+  EXPECT_EQ(num(c["points"].back()["x"]), num(c["plot"]["right"]) - 14);
+  s.iterations.resize(kopt::kExactSpan + 2);
+  const auto d = kopt::chart_json(s, {});
+  EXPECT_LT(num(d["points"].back()["x"]), num(d["plot"]["right"]) - 14) << "66 points: the axis spans 80";
+}

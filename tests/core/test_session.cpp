@@ -100,7 +100,41 @@ void apply_delta(json& body, const json& d) {
   }
   if (d["control"].is_null()) body.erase("control");
   else body["control"] = d["control"];
-  if (d.contains("chart")) body["chart"] = d["chart"];
+  if (!d.contains("chart")) return;
+  const json& c = d["chart"];
+  if (!c.contains("append")) {
+    body["chart"] = c;
+    return;
+  }
+  // An append keeps the held items before `append` and has no `line` (the reader draws it).
+  const std::size_t k = c["append"].get<std::size_t>();
+  json next = c;
+  next.erase("append");
+  for (const char* key : {"points", "phases", "rowRounds"}) {
+    ASSERT_LE(k, body["chart"][key].size()) << key;
+    json arr = json::array();
+    for (std::size_t i = 0; i < k; ++i) arr.push_back(body["chart"][key][i]);
+    for (const auto& x : c[key]) arr.push_back(x);
+    next[key] = std::move(arr);
+  }
+  body["chart"] = std::move(next);
+}
+
+// `n` evaluations numbered from `from`, each a call and its result.
+json evals(int from, int n) {
+  json out = json::array();
+  for (int i = from; i < from + n; ++i) {
+    const std::string id = "e" + std::to_string(i);
+    const double lat = 1.0 + (i % 37) * 0.01;
+    out.push_back({{"type", "tool/call"}, {"seq", 2 * i + 1}, {"time", i}, {"data", {{"callId", id}, {"name", "kernel_evaluate"}, {"arguments", "{}"}}}});
+    const std::string text = "{\"correct\":true,\"latency_ms\":" + js_number(lat) + ",\"speedup\":" + js_number(2.0 / lat) + "}";
+    out.push_back({{"type", "tool/result"}, {"seq", 2 * i + 2}, {"time", i}, {"data", {{"callId", id}, {"message", {{"content", json::array({{{"text", text}}})}}}}}});
+  }
+  return out;
+}
+json without_line(json body) {
+  body["chart"].erase("line");
+  return body;
 }
 }  // namespace
 
@@ -152,6 +186,56 @@ TEST(P_SeriesDelta, InPlaceChangesAndFullFallback) {
   apply_delta(b, dc);
   EXPECT_EQ(test::first_difference(*parse_json(s.body()), b), "");
   EXPECT_FALSE(b.contains("control"));
+}
+
+// A long run's chart is sent from the first point that changed: a new evaluation inside the axes is
+// one point, not the whole curve; across revisions whose chart nobody asked for, the snapshots chain.
+TEST(P_SeriesDelta, ChartAppends) {
+  Projector p;
+  Session s(p, "s");
+  s.feed(evals(0, 110));  // the x axis spans 125 iterations until the 127th
+  const auto r1 = s.revise("{}");
+  const json b1 = *parse_json(s.body());
+  s.feed(evals(110, 1));
+  const auto r2 = s.revise("{}");
+  const std::string d2_text = *s.delta(r1);
+  auto d2 = *parse_json(d2_text);
+  ASSERT_EQ(d2["chart"]["append"], 110);
+  EXPECT_EQ(d2["chart"]["points"].size(), 1u);
+  EXPECT_LT(d2_text.size(), 4000u) << "one point, not 111";
+  json b = b1;
+  apply_delta(b, d2);
+  EXPECT_EQ(test::first_difference(without_line(*parse_json(s.body())), b), "");
+
+  // r3 and r4 arrive with nobody asking; a reader at r2 gets one append covering both.
+  s.feed(evals(111, 2));
+  s.revise("{}");
+  s.feed(evals(113, 2));
+  s.revise("{}");
+  auto d4 = *parse_json(*s.delta(r2));
+  ASSERT_EQ(d4["chart"]["append"], 111);
+  EXPECT_EQ(d4["chart"]["points"].size(), 4u);
+  apply_delta(b, d4);
+  EXPECT_EQ(test::first_difference(without_line(*parse_json(s.body())), b), "");
+
+  // A finalize call changes the markers, which are outside the per-point items: an append of no
+  // items that carries them. A longer axis moves every point but the first.
+  json fin = json::array({{{"type", "tool/call"}, {"seq", 1000}, {"time", 300}, {"data", {{"callId", "f"}, {"name", "kernel_finalize"}, {"arguments", R"({"iteration":3})"}}}}});
+  s.feed(fin);
+  s.revise("{}");
+  auto d5 = *parse_json(*s.delta(s.revision() - 1));
+  ASSERT_TRUE(d5.contains("chart"));
+  EXPECT_EQ(d5["chart"]["append"], 115);
+  EXPECT_TRUE(d5["chart"]["points"].empty());
+  apply_delta(b, d5);
+  EXPECT_EQ(test::first_difference(without_line(*parse_json(s.body())), b), "");
+  const auto r6 = s.revision();
+  s.feed(evals(115, 20));
+  s.revise("{}");
+  auto d6 = *parse_json(*s.delta(r6));
+  EXPECT_EQ(d6["chart"]["append"], 1) << "the axis grew to 160: every point but the first moved";
+  apply_delta(b, d6);
+  EXPECT_EQ(test::first_difference(without_line(*parse_json(s.body())), b), "");
 }
 
 // The history keeps kHistory revisions: older ones get the full body.
