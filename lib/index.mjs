@@ -45,7 +45,11 @@ export class KernelOptService extends Service {
 
 // Catch-up feeds the addon slices of the log, never the whole log as one JSON tree.
 const FEED_SLICE = 2048
+// Past sessions kept projected: at most this many, and at most this many bytes held in C++ in all
+// (session.memoryBytes; a 50k-point session holds ~100–200 MB), least recently asked for first out.
+// The session asked for last is kept whatever its size.
 const PAST_CACHE_MAX = 16
+const PAST_CACHE_BYTES = 512 * 1024 * 1024
 // A past session's log is re-read when it changed (another DSH process may have continued it): its
 // size and mtime are looked at no more often than this; the previous projection answers while the
 // new one is read. A log the host cannot name a file for is re-read after PAST_TTL_MS instead.
@@ -67,7 +71,20 @@ async function identityOf(file) {
 export function createStore(kopt, config, hooks) {
   const routing = routingJson(config)
   const live = new Map() // sessionId -> {s, next, unreadable}
-  const past = new Map() // sessionId -> {promise, at} (insertion order = LRU)
+  const past = new Map() // sessionId -> {promise, at, …} (order: least recently asked for first)
+  const pastBytesMax = hooks.pastCacheBytes ?? PAST_CACHE_BYTES
+
+  // Drops the least recently asked-for past sessions while there are too many or they hold too
+  // many bytes; the dropped Session objects are released when nothing else holds them.
+  const trimPast = () => {
+    let bytes = 0
+    for (const e of past.values()) bytes += e.bytes ?? 0
+    for (const [id, e] of past) {
+      if (past.size <= 1 || (past.size <= PAST_CACHE_MAX && bytes <= pastBytesMax)) break
+      past.delete(id)
+      bytes -= e.bytes ?? 0
+    }
+  }
 
   // s: the kopt.Session (projector, updatedAt, the /series body per revision); next: events fed;
   // unreadable: events the addon could not read (nested too deep), skipped and counted.
@@ -224,12 +241,23 @@ export function createStore(kopt, config, hooks) {
         settled.settled = true
         settled.stale = undefined
         if (pst?.file !== undefined) Object.assign(settled, { file: pst.file, identity: pst.identity })
+        if (pst?.s !== undefined) {
+          settled.bytes = pst.s.memoryBytes
+          settled.measuredAt = Date.now()
+          if (past.get(sessionId) === settled) trimPast()
+        }
       }
       promise.then(settle, () => settle(undefined))
-      past.delete(sessionId)
-      past.set(sessionId, entry)
-      while (past.size > PAST_CACHE_MAX) past.delete(past.keys().next().value)
     }
+    // Asked for now: the most recently used.
+    past.delete(sessionId)
+    past.set(sessionId, entry)
+    // Its size grows when its body is first assembled: measured again now and then (O(points)).
+    if (entry.settled && entry.bytes !== undefined && now - (entry.measuredAt ?? 0) > IDENTITY_CHECK_MS) {
+      entry.measuredAt = now
+      entry.bytes = (await entry.promise).s.memoryBytes
+    }
+    trimPast()
     // wait: false asks for an answer now: {loading: true} while the log is still being read.
     if (!wait && !entry.settled) {
       // An unknown id or a small log settles at once: answer it directly rather than 202 then 404.

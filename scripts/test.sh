@@ -28,8 +28,9 @@ bash scripts/setup-deps.sh || { echo "suites: 0 passed, 1 failed, 0 skipped"; ex
 bash scripts/build.sh -DKOPT_WERROR=ON || { echo "suites: 0 passed, 1 failed, 0 skipped"; exit 1; }
 
 run_suite core ctest --test-dir build --output-on-failure -j"$(nproc)"
-node_tests=(tests/addon)
-[ -d tests/lib ] && node_tests+=(tests/lib)
+# The test files by name: Node 22 reads a bare directory argument as a module, not a folder of tests.
+node_tests=(tests/addon/*.test.mjs)
+[ -d tests/lib ] && node_tests+=(tests/lib/*.test.mjs)
 run_suite addon node --test --test-reporter=spec "${node_tests[@]}"
 [ -x scripts/check-prebuilt.sh ] && run_suite prebuilt bash scripts/check-prebuilt.sh
 [ -f tests/sanitize/run.sh ] && run_suite sanitize bash tests/sanitize/run.sh

@@ -35,6 +35,9 @@ class Projector {
   const FeedStats& stats() const;
   // Bumped whenever the projected state changes (for ETags).
   std::uint64_t version() const;
+  // About how many bytes the projector holds (its points, their cached text, the indexes), for a
+  // cache that is bounded by memory. O(points + dedup keys).
+  std::size_t approx_bytes() const;
   // hasUserTask (M-16) over everything fed so far.
   bool has_user_task() const;
 

@@ -71,6 +71,10 @@ class Session {
 
   const std::string& session_id() const { return id_; }
 
+  // About how many bytes the session holds: the projector, the outline, the cached body, chart and
+  // delta texts, the history (the past-session cache is bounded by this; docs/development.md).
+  std::size_t approx_bytes() const;
+
  private:
   void refresh_outline();
   const std::string& chart_text();

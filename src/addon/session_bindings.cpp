@@ -4,7 +4,7 @@
 //
 //   new Session(sessionId, projector | routingJson?)
 //     .feed(eventsJson) -> {events, skipped}       .projector  .updatedAt  .completedEvals
-//     .revise(controlJson) -> revision              .revision   .etag
+//     .revise(controlJson) -> revision              .revision   .etag   .memoryBytes (about, in C++)
 //     .body() -> Buffer (the /series body of the current revision; the same Buffer until it changes)
 //     .delta(sinceRevision) -> Buffer: {"kind":"delta",…} since that revision, or {"kind":"full",
 //                              "revision","body"} when it is not kept (docs/protocol.md)
@@ -53,6 +53,7 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
                         InstanceAccessor<&JsSession::UpdatedAt>("updatedAt"),
                         InstanceAccessor<&JsSession::CompletedEvals>("completedEvals"),
                         InstanceAccessor<&JsSession::Revision>("revision"),
+                        InstanceAccessor<&JsSession::MemoryBytes>("memoryBytes"),
                         InstanceAccessor<&JsSession::Etag>("etag")});
   }
 
@@ -127,6 +128,10 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
   Napi::Value UpdatedAt(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), core_->updated_at()); }
   Napi::Value CompletedEvals(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(core_->completed_evals()));
+  }
+  // About how many bytes this session holds in C++ (Session::approx_bytes).
+  Napi::Value MemoryBytes(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(core_->approx_bytes()));
   }
   Napi::Value Revision(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(core_->revision()));

@@ -680,6 +680,27 @@ FeedStats Projector::feed(const json& events) {
 }
 
 const FeedStats& Projector::stats() const { return impl_->stats; }
+std::size_t Projector::approx_bytes() const {
+  const Impl& m = *impl_;
+  std::size_t b = sizeof(Impl);
+  b += m.iterations.capacity() * sizeof(Iteration) + m.frag.capacity() * sizeof(std::string);
+  // A point's own strings (command, error, metrics …) are about as long as its cached text.
+  for (const auto& f : m.frag) b += 2 * f.capacity();
+  b += m.frag_ok.capacity() + m.frag_off.capacity() * sizeof(std::size_t) + m.body.capacity();
+  for (const std::string* t : {&m.plans_text, &m.envs_text, &m.rounds_text, &m.profile_text, &m.uncollected_text, &m.echoed_text})
+    b += t->capacity();
+  b += m.plans.capacity() * (sizeof(Plan) + 128) + m.envs.capacity() * (sizeof(Env) + 128) + m.rounds.capacity() * (sizeof(Round) + 128);
+  b += (m.profile_seqs.capacity() + m.uncollected.capacity() + m.echoed.capacity()) * (sizeof(Seq) + 16);
+  constexpr std::size_t kNode = 64;  // a hash node and its bucket, about
+  b += m.calls.size() * (sizeof(Call) + kNode + 32);
+  for (const auto& [key, point] : m.dedup) b += key.capacity() + kNode;
+  for (const auto& [key, cmd] : m.jobs) b += key.capacity() + cmd.capacity() + kNode;
+  for (const auto& [key, pts] : m.points_by_eval_id) b += key.capacity() + pts.capacity() * sizeof(std::size_t) + kNode;
+  b += (m.finalized_ids.size() + m.finalized_artifact_set.size()) * (kNode + 32);
+  b += m.fin_refs.capacity() * sizeof(std::uint32_t) + m.touched.capacity() * sizeof(std::uint32_t) + m.touched_mark.capacity();
+  return b;
+}
+
 std::uint64_t Projector::version() const { return impl_->version; }
 bool Projector::has_user_task() const { return impl_->user_task; }
 const ProjectionConfig& Projector::config() const { return impl_->cfg; }

@@ -212,6 +212,18 @@ const std::string* Session::delta(std::uint64_t since) {
   return &deltas_.back().second;
 }
 
+std::size_t Session::approx_bytes() const {
+  std::size_t b = sizeof(Session) + projector_.approx_bytes();
+  b += outline_.iterations.capacity() * sizeof(Iteration) + outline_.rounds.capacity() * sizeof(Round);
+  b += outline_.profileSeqs.capacity() * sizeof(Seq);
+  b += body_.capacity() + chart_text_.capacity() + prev_chart_.capacity() + control_.capacity();
+  for (const ChartLayout* l : {&chart_layout_, &prev_layout_})
+    b += (l->points.ends.capacity() + l->phases.ends.capacity() + l->rowRounds.ends.capacity()) * sizeof(std::size_t);
+  for (const auto& step : history_) b += sizeof(Step) + step.touched.capacity() * sizeof(std::uint32_t);
+  for (const auto& [since, text] : deltas_) b += sizeof(since) + text.capacity();
+  return b;
+}
+
 void Session::write_chart_since(std::string& out, std::size_t at) {
   const std::string& now = chart_text();
   // The chart the reader holds is the last snapshot at or before its revision, provided the

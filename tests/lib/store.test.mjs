@@ -167,3 +167,32 @@ test('past sessions from the log file: read and projected off this thread, re-re
     fs.rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('past sessions are bounded by the bytes they hold: the least recently asked for goes first, the last asked for stays', async () => {
+  const persistence = { async inspect () { return { meta: {}, events } } }
+  // Room for about two of these sessions (as read: no body assembled yet).
+  const one = new kopt.Session('x')
+  one.feed(JSON.stringify(events))
+  const small = new kopt.Session('y')
+  small.feed(JSON.stringify(events.slice(0, 5)))
+  assert.ok(one.memoryBytes > small.memoryBytes && small.memoryBytes > 0, `${one.memoryBytes} > ${small.memoryBytes}`)
+  const store = createStore(kopt, config, { sessions: () => new Map(), persistence: () => persistence, pastCacheBytes: Math.round(one.memoryBytes * 2.5) })
+  const a = await store.getView('a')
+  await store.getView('b')
+  assert.deepEqual([...store.past.keys()], ['a', 'b'])
+  await store.getView('a') // a is now the most recently asked for
+  await store.getView('c')
+  assert.deepEqual([...store.past.keys()], ['a', 'c'], 'b, least recently asked for, was dropped')
+  assert.equal((await store.getView('a')).st, a.st, 'a kept its projection')
+  // Its body assembled, a session holds more: measured again, it pushes the others out.
+  const grown = store.past.get('c')
+  const c = await grown.promise
+  c.s.revise('{}')
+  c.s.body()
+  assert.ok(c.s.memoryBytes > grown.bytes)
+  // Whatever its size, the session asked for last is kept.
+  const tiny = createStore(kopt, config, { sessions: () => new Map(), persistence: () => persistence, pastCacheBytes: 1 })
+  await tiny.getView('a')
+  await tiny.getView('b')
+  assert.deepEqual([...tiny.past.keys()], ['b'])
+})
