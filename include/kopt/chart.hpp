@@ -2,6 +2,7 @@
 // browser only draws. Higher is faster: ×speedup against the pooled reference when the run reports
 // one, else 1/latency with latency labels; a log axis when measured latencies span more than 20×.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -69,6 +70,24 @@ struct ChartLayout {
   std::size_t line_begin = 0, line_end = 0;  // the `,"line":"…"` member
 };
 void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt, ChartLayout& layout);
+// What the last chart written with it was made of, so that the next write formats only the points
+// whose inputs changed and copies the others' text from the previous chart (a session keeps one).
+struct ChartMemo {
+  struct Point {
+    double seq = 0, latency = 0, speedup = 0;  // NaN where absent; speedup as labelled (own or pooled)
+    std::string seq_text;                       // the seq when it is not a number
+    unsigned flags = 0;
+    bool operator==(const Point& o) const;
+  };
+  std::vector<Point> points;
+  std::vector<std::size_t> line_at;  // where each point's piece of `line` starts in its text (n + 1)
+  std::array<double, 8> axes{};
+  bool valid = false;
+};
+// The same chart as write_chart_json; `prev_text` and `prev_layout` must be the chart last written
+// with `memo` (ignored while memo.valid is false). Updates `memo`.
+void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt, ChartLayout& layout, ChartMemo& memo,
+                      std::string_view prev_text, const ChartLayout& prev_layout);
 // The first iteration at which chart `b` differs from chart `a` in any per-iteration item; the
 // shorter length when one is a prefix of the other (`b` only appended).
 std::size_t chart_first_change(std::string_view a, const ChartLayout& la, std::string_view b, const ChartLayout& lb);

@@ -113,6 +113,7 @@ class Session {
   ChartLayout chart_layout_;
   std::string prev_chart_;  // the snapshot before, to find the first item that changed
   ChartLayout prev_layout_;
+  ChartMemo chart_memo_;    // what the last chart (prev_chart_ once swapped) was made of
   bool prev_ok_ = false;
   bool pieces_ok_ = false;
   std::string body_;

@@ -163,7 +163,7 @@ class Text {
 struct PointGeo {
   double x = 0, y = 0;
   bool measured = false;
-  std::string speedup_label;  // "×…" when in speedup mode and measured
+  double speedup = 0;  // the labelled speedup when in speedup mode and measured
 };
 
 }  // namespace
@@ -180,6 +180,21 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
 }
 
 void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt, ChartLayout& layout) {
+  ChartMemo memo;
+  write_chart_json(out, s, opt, layout, memo, {}, ChartLayout{});
+}
+
+namespace {
+bool same_number(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+}  // namespace
+
+bool ChartMemo::Point::operator==(const Point& o) const {
+  return same_number(seq, o.seq) && same_number(latency, o.latency) && same_number(speedup, o.speedup) &&
+         flags == o.flags && seq_text == o.seq_text;
+}
+
+void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt, ChartLayout& layout, ChartMemo& memo,
+                      std::string_view prev_text, const ChartLayout& prev_layout) {
   const std::size_t base = out.size();
   layout = ChartLayout{};
   auto at = [&] { return out.size() - base; };
@@ -284,6 +299,16 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   };
 
   // Points and the line through the successful ones.
+  // A point whose inputs and axes are those of the previous chart keeps its text (and its piece
+  // of the line): only changed and new points are formatted.
+  const std::array<double, 8> axes{W, H, n > 1 ? span : -1.0, dlo, dhi, log_scale ? 1.0 : 0.0, speedup_mode ? 1.0 : 0.0, 0.0};
+  const bool reuse = memo.valid && memo.axes == axes && prev_layout.points.ends.size() == memo.points.size() &&
+                     memo.line_at.size() == memo.points.size() + 1 && prev_layout.line_end > prev_layout.line_begin;
+  const std::string_view prev_line =
+      reuse ? prev_text.substr(prev_layout.line_begin + 9, prev_layout.line_end - prev_layout.line_begin - 10) : std::string_view();
+  std::vector<ChartMemo::Point> sig(n);
+  std::vector<std::size_t> line_at(n + 1, 0);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
   std::vector<PointGeo> geo(n);
   std::string line;
   line.reserve(n * 14);
@@ -293,42 +318,60 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   for (std::size_t i = 0; i < n; ++i) {
     const auto& it = its[i];
     PointGeo& g = geo[i];
-    t.open('{');
-    t.key("index").num(static_cast<double>(i));
-    t.key("seq");
-    js_stringify_to(out, it.seq.raw);
-    t.value_done();
+    line_at[i] = line.size();
     g.x = x_of(static_cast<double>(i));
-    t.key("x").num(g.x);
     g.measured = it.latencyMs && *it.latencyMs > 0 && std::isfinite(*it.latencyMs);
-    if (g.measured) {
-      const double v = value_of(*it.latencyMs);
-      g.y = y_of_latency(*it.latencyMs);
-      t.key("y").num(g.y);
-      const bool ok = !bad_point(it) && it.correct == std::optional<bool>(true);
-      t.key("kind").str(ok ? "ok" : "failed");
-      t.key("label").str(format_latency(*it.latencyMs));
-      if (speedup_mode) {
-        const double sp = it.speedup && *it.speedup > 0 ? *it.speedup : v;
-        g.speedup_label = "×" + short_number(sp);
-        t.key("speedupLabel").str(g.speedup_label);
-      }
+    const bool bad = bad_point(it);
+    const bool ok = g.measured && !bad && it.correct == std::optional<bool>(true);
+    g.y = g.measured ? y_of_latency(*it.latencyMs) : baseline;
+    g.speedup = g.measured && speedup_mode ? (it.speedup && *it.speedup > 0 ? *it.speedup : value_of(*it.latencyMs)) : nan;
+    ChartMemo::Point& p = sig[i];
+    p.seq = it.seq.raw.is_number() ? it.seq.num : nan;
+    if (!it.seq.raw.is_number()) p.seq_text = js_stringify(it.seq.raw);
+    p.latency = g.measured ? *it.latencyMs : nan;
+    p.speedup = g.speedup;
+    p.flags = (g.measured ? 1u : 0u) | (ok ? 2u : 0u) | (it.pending ? 4u : 0u) | (bad ? 8u : 0u);
+    if (reuse && i < memo.points.size() && memo.points[i] == p) {
+      t.item().raw(prev_layout.points.item(prev_text, i)).value_done();
       if (ok) {
+        // The piece is "M x y" or " L x y" as it was written; the lead follows this line.
+        std::string_view piece = prev_line.substr(memo.line_at[i], memo.line_at[i + 1] - memo.line_at[i]);
+        piece.remove_prefix(piece.front() == 'M' ? 1 : 2);
         line += line.empty() ? "M" : " L";
-        line += js_number(g.x);
-        line.push_back(' ');
-        line += js_number(g.y);
+        line += piece;
       }
     } else {
-      g.y = baseline;
-      t.key("y").num(baseline);
-      t.key("kind").str("unmeasured");
-      if (it.pending) t.key("pending").boolean(true);
-      if (bad_point(it)) t.key("failed").boolean(true);
+      t.open('{');
+      t.key("index").num(static_cast<double>(i));
+      t.key("seq");
+      js_stringify_to(out, it.seq.raw);
+      t.value_done();
+      t.key("x").num(g.x);
+      t.key("y").num(g.y);
+      if (g.measured) {
+        t.key("kind").str(ok ? "ok" : "failed");
+        t.key("label").str(format_latency(*it.latencyMs));
+        if (speedup_mode) t.key("speedupLabel").str("×" + short_number(g.speedup));
+        if (ok) {
+          line += line.empty() ? "M" : " L";
+          line += js_number(g.x);
+          line.push_back(' ');
+          line += js_number(g.y);
+        }
+      } else {
+        t.key("kind").str("unmeasured");
+        if (it.pending) t.key("pending").boolean(true);
+        if (bad) t.key("failed").boolean(true);
+      }
+      t.close('}');
     }
-    t.close('}');
     layout.points.ends.push_back(at());
   }
+  line_at[n] = line.size();
+  memo.points = std::move(sig);
+  memo.line_at = std::move(line_at);
+  memo.axes = axes;
+  memo.valid = true;
   layout.points.close = at();
   t.close(']');
   layout.line_begin = at();
@@ -429,7 +472,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   if (best_drawn) {
     const PointGeo& bp = geo[*s.bestIndex];
     std::string label = format_latency(*its[*s.bestIndex].latencyMs);
-    if (speedup_mode) label = bp.speedup_label + " · " + label;
+    if (speedup_mode) label = "×" + short_number(bp.speedup) + " · " + label;
     t.open('{');
     t.key("y").num(bp.y);
     t.key("label").str(label);

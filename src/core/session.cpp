@@ -83,7 +83,8 @@ const std::string& Session::chart_text() {
     std::swap(prev_chart_, chart_text_);
     std::swap(prev_layout_, chart_layout_);
     chart_text_.clear();
-    write_chart_json(chart_text_, outline_, chart_, chart_layout_);
+    // Points unchanged since the previous chart are copied from it, not formatted again.
+    write_chart_json(chart_text_, outline_, chart_, chart_layout_, chart_memo_, prev_chart_, prev_layout_);
     chart_ok_ = true;
     if (!history_.empty() && history_.back().rev == revision_) {
       Step& step = history_.back();

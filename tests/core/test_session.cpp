@@ -2,8 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <limits>
 #include <random>
+#include <utility>
 
 #include "kopt/chart.hpp"
 #include "kopt/derived.hpp"
@@ -236,6 +240,54 @@ TEST(P_SeriesDelta, ChartAppends) {
   EXPECT_EQ(d6["chart"]["append"], 1) << "the axis grew to 160: every point but the first moved";
   apply_delta(b, d6);
   EXPECT_EQ(test::first_difference(without_line(*parse_json(s.body())), b), "");
+}
+
+// The chart a session writes copies unchanged points from its previous chart: event by event over
+// every project vector, and over a run whose axes and pooled reference keep moving, it is the chart
+// written from scratch, byte for byte.
+TEST(P_SeriesRoute, ChartCopiedPointsEqualAFreshChart) {
+  auto check = [](const json& events, const std::string& what) {
+    Projector p;
+    Session s(p, "s");
+    std::size_t step = 0;
+    for (const auto& ev : events) {
+      s.feed(ev);
+      s.revise("{}");
+      const std::string_view chart = s.pieces().chart;
+      ASSERT_EQ(chart, chart_json_text(p.series_outline())) << what << " after event " << step;
+      ++step;
+    }
+  };
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(KOPT_FIXTURES_DIR "/vectors")) {
+    const std::string name = e.path().filename().string();
+    if (name.size() < 12 || name.compare(name.size() - 12, 12, ".events.json") != 0) continue;
+    std::ifstream f(e.path());
+    std::stringstream ss;
+    ss << f.rdbuf();
+    auto events = parse_json(ss.str());
+    if (!events || !events->is_array()) continue;
+    check(*events, name);
+    ++files;
+  }
+  EXPECT_GT(files, 60u);
+  // Faster and slower points by turns (the y axis moves), points without a speedup of their own
+  // (labelled by the pooled reference, which moves), failures and calls answered later.
+  json run = json::array();
+  json late;
+  for (int i = 0; i < 150; ++i) {
+    const std::string id = "c" + std::to_string(i);
+    const double lat = i % 17 == 0 ? 0.5 / (1 + i) : 1.0 + (i % 13) * 0.1;
+    std::string text = "{\"correct\":" + std::string(i % 11 == 3 ? "false" : "true") + ",\"latency_ms\":" + js_number(lat);
+    if (i % 3) text += ",\"speedup\":" + js_number((2.0 + (i % 5)) / lat);
+    text += "}";
+    run.push_back({{"type", "tool/call"}, {"seq", 4 * i + 1}, {"data", {{"callId", id}, {"name", "kernel_evaluate"}, {"arguments", "{}"}}}});
+    if (!late.is_null()) run.push_back(std::exchange(late, json()));
+    const json result = {{"type", "tool/result"}, {"seq", 4 * i + 2}, {"data", {{"callId", id}, {"message", {{"content", json::array({{{"text", text}}})}}}}}};
+    if (i % 7 == 0) late = result;  // answered after the next call (pending meanwhile)
+    else run.push_back(result);
+  }
+  check(run, "generated run");
 }
 
 // The history keeps kHistory revisions: older ones get the full body.
