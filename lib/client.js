@@ -766,21 +766,17 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
     // while points arrive (src/core/chart.cpp) and a delta keeps the held point objects
     // (applyAnswer), so an update rebuilds the last run and React skips every other one.
     const RUN = 256
-    function sameRun(a, b) {
+    function sameRun(a, b) { // props a run does not take are undefined on both sides
       if (a.r !== b.r || a.ru !== b.ru || a.from !== b.from || a.to !== b.to || a.join !== b.join) return false
       for (let i = a.from; i < a.to; i++) if (a.pts[i] !== b.pts[i]) return false
       return true
     }
+    // How a point is drawn: the core's kind, and for an unmeasured one whether it is pending or failed.
+    const drawnAs = (p) => (p.kind === 'ok' || p.kind === 'failed' ? p.kind : p.pending ? 'pending' : p.failed ? 'bad' : 'unmeasured')
     const DotRun = memo(function DotRun({ pts, from, to, r, ru }) {
-      const ok = [], failed = [], unmeasured = [], bad = [], pending = []
-      for (let i = from; i < to; i++) {
-        const p = pts[i]
-        if (p.kind === 'ok') ok.push(p)
-        else if (p.kind === 'failed') failed.push(p)
-        else if (p.pending) pending.push(p)
-        else if (p.failed) bad.push(p)
-        else unmeasured.push(p)
-      }
+      const by = { ok: [], failed: [], unmeasured: [], bad: [], pending: [] }
+      for (let i = from; i < to; i++) by[drawnAs(pts[i])].push(pts[i])
+      const { ok, failed, unmeasured, bad, pending } = by
       return h('g', null,
         ok.length ? h('path', { d: circlesPath(ok, r), fill: COLORS.ok }) : null,
         failed.length ? h('path', { d: circlesPath(failed, r), fill: 'var(--k-bg, #fff)', stroke: COLORS.bad, strokeWidth: r < 3 ? 1.1 : 1.8 }) : null,
@@ -810,14 +806,11 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       let lastOk = null
       for (let from = 0; from < pts.length; from += RUN) {
         const to = Math.min(pts.length, from + RUN)
-        lines.push(h(LineRun, { key: from, pts, from, to, join: lastOk, r: 0, ru: 0 }))
-        dots.push(h(DotRun, { key: from, pts, from, to, r, ru, join: null }))
+        lines.push(h(LineRun, { key: from, pts, from, to, join: lastOk }))
+        dots.push(h(DotRun, { key: from, pts, from, to, r, ru }))
         for (let i = from; i < to; i++) {
-          const p = pts[i]
-          if (p.kind === 'ok') { counts.ok++; lastOk = p } else if (p.kind === 'failed') counts.failed++
-          else if (p.pending) counts.pending++
-          else if (p.failed) counts.bad++
-          else counts.unmeasured++
+          counts[drawnAs(pts[i])]++
+          if (pts[i].kind === 'ok') lastOk = pts[i]
         }
       }
       return h(Fragment, null,

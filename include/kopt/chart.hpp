@@ -64,6 +64,7 @@ struct ChartLayout {
     std::size_t open = 0;            // just after `[`
     std::size_t close = 0;           // at `]`
     std::vector<std::size_t> ends;   // just after item i
+    std::size_t start(std::size_t i) const;  // where item i (< ends.size()) begins
     std::string_view item(std::string_view text, std::size_t i) const;
   };
   Items points, phases, rowRounds;
@@ -81,7 +82,7 @@ struct ChartMemo {
   };
   std::vector<Point> points;
   std::vector<std::size_t> line_at;  // where each point's piece of `line` starts in its text (n + 1)
-  std::array<double, 8> axes{};
+  std::array<double, 7> axes{};  // width, height, x span, y domain (2), log scale, speedup mode
   bool valid = false;
 };
 // The same chart as write_chart_json; `prev_text` and `prev_layout` must be the chart last written

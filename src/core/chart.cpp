@@ -65,6 +65,14 @@ std::string short_number(double v) {
 
 double r1(double v) { return std::round(v * 10) / 10; }
 
+// The smallest step of 1, 2, 2.5 or 5 × 10^k that is at least `raw` (> 0).
+double round_step(double raw) {
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 2.5, 5.0})
+    if (m * mag >= raw) return m * mag;
+  return mag * 10;
+}
+
 bool bad_point(const Iteration& it) {
   return it.correct == std::optional<bool>(false) || it.rewardHack || it.error.has_value() ||
          it.evaluatorFailed || it.compiled == std::optional<bool>(false);
@@ -250,13 +258,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
     double span = whi - wlo;
     if (span <= whi * 1e-9) span = whi * 0.2;
     const double lo = std::max(0.0, wlo - span * 0.12), hi = whi + span * 0.12;
-    const double raw = (hi - lo) / 5, mag = std::pow(10.0, std::floor(std::log10(raw)));
-    double step = mag * 10;
-    for (double m : {1.0, 2.0, 2.5, 5.0})
-      if (m * mag >= raw) {
-        step = m * mag;
-        break;
-      }
+    const double step = round_step((hi - lo) / 5);
     dlo = std::max(0.0, std::floor(lo / step) * step);
     dhi = std::ceil(hi / step) * step;
     if (!(dhi > dlo)) dhi = dlo + step;
@@ -301,7 +303,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   // Points and the line through the successful ones.
   // A point whose inputs and axes are those of the previous chart keeps its text (and its piece
   // of the line): only changed and new points are formatted.
-  const std::array<double, 8> axes{W, H, n > 1 ? span : -1.0, dlo, dhi, log_scale ? 1.0 : 0.0, speedup_mode ? 1.0 : 0.0, 0.0};
+  const std::array<double, 7> axes{W, H, n > 1 ? span : -1.0, dlo, dhi, log_scale ? 1.0 : 0.0, speedup_mode ? 1.0 : 0.0};
   const bool reuse = memo.valid && memo.axes == axes && prev_layout.points.ends.size() == memo.points.size() &&
                      memo.line_at.size() == memo.points.size() + 1 && prev_layout.line_end > prev_layout.line_begin;
   const std::string_view prev_line =
@@ -417,13 +419,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
       chosen.clear();
       const double raw = (qhi - qlo) / 6;
       if (raw > 0) {
-        const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-        double step = mag * 10;
-        for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
-          if (m * mag >= raw) {
-            step = m * mag;
-            break;
-          }
+        const double step = round_step(raw);
         for (double q = std::ceil(qlo / step) * step; q <= qhi + step * 1e-9; q += step) {
           const double qq = std::round(q / step) * step;
           const double y = y_of_value(qq);
@@ -631,9 +627,10 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   t.close('}');
 }
 
+std::size_t ChartLayout::Items::start(std::size_t i) const { return i == 0 ? open : ends[i - 1] + 1; }  // past the comma
+
 std::string_view ChartLayout::Items::item(std::string_view text, std::size_t i) const {
-  const std::size_t from = i == 0 ? open : ends[i - 1] + 1;  // past the comma
-  return text.substr(from, ends[i] - from);
+  return text.substr(start(i), ends[i] - start(i));
 }
 
 std::size_t chart_first_change(std::string_view a, const ChartLayout& la, std::string_view b, const ChartLayout& lb) {
@@ -658,10 +655,7 @@ void write_chart_append(std::string& out, std::string_view b, const ChartLayout&
   std::size_t pos = 1;  // past the chart's own `{`
   auto items_from = [&](const ChartLayout::Items& it) {
     out.append(b.substr(pos, it.open - pos));
-    if (from < it.ends.size()) {
-      const std::size_t start = from == 0 ? it.open : it.ends[from - 1] + 1;
-      out.append(b.substr(start, it.close - start));
-    }
+    if (from < it.ends.size()) out.append(b.substr(it.start(from), it.close - it.start(from)));
     pos = it.close;
   };
   items_from(lb.points);
