@@ -4,7 +4,7 @@
 // ("before", e.g. a worktree of main) in the same run, on the same logs:
 //
 //   KOPT_HOST_DIR=… node bench/http/run.mjs [--sizes 100000,1000000] [--before <plugin checkout>]
-//                                           [--seed <the seed plugin's checkout>]
+//                                           [--seed <the seed plugin's checkout>] [--host-only]
 //                                           [--reps 30] [--changed 15] [--pollers 5]
 //
 // Per plugin: a scratch DSH_HOME, the plugin and bench/http/feeder (a benchmark-only plugin that
@@ -21,6 +21,9 @@
 //   stall     while --pollers clients poll like the tab (every 1.5 s… here back to back)
 //             and events are appended, a GET /ping every 20 ms: its worst and p99 latency
 //   rss       the host's RSS after all that (the session held)
+// With --host-only, first a `dsh web` with only the feeder (no kernel-opt plugin) gets the same
+// events in a session of the default preset: its RSS is the host's own share, which no plugin can
+// take below (printed as plugin "host-only").
 // Then `dsh web` is restarted on the same DSH_HOME and each session, now past (read from the host's
 // persistence), is opened like the tab opens it (asking again through 202 every 100 ms):
 //   past      first answer (ms, status), full body (ms), and a GET /ping every 20 ms meanwhile: its worst
@@ -50,6 +53,7 @@ const seed = arg('seed', undefined)
 const REPS = Number(arg('reps', 30))
 const CHANGED = Number(arg('changed', 15))
 const POLLERS = Number(arg('pollers', 5))
+const HOST_ONLY = process.argv.includes('--host-only')
 const BATCH = 5000
 
 const work = mkdtempSync(join(tmpdir(), 'kopt-bench-http-'))
@@ -103,12 +107,12 @@ async function startHost(label, pluginDir, env) {
   const dsh = (args) => run(DSH, args, { env: { ...process.env, ...baseEnv }, timeout: 300_000, maxBuffer: 32 << 20 })
   await dsh(['--profile', 'web', '--dump-config'])
   writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), ['- id: hmr', '  disabled: false', '  config:', '    root: []', ''].join('\n'))
-  await dsh(['plugin', '--profile', 'web', 'add', `file:${pluginDir}`])
+  if (pluginDir !== null) await dsh(['plugin', '--profile', 'web', 'add', `file:${pluginDir}`])
   await dsh(['plugin', '--profile', 'web', 'add', `file:${join(here, 'feeder')}`])
   const port = await freePort()
   const web = procs.startDetached(DSH, ['web', '--no-open', '--port', String(port)], baseEnv, `dsh-${label}.log`)
   await waitFor(`dsh web (${label})`, async () =>
-    (await pluginRoutesReady(port)) && (await http(port, '/plugins/kopt-bench-feeder/ping')).status === 200, 180_000, 500)
+    (pluginDir === null || (await pluginRoutesReady(port))) && (await http(port, '/plugins/kopt-bench-feeder/ping')).status === 200, 180_000, 500)
   return { web, port, ws, label, baseEnv }
 }
 
@@ -267,6 +271,17 @@ async function measure(host, n, events) {
   return out
 }
 
+// The host alone holding the same events: its RSS after the appends (and a moment to settle).
+async function measureHostOnly(host, n, events) {
+  const created = await rpc(host.port, 'session.create', { cwd: host.ws })
+  append.failed = 0
+  await append(host.port, created.sessionId, events.slice(0, n))
+  await sleep(3000)
+  const out = { plugin: host.label, events: n, rss_mb: Math.round(((await rssKb(host.web.child.pid)) ?? 0) / 1024), append_failed: append.failed }
+  console.log(JSON.stringify(out))
+  return out
+}
+
 const variants = [{ label: 'after', dir: ROOT, env: { KOPT_ADDON: process.env.KOPT_ADDON ?? join(ROOT, 'build/kopt.node') } }]
 if (before) variants.unshift({ label: 'before', dir: resolve(before), env: {} })
 if (seed) variants.unshift({ label: 'seed', dir: resolve(seed), env: {} })
@@ -274,6 +289,12 @@ const maxN = Math.max(...sizes)
 log(`generating ${maxN + (CHANGED + 20) * 100} events`)
 const all = await generated(maxN + (CHANGED + 20) * 100)
 const results = {}
+if (HOST_ONLY) {
+  log('host-only: starting dsh web with the feeder alone')
+  const host = await startHost('host-only', null, {})
+  for (const n of sizes) results[`host-only/${n}`] = await measureHostOnly(host, n, all)
+  await procs.stop(host.web)
+}
 for (const v of variants) {
   log(`${v.label}: starting dsh web with ${v.dir}`)
   const host = await startHost(v.label, v.dir, v.env)

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kopt/derived.hpp"
 #include "kopt/json.hpp"
 #include "kopt/series.hpp"
 
@@ -83,7 +84,14 @@ struct ChartMemo {
   std::vector<Point> points;
   std::vector<std::size_t> line_at;  // where each point's piece of `line` starts in its text (n + 1)
   std::array<double, 7> axes{};  // width, height, x span, y domain (2), log scale, speedup mode
+  std::vector<Phase> phases;        // each iteration's phase code
+  std::vector<long long> row_rounds;  // each iteration's round in force, -1 for none
   bool valid = false;
+  // Set by each write: the first iteration whose item (point, phase or round in force) may differ
+  // from the previous chart's, or kUnknown when the axes moved (then compare the texts:
+  // chart_first_change). Never after the true first change.
+  static constexpr std::size_t kUnknown = static_cast<std::size_t>(-1);
+  std::size_t first_change = kUnknown;
 };
 // The same chart as write_chart_json; `prev_text` and `prev_layout` must be the chart last written
 // with `memo` (ignored while memo.valid is false). Updates `memo`.

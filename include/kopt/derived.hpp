@@ -37,8 +37,9 @@ struct Drift {
 inline constexpr double kReferenceDriftRatio = 1.15;
 
 bool in_wrap_up_phase(const std::vector<Round>& rounds, double seq);
-// The same rule (M-5) for many seqs: built once in O(rounds), each query O(log rounds), so the
-// per-point figures below cost O(points log rounds), not O(points × rounds).
+// The same rule (M-5) for many seqs: built once in O(rounds); a query costs O(log rounds), or O(1)
+// amortized while queries come in non-decreasing seq order (rows in log order), so the per-point
+// figures below cost O(points + rounds), not O(points × rounds). Not for use from two threads.
 class WrapUpIndex {
  public:
   explicit WrapUpIndex(const std::vector<Round>& rounds);
@@ -48,13 +49,20 @@ class WrapUpIndex {
   std::vector<double> reach_;  // reach_[k]: the largest round seq among rounds[0..k]
   std::vector<char> phase_;    // phase_[k]: the phase after rounds[0..k]
   std::size_t first_nan_;      // the first round whose seq is not a number: every walk stops there
+  mutable double last_seq_;    // the last query and its answer's stop, where the next query starts
+  mutable std::size_t last_stop_ = 0;
 };
 long long completed_evals(const Series& s);
-// "optimization" | "over-budget" | "wrap-up" per iteration (M-5). Each row is judged against the
-// budget its run logged (DV-11: the latest round with counters at or before it, else the first
-// after it); `fallback` only when no round states a budget.
-std::vector<std::string> evaluation_phases(const Series& s, long long fallback);
+// The phase of each iteration (M-5). Each row is judged against the budget its run logged (DV-11:
+// the latest round with counters at or before it, else the first after it); `fallback` only when
+// no round states a budget.
+enum class Phase : unsigned char { Optimization, OverBudget, WrapUp };
+const char* phase_name(Phase p);  // "optimization" | "over-budget" | "wrap-up"
+std::vector<Phase> evaluation_phase_codes(const Series& s, long long fallback);
 // The same against one budget for every row (a what-if: `kopt report --budget N`).
+std::vector<Phase> evaluation_phase_codes_fixed(const Series& s, long long budget);
+// The phases by name.
+std::vector<std::string> evaluation_phases(const Series& s, long long fallback);
 std::vector<std::string> evaluation_phases_fixed(const Series& s, long long budget);
 std::size_t latest_run_start(const Series& s);
 // The loop message in force when a row ran: the last round with seq < the row's seq. The record's

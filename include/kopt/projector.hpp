@@ -47,6 +47,10 @@ class Projector {
   // what the chart and the loop counters read, at a fraction of series()'s copying.
   Series series_outline() const;
   void series_outline(Series& into) const;  // the same, reusing into's storage
+  // The same kept up to date in `into`, which must hold what the last call left (one such outline
+  // per projector: the session's): only the iterations changed in place or appended since are
+  // copied, and the rounds and profileSeqs past into's (they only grow). O(changed), not O(points).
+  void update_outline(Series& into);
   // The /series body (a reference to an internal buffer, valid until the next call).
   // control_json, when non-empty, is inserted verbatim as "control". Cost: the fragments that
   // changed since the last call, plus the small lists after the iterations.

@@ -71,6 +71,10 @@ class Session {
 
   const std::string& session_id() const { return id_; }
 
+  // The projector moved (a past session read on a worker thread, handed to its JS object): the
+  // session reads it at its new address from now on. Nothing else changes.
+  void rebind(Projector& projector) { projector_ = &projector; }
+
   // About how many bytes the session holds: the projector, the outline, the cached body, chart and
   // delta texts, the history (the past-session cache is bounded by this; docs/development.md).
   std::size_t approx_bytes() const;
@@ -97,7 +101,7 @@ class Session {
   std::deque<std::pair<std::uint64_t, std::string>> deltas_;  // answers of the current revision, by since
   bool chart_ok_ = false;
 
-  Projector& projector_;
+  Projector* projector_;
   std::string id_;
   ChartOptions chart_;
   double updated_at_ = 0;

@@ -42,6 +42,16 @@ std::string base36(std::uint64_t v) {
   return s;
 }
 
+// One session object's numbering: its instance (for its ETags) and its revision base (20 bits of
+// object, 32 of revision, so revisions stay below 2^53 and exact in JS).
+struct Numbering {
+  std::uint64_t instance, base;
+  static Numbering next() {
+    const std::uint64_t instance = ++g_instances;
+    return {instance, ((g_revision_epoch + instance) & 0xFFFFF) << 32};
+  }
+};
+
 class JsSession : public Napi::ObjectWrap<JsSession> {
  public:
   static Napi::FunctionReference* constructor;
@@ -57,9 +67,12 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
                         InstanceAccessor<&JsSession::Etag>("etag")});
   }
 
-  // updatedAt from events the projector was fed elsewhere (loadSession).
-  void NoteTime(double t) { core_->note_time(t); }
-
+  // new Session(sessionId, projector | routingJson?) — or, internally, (sessionId, projector,
+  // External<Prepared>) from loadSession: a core session made and warmed on the worker thread.
+  struct Prepared {
+    std::unique_ptr<Session> core;
+    Numbering numbering;
+  };
   explicit JsSession(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsSession>(info) {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsString()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "Session(sessionId) must be a string");
@@ -67,11 +80,17 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
     Napi::Object projector = arg.IsObject() ? arg.As<Napi::Object>() : NewProjector(env, arg);
     Projector& core = UnwrapProjector(env, projector);
     projector_ = Napi::Persistent(projector);
-    const std::uint64_t instance = ++g_instances;
-    // Revisions stay below 2^53 (exact in JS): 20 bits of object, 32 of revision.
-    const std::uint64_t base = ((g_revision_epoch + instance) & 0xFFFFF) << 32;
-    core_ = std::make_unique<Session>(core, info[0].As<Napi::String>().Utf8Value(), ChartOptions{}, base);
-    tag_ = "\"k" + g_epoch + "." + base36(instance) + ".";
+    Numbering numbering;
+    if (info.Length() > 2 && info[2].IsExternal()) {
+      Prepared& prepared = *info[2].As<Napi::External<Prepared>>().Data();
+      core_ = std::move(prepared.core);
+      core_->rebind(core);
+      numbering = prepared.numbering;
+    } else {
+      numbering = Numbering::next();
+      core_ = std::make_unique<Session>(core, info[0].As<Napi::String>().Utf8Value(), ChartOptions{}, numbering.base);
+    }
+    tag_ = "\"k" + g_epoch + "." + base36(numbering.instance) + ".";
   }
 
  private:
@@ -149,7 +168,9 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
 
 Napi::FunctionReference* JsSession::constructor = nullptr;
 
-// Reads and projects a past session's log off the JS thread, one event at a time (never one tree).
+// Reads and projects a past session's log off the JS thread, one event at a time (never one tree),
+// and assembles its first body there too (every point's text and the chart), so that the first
+// answer on the JS thread only copies bytes.
 class LoadSessionWorker : public Napi::AsyncWorker {
  public:
   LoadSessionWorker(Napi::Env env, std::string id, std::string path, ProjectionConfig cfg)
@@ -157,15 +178,19 @@ class LoadSessionWorker : public Napi::AsyncWorker {
         deferred_(Napi::Promise::Deferred::New(env)),
         id_(std::move(id)),
         path_(std::move(path)),
-        core_(std::move(cfg)) {}
+        core_(std::move(cfg)),
+        numbering_(Numbering::next()) {}
   Napi::Promise Promise() { return deferred_.Promise(); }
 
   void Execute() override {
+    session_ = std::make_unique<Session>(core_, id_, ChartOptions{}, numbering_.base);
     ok_ = read_log_file(path_, [&](const json& ev) {
-      const double t = Session::event_time(ev);
-      if (t > updated_) updated_ = t;
+      session_->note_time(Session::event_time(ev));
       core_.feed_event(ev);
     }, stats_);
+    if (!ok_) return;
+    session_->completed_evals();  // the outline
+    session_->pieces();           // the points' texts and the chart
   }
   void OnOK() override {
     Napi::Env env = Env();
@@ -176,8 +201,9 @@ class LoadSessionWorker : public Napi::AsyncWorker {
       return;
     }
     Napi::Object projector = NewProjectorFrom(env, std::move(core_));
-    Napi::Object session = JsSession::constructor->New({Napi::String::New(env, id_), projector});
-    JsSession::Unwrap(session)->NoteTime(updated_);
+    JsSession::Prepared prepared{std::move(session_), numbering_};
+    Napi::Object session = JsSession::constructor->New(
+        {Napi::String::New(env, id_), projector, Napi::External<JsSession::Prepared>::New(env, &prepared)});
     session.Set("skippedLines", Napi::Number::New(env, static_cast<double>(stats_.skipped)));
     session.Set("truncated", Napi::Boolean::New(env, stats_.truncated));
     if (!stats_.error.empty()) session.Set("warning", Napi::String::New(env, stats_.error));
@@ -189,9 +215,10 @@ class LoadSessionWorker : public Napi::AsyncWorker {
   Napi::Promise::Deferred deferred_;
   std::string id_, path_;
   Projector core_;
+  Numbering numbering_;
+  std::unique_ptr<Session> session_;
   LogReadStats stats_;
   bool ok_ = false;
-  double updated_ = 0;
 };
 
 Napi::Value LoadSession(const Napi::CallbackInfo& info) {

@@ -317,10 +317,35 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   t.key("points").open('[');
   layout.points.open = at();
   layout.points.ends.reserve(n);
+  // Reused points come in runs (usually all but the last few): a run's text, and its piece of the
+  // line, is one copy from the previous chart.
+  std::size_t run = 0, run_end = 0;  // the pending run [run, run_end)
+  std::size_t first_formatted = reuse ? std::min(n, memo.points.size()) : 0;
+  auto flush_run = [&] {
+    if (run == run_end) return;
+    const std::size_t from = prev_layout.points.start(run), to = prev_layout.points.ends[run_end - 1];
+    t.item().raw(prev_text.substr(from, to - from)).value_done();
+    const std::size_t end = at();
+    for (std::size_t i = run; i < run_end; ++i) layout.points.ends.push_back(end - (to - prev_layout.points.ends[i]));
+    // The run's pieces of the line: "M x y" or " L x y" each; the first one's lead follows this line.
+    const std::size_t la = memo.line_at[run], lb = memo.line_at[run_end];
+    const std::size_t begin = line.size();
+    if (lb > la) {
+      std::string_view pieces = prev_line.substr(la, lb - la);
+      const std::size_t old_lead = pieces.front() == 'M' ? 1 : 2;
+      line += line.empty() ? "M" : " L";
+      const std::size_t shift = line.size() - begin;
+      line.append(pieces.substr(old_lead));
+      for (std::size_t i = run; i < run_end; ++i)
+        line_at[i] = memo.line_at[i] == la ? begin : begin + shift - old_lead + (memo.line_at[i] - la);
+    } else {
+      for (std::size_t i = run; i < run_end; ++i) line_at[i] = begin;
+    }
+    run = run_end;
+  };
   for (std::size_t i = 0; i < n; ++i) {
     const auto& it = its[i];
     PointGeo& g = geo[i];
-    line_at[i] = line.size();
     g.x = x_of(static_cast<double>(i));
     g.measured = it.latencyMs && *it.latencyMs > 0 && std::isfinite(*it.latencyMs);
     const bool bad = bad_point(it);
@@ -334,41 +359,39 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
     p.speedup = g.speedup;
     p.flags = (g.measured ? 1u : 0u) | (ok ? 2u : 0u) | (it.pending ? 4u : 0u) | (bad ? 8u : 0u);
     if (reuse && i < memo.points.size() && memo.points[i] == p) {
-      t.item().raw(prev_layout.points.item(prev_text, i)).value_done();
+      if (run_end != i) run = i;  // a new run (the previous one was flushed)
+      run_end = i + 1;
+      continue;
+    }
+    flush_run();
+    first_formatted = std::min(first_formatted, i);
+    line_at[i] = line.size();
+    t.open('{');
+    t.key("index").num(static_cast<double>(i));
+    t.key("seq");
+    js_stringify_to(out, it.seq.raw);
+    t.value_done();
+    t.key("x").num(g.x);
+    t.key("y").num(g.y);
+    if (g.measured) {
+      t.key("kind").str(ok ? "ok" : "failed");
+      t.key("label").str(format_latency(*it.latencyMs));
+      if (speedup_mode) t.key("speedupLabel").str("×" + short_number(g.speedup));
       if (ok) {
-        // The piece is "M x y" or " L x y" as it was written; the lead follows this line.
-        std::string_view piece = prev_line.substr(memo.line_at[i], memo.line_at[i + 1] - memo.line_at[i]);
-        piece.remove_prefix(piece.front() == 'M' ? 1 : 2);
         line += line.empty() ? "M" : " L";
-        line += piece;
+        line += js_number(g.x);
+        line.push_back(' ');
+        line += js_number(g.y);
       }
     } else {
-      t.open('{');
-      t.key("index").num(static_cast<double>(i));
-      t.key("seq");
-      js_stringify_to(out, it.seq.raw);
-      t.value_done();
-      t.key("x").num(g.x);
-      t.key("y").num(g.y);
-      if (g.measured) {
-        t.key("kind").str(ok ? "ok" : "failed");
-        t.key("label").str(format_latency(*it.latencyMs));
-        if (speedup_mode) t.key("speedupLabel").str("×" + short_number(g.speedup));
-        if (ok) {
-          line += line.empty() ? "M" : " L";
-          line += js_number(g.x);
-          line.push_back(' ');
-          line += js_number(g.y);
-        }
-      } else {
-        t.key("kind").str("unmeasured");
-        if (it.pending) t.key("pending").boolean(true);
-        if (bad) t.key("failed").boolean(true);
-      }
-      t.close('}');
+      t.key("kind").str("unmeasured");
+      if (it.pending) t.key("pending").boolean(true);
+      if (bad) t.key("failed").boolean(true);
     }
+    t.close('}');
     layout.points.ends.push_back(at());
   }
+  flush_run();
   line_at[n] = line.size();
   memo.points = std::move(sig);
   memo.line_at = std::move(line_at);
@@ -561,32 +584,50 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   t.key("xLabelY").num(xlabel_row);
 
   // Phases (M-5) and the counts the summary shows.
-  const auto phases = opt.fixedBudget ? evaluation_phases_fixed(s, opt.budget) : evaluation_phases(s, opt.budget);
+  const auto phases = opt.fixedBudget ? evaluation_phase_codes_fixed(s, opt.budget) : evaluation_phase_codes(s, opt.budget);
   long long c_opt = 0, c_over = 0, c_wrap = 0;
   t.key("phases").open('[');
   layout.phases.open = at();
+  layout.phases.ends.reserve(phases.size());
   for (std::size_t i = 0; i < phases.size(); ++i) {
-    t.item().str(phases[i]).value_done();
+    t.item().raw("\"").raw(phase_name(phases[i])).raw("\"").value_done();
     layout.phases.ends.push_back(at());
     if (i >= n || its[i].pending) continue;
-    if (phases[i] == "wrap-up") ++c_wrap;
-    else if (phases[i] == "over-budget") ++c_over;
+    if (phases[i] == Phase::WrapUp) ++c_wrap;
+    else if (phases[i] == Phase::OverBudget) ++c_over;
     else ++c_opt;
   }
   layout.phases.close = at();
   t.close(']');
   // The loop message in force for each row (its supervision column), by the same rule as the report.
+  std::vector<long long> row_rounds;  // -1: none
+  row_rounds.reserve(n);
   t.key("rowRounds").open('[');
   layout.rowRounds.open = at();
+  layout.rowRounds.ends.reserve(n);
   for (const auto& r : rounds_in_force(s)) {
     t.item();
-    if (r) t.num(static_cast<double>(*r));
+    if (r) t.raw(std::to_string(*r));
     else t.null();
     t.value_done();
     layout.rowRounds.ends.push_back(at());
+    row_rounds.push_back(r ? static_cast<long long>(*r) : -1);
   }
   layout.rowRounds.close = at();
   t.close(']');
+  // The first item that differs from the previous chart's, from what both were made of: a copied
+  // point is the same text; phases and rounds in force compare as codes.
+  if (reuse) {
+    auto first_diff = [](const auto& a, const auto& b) {
+      const std::size_t m = std::min(a.size(), b.size());
+      return static_cast<std::size_t>(std::mismatch(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(m), b.begin()).first - a.begin());
+    };
+    memo.first_change = std::min({first_formatted, first_diff(memo.phases, phases), first_diff(memo.row_rounds, row_rounds)});
+  } else {
+    memo.first_change = ChartMemo::kUnknown;
+  }
+  memo.phases = phases;
+  memo.row_rounds = std::move(row_rounds);
   t.key("counts").open('{');
   t.key("optimization").num(static_cast<double>(c_opt));
   t.key("overBudget").num(static_cast<double>(c_over));

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <string_view>
 
 namespace kopt {
 
@@ -67,7 +68,45 @@ bool in_wrap_up_phase(const std::vector<Round>& rounds, double seq) {
   return phase;
 }
 
-WrapUpIndex::WrapUpIndex(const std::vector<Round>& rounds) : first_nan_(rounds.size()) {
+namespace {
+
+// The first k with keys[k] > q (or >= q when `inclusive`) over non-decreasing keys without NaN:
+// a query not below the last one walks on from the last answer, so queries in non-decreasing
+// order cost O(keys + queries) in all; any other query (lower, or NaN) is a binary search.
+class SortedWalk {
+ public:
+  SortedWalk(const std::vector<double>& keys, bool inclusive) : keys_(keys), inclusive_(inclusive) {}
+  std::size_t operator()(double q) {
+    if (!(q >= last_)) {
+      const auto at = inclusive_ ? std::lower_bound(keys_.begin(), keys_.end(), q) : std::upper_bound(keys_.begin(), keys_.end(), q);
+      const std::size_t k = static_cast<std::size_t>(at - keys_.begin());
+      if (std::isnan(q)) return k;
+      last_ = q;
+      at_ = k;
+      return k;
+    }
+    while (at_ < keys_.size() && (inclusive_ ? keys_[at_] < q : keys_[at_] <= q)) ++at_;
+    last_ = q;
+    return at_;
+  }
+
+ private:
+  const std::vector<double>& keys_;
+  bool inclusive_;
+  double last_ = std::numeric_limits<double>::quiet_NaN();  // no query yet: the first one searches
+  std::size_t at_ = 0;
+};
+
+bool sorted_numbers(const std::vector<double>& v) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (std::isnan(v[i]) || (i && v[i] < v[i - 1])) return false;
+  return true;
+}
+
+}  // namespace
+
+WrapUpIndex::WrapUpIndex(const std::vector<Round>& rounds)
+    : first_nan_(rounds.size()), last_seq_(std::numeric_limits<double>::quiet_NaN()) {
   reach_.reserve(rounds.size());
   phase_.reserve(rounds.size());
   double reach = -std::numeric_limits<double>::infinity();
@@ -84,8 +123,18 @@ WrapUpIndex::WrapUpIndex(const std::vector<Round>& rounds) : first_nan_(rounds.s
 
 bool WrapUpIndex::operator()(double seq) const {
   if (std::isnan(seq)) return false;
-  // The walk stops at the first round with seq > the point's: the first k whose reach exceeds it.
-  auto stop = std::min(static_cast<std::size_t>(std::upper_bound(reach_.begin(), reach_.end(), seq) - reach_.begin()), first_nan_);
+  // The walk stops at the first round with seq > the point's: the first k whose reach exceeds it
+  // (reach_ never decreases, so a query at or past the last one moves on from there).
+  std::size_t stop;
+  if (seq >= last_seq_) {
+    stop = last_stop_;
+    while (stop < reach_.size() && reach_[stop] <= seq) ++stop;
+  } else {
+    stop = static_cast<std::size_t>(std::upper_bound(reach_.begin(), reach_.end(), seq) - reach_.begin());
+  }
+  last_seq_ = seq;
+  last_stop_ = stop;
+  stop = std::min(stop, first_nan_);
   return stop > 0 && phase_[stop - 1] != 0;
 }
 
@@ -101,44 +150,73 @@ namespace {
 
 // M-5 with the budget of each row given by `budget_of(row)`.
 template <class BudgetOf>
-std::vector<std::string> phases_with(const Series& s, BudgetOf budget_of) {
-  std::vector<std::string> out;
+std::vector<Phase> phases_with(const Series& s, BudgetOf budget_of) {
+  std::vector<Phase> out;
   out.reserve(s.iterations.size());
   long long counted = 0;
   const WrapUpIndex wrap(s.rounds);
   for (const auto& it : s.iterations) {
     if (it.is_replay() || wrap(it.seq.num)) {
-      out.emplace_back("wrap-up");
+      out.push_back(Phase::WrapUp);
       continue;
     }
     if (!it.pending) ++counted;  // a pending row takes the label of the count so far but is not counted
     const long long budget = budget_of(it);
-    out.emplace_back(budget > 0 && counted > budget ? "over-budget" : "optimization");
+    out.push_back(budget > 0 && counted > budget ? Phase::OverBudget : Phase::Optimization);
   }
+  return out;
+}
+
+std::vector<std::string> names(const std::vector<Phase>& codes) {
+  std::vector<std::string> out;
+  out.reserve(codes.size());
+  for (Phase p : codes) out.emplace_back(phase_name(p));
   return out;
 }
 
 }  // namespace
 
-std::vector<std::string> evaluation_phases(const Series& s, long long fallback) {
+const char* phase_name(Phase p) {
+  switch (p) {
+    case Phase::OverBudget: return "over-budget";
+    case Phase::WrapUp: return "wrap-up";
+    case Phase::Optimization: break;
+  }
+  return "optimization";
+}
+
+std::vector<Phase> evaluation_phase_codes(const Series& s, long long fallback) {
   // DV-11: a row is judged against the budget the loop logged for the run in force at its seq —
   // the latest round stating counters at or before it, else the first one after it (the message
   // that first counted it). History is the log's: re-arming with another budget relabels nothing
   // already run, and a replay after a restart draws what was seen live. `fallback` serves only a
   // log whose rounds state no budget.
-  std::vector<std::pair<double, long long>> stated;  // (round seq, budget), in log order
+  std::vector<double> seqs;  // of the rounds stating a budget, in log order
+  std::vector<long long> budgets;
   for (const auto& r : s.rounds)
-    if (r.budget && *r.budget > 0) stated.emplace_back(r.seq.num, *r.budget);
-  if (stated.empty()) return phases_with(s, [&](const Iteration&) { return fallback; });
+    if (r.budget && *r.budget > 0) seqs.push_back(r.seq.num), budgets.push_back(*r.budget);
+  if (seqs.empty()) return phases_with(s, [&](const Iteration&) { return fallback; });
+  // The round after the row's seq (upper bound); rounds out of order or without a number keep
+  // the binary search they always had.
+  const bool walkable = sorted_numbers(seqs);
+  SortedWalk after(seqs, false);
   return phases_with(s, [&](const Iteration& it) {
-    auto after = std::upper_bound(stated.begin(), stated.end(), it.seq.num,
-                                  [](double seq, const auto& r) { return seq < r.first; });
-    return after == stated.begin() ? after->second : std::prev(after)->second;
+    const std::size_t k = walkable ? after(it.seq.num)
+                                   : static_cast<std::size_t>(std::upper_bound(seqs.begin(), seqs.end(), it.seq.num) - seqs.begin());
+    return k == 0 ? budgets[0] : budgets[k - 1];
   });
 }
 
-std::vector<std::string> evaluation_phases_fixed(const Series& s, long long budget) {
+std::vector<Phase> evaluation_phase_codes_fixed(const Series& s, long long budget) {
   return phases_with(s, [&](const Iteration&) { return budget; });
+}
+
+std::vector<std::string> evaluation_phases(const Series& s, long long fallback) {
+  return names(evaluation_phase_codes(s, fallback));
+}
+
+std::vector<std::string> evaluation_phases_fixed(const Series& s, long long budget) {
+  return names(evaluation_phase_codes_fixed(s, budget));
 }
 
 std::optional<std::size_t> round_in_force(const Series& s, double seq) {
@@ -151,19 +229,21 @@ std::optional<std::size_t> round_in_force(const Series& s, double seq) {
 std::vector<std::optional<std::size_t>> rounds_in_force(const Series& s) {
   std::vector<std::optional<std::size_t>> out;
   out.reserve(s.iterations.size());
-  const auto& rs = s.rounds;
-  const bool sorted = std::is_sorted(rs.begin(), rs.end(),
-                                     [](const auto& a, const auto& b) { return a.seq.num < b.seq.num; });
+  std::vector<double> seqs;
+  seqs.reserve(s.rounds.size());
+  for (const auto& r : s.rounds) seqs.push_back(r.seq.num);
+  if (!std::is_sorted(seqs.begin(), seqs.end())) {
+    for (const auto& it : s.iterations) out.push_back(round_in_force(s, it.seq.num));
+    return out;
+  }
+  // The last round with seq < the row's seq: the one before the first with seq >= it (rounds
+  // with a seq that is not a number keep the binary search they always had).
+  const bool walkable = sorted_numbers(seqs);
+  SortedWalk first_at_least(seqs, true);
   for (const auto& it : s.iterations) {
-    if (!sorted) {
-      out.push_back(round_in_force(s, it.seq.num));
-      continue;
-    }
-    // the last round with seq < the row's seq
-    auto pos = std::lower_bound(rs.begin(), rs.end(), it.seq.num,
-                                [](const auto& r, double v) { return r.seq.num < v; });
-    out.push_back(pos == rs.begin() ? std::nullopt
-                                    : std::optional<std::size_t>(static_cast<std::size_t>(pos - rs.begin()) - 1));
+    const std::size_t pos = walkable ? first_at_least(it.seq.num)
+                                     : static_cast<std::size_t>(std::lower_bound(seqs.begin(), seqs.end(), it.seq.num) - seqs.begin());
+    out.push_back(pos == 0 ? std::nullopt : std::optional<std::size_t>(pos - 1));
   }
   return out;
 }
@@ -205,30 +285,47 @@ std::vector<double> implied_references(const Series& s) {
 std::optional<double> reference_latency(const Series& s) {
   auto v = implied_references(s);
   if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  // The median: the upper middle by selection (O(n)); with an even count, the largest below it.
+  const std::size_t n = v.size();
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (n % 2) return *mid;
+  return (*std::max_element(v.begin(), mid) + *mid) / 2;
 }
 
 std::optional<Drift> reference_drift(const Series& s) {
   // J-4 per measuring node: a reference measured on another Slurm node is another machine, so points are
   // compared only with points of the same node (points without a node form one group). The widest
-  // alarming group is reported; with no node anywhere this is J-4 over all points.
-  std::vector<std::pair<std::string_view, double>> v;
-  for (const auto& it : s.iterations)
-    if (it.latencyMs && it.speedup && *it.latencyMs > 0 && *it.speedup > 0) {
-      std::string_view node = it.slurm && it.slurm->node ? std::string_view(*it.slurm->node) : std::string_view();
-      v.emplace_back(node, *it.latencyMs * *it.speedup);
+  // alarming group is reported (on a tie, the node named first); with no node anywhere this is J-4
+  // over all points.
+  struct Group {
+    std::string_view node;
+    double lo, hi;
+    std::size_t count;
+  };
+  std::vector<Group> groups;  // few: one per node
+  std::size_t last = 0;
+  for (const auto& it : s.iterations) {
+    if (!(it.latencyMs && it.speedup && *it.latencyMs > 0 && *it.speedup > 0)) continue;
+    const std::string_view node = it.slurm && it.slurm->node ? std::string_view(*it.slurm->node) : std::string_view();
+    const double ref = *it.latencyMs * *it.speedup;
+    if (last >= groups.size() || groups[last].node != node) {
+      last = 0;
+      while (last < groups.size() && groups[last].node != node) ++last;
+      if (last == groups.size()) groups.push_back({node, ref, ref, 0});
     }
-  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    Group& g = groups[last];
+    g.lo = std::min(g.lo, ref), g.hi = std::max(g.hi, ref), ++g.count;
+  }
   std::optional<Drift> out;
-  for (std::size_t i = 0; i < v.size();) {
-    std::size_t j = i;
-    double lo = v[i].second, hi = v[i].second;
-    for (; j < v.size() && v[j].first == v[i].first; ++j) lo = std::min(lo, v[j].second), hi = std::max(hi, v[j].second);
-    double ratio = hi / lo;
-    if (j - i >= 4 && ratio >= kReferenceDriftRatio && (!out || ratio > out->ratio)) out = Drift{lo, hi, ratio, j - i};
-    i = j;
+  std::string_view out_node;
+  for (const Group& g : groups) {
+    const double ratio = g.hi / g.lo;
+    if (g.count < 4 || !(ratio >= kReferenceDriftRatio)) continue;
+    if (!out || ratio > out->ratio || (ratio == out->ratio && g.node < out_node)) {
+      out = Drift{g.lo, g.hi, ratio, g.count};
+      out_node = g.node;
+    }
   }
   return out;
 }

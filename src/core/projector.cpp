@@ -163,11 +163,14 @@ struct Projector::Impl {
   std::vector<std::uint32_t> touched;
   std::vector<char> touched_mark;
   bool touched_overflow = false;
+  // The first iteration update_outline must copy again (every change in place goes through touch).
+  std::size_t outline_from = 0;
 
   void touch(std::size_t point) {
     if (point >= frag_ok.size()) return;
     frag_ok[point] = 0;
     min_dirty = std::min(min_dirty, point);
+    outline_from = std::min(outline_from, point);
     if (touched_mark.size() <= point) touched_mark.resize(iterations.size(), 0);
     if (touched_mark[point]) return;
     if (touched.size() >= kMaxTouched) {
@@ -725,38 +728,62 @@ Series Projector::series_outline() const {
   return s;
 }
 
+namespace {
+
+// An iteration's outline fields (presence is all an outline's readers need of `error`).
+void copy_outline(Iteration& it, const Iteration& src, bool finalized) {
+  it.seq = src.seq;
+  it.channel = src.channel;
+  it.compiled = src.compiled;
+  it.correct = src.correct;
+  it.latencyMs = src.latencyMs;
+  it.speedup = src.speedup;
+  if (src.error.has_value() != it.error.has_value()) {
+    if (src.error) it.error.emplace();
+    else it.error.reset();
+  }
+  it.rewardHack = src.rewardHack;
+  it.pending = src.pending;
+  it.evaluatorFailed = src.evaluatorFailed;
+  it.finalized = finalized;
+}
+
+void copy_outline(Round& r, const Round& src) {
+  r.seq = src.seq;
+  r.round = src.round;
+  r.budget = src.budget;  // the phase split reads the budget each run logged (DV-11)
+  r.wrapUp = src.wrapUp;
+  r.audit = src.audit;
+}
+
+}  // namespace
+
 void Projector::series_outline(Series& s) const {
   const Impl& m = *impl_;
   s.iterations.resize(m.iterations.size());
-  for (std::size_t i = 0; i < m.iterations.size(); ++i) {
-    const Iteration& src = m.iterations[i];
-    Iteration& it = s.iterations[i];
-    it.seq = src.seq;
-    it.channel = src.channel;
-    it.compiled = src.compiled;
-    it.correct = src.correct;
-    it.latencyMs = src.latencyMs;
-    it.speedup = src.speedup;
-    if (src.error.has_value() != it.error.has_value()) {  // presence is all an outline's readers need
-      if (src.error) it.error.emplace();
-      else it.error.reset();
-    }
-    it.rewardHack = src.rewardHack;
-    it.pending = src.pending;
-    it.evaluatorFailed = src.evaluatorFailed;
-    it.finalized = m.finalized(i);
-  }
+  for (std::size_t i = 0; i < m.iterations.size(); ++i) copy_outline(s.iterations[i], m.iterations[i], m.finalized(i));
   s.profileSeqs = m.profile_seqs;
   s.rounds.resize(m.rounds.size());
-  for (std::size_t i = 0; i < m.rounds.size(); ++i) {
-    const Round& src = m.rounds[i];
-    Round& r = s.rounds[i];
-    r.seq = src.seq;
-    r.round = src.round;
-    r.budget = src.budget;  // the phase split reads the budget each run logged (DV-11)
-    r.wrapUp = src.wrapUp;
-    r.audit = src.audit;
+  for (std::size_t i = 0; i < m.rounds.size(); ++i) copy_outline(s.rounds[i], m.rounds[i]);
+  s.bestIndex = m.best;
+}
+
+void Projector::update_outline(Series& s) {
+  Impl& m = *impl_;
+  if (s.iterations.size() > m.iterations.size() || s.rounds.size() > m.rounds.size() ||
+      s.profileSeqs.size() > m.profile_seqs.size()) {
+    m.outline_from = 0;  // not an outline of this projector: copy it all
+    s.iterations.clear(), s.rounds.clear(), s.profileSeqs.clear();
   }
+  const std::size_t from = std::min(m.outline_from, s.iterations.size());
+  s.iterations.resize(m.iterations.size());
+  for (std::size_t i = from; i < m.iterations.size(); ++i) copy_outline(s.iterations[i], m.iterations[i], m.finalized(i));
+  m.outline_from = m.iterations.size();
+  // The other lists only grow.
+  s.profileSeqs.insert(s.profileSeqs.end(), m.profile_seqs.begin() + static_cast<std::ptrdiff_t>(s.profileSeqs.size()), m.profile_seqs.end());
+  const std::size_t had = s.rounds.size();
+  s.rounds.resize(m.rounds.size());
+  for (std::size_t i = had; i < m.rounds.size(); ++i) copy_outline(s.rounds[i], m.rounds[i]);
   s.bestIndex = m.best;
 }
 

@@ -21,7 +21,7 @@ bool projected_type(const json& ev) {
 }  // namespace
 
 Session::Session(Projector& projector, std::string session_id, ChartOptions chart, std::uint64_t revision_base)
-    : projector_(projector), id_(std::move(session_id)), chart_(chart), revision_(revision_base) {}
+    : projector_(&projector), id_(std::move(session_id)), chart_(chart), revision_(revision_base) {}
 
 double Session::event_time(const json& ev) {
   if (!ev.is_object() || !projected_type(ev)) return std::nan("");
@@ -35,14 +35,14 @@ FeedStats Session::feed(const json& events) {
     for (const auto& ev : events) note(ev);
   else
     note(events);
-  return projector_.feed(events);
+  return projector_->feed(events);
 }
 
 void Session::refresh_outline() {
-  if (outline_version_ == projector_.version()) return;
-  projector_.series_outline(outline_);
+  if (outline_version_ == projector_->version()) return;
+  projector_->update_outline(outline_);
   evals_ = kopt::completed_evals(outline_);
-  outline_version_ = projector_.version();
+  outline_version_ = projector_->version();
 }
 
 long long Session::completed_evals() {
@@ -51,7 +51,7 @@ long long Session::completed_evals() {
 }
 
 std::uint64_t Session::revise(std::string_view control_json) {
-  const std::uint64_t v = projector_.version();
+  const std::uint64_t v = projector_->version();
   const bool control_changed = control_json != control_;
   if (revised_ && v == seen_version_ && updated_at_ == seen_updated_ && !control_changed) return revision_;
   revised_ = true;
@@ -66,8 +66,8 @@ std::uint64_t Session::revise(std::string_view control_json) {
   deltas_.clear();
   // The history: what this revision changed, oldest dropped past kHistory revisions or
   // kHistoryRows recorded rows (a delta from before the oldest kept is a full answer).
-  Step step{revision_, projector_.lengths(), {}, true, projection};
-  step.complete = projector_.take_touched(step.touched);
+  Step step{revision_, projector_->lengths(), {}, true, projection};
+  step.complete = projector_->take_touched(step.touched);
   history_rows_ += step.touched.size();
   history_.push_back(std::move(step));
   while (history_.size() > kHistory || (history_rows_ > kHistoryRows && history_.size() > 1)) {
@@ -89,7 +89,11 @@ const std::string& Session::chart_text() {
     if (!history_.empty() && history_.back().rev == revision_) {
       Step& step = history_.back();
       step.chart = true;
-      step.chart_from = prev_ok_ ? chart_first_change(prev_chart_, prev_layout_, chart_text_, chart_layout_) : 0;
+      // The memo knows where this chart may first differ from the previous one unless the axes moved.
+      const std::size_t known = chart_memo_.first_change;
+      step.chart_from = !prev_ok_                        ? 0
+                        : known != ChartMemo::kUnknown ? known
+                                                       : chart_first_change(prev_chart_, prev_layout_, chart_text_, chart_layout_);
     }
     prev_ok_ = true;
   }
@@ -99,7 +103,7 @@ const std::string& Session::chart_text() {
 Session::Pieces Session::pieces() {
   if (!revised_) revise(control_);
   // series_json keeps its text between calls and returns it unchanged when nothing changed.
-  const std::string& series = projector_.series_json(id_, updated_at_, control_);
+  const std::string& series = projector_->series_json(id_, updated_at_, control_);
   chart_text();
   // The series object is never `{}`: the chart goes before its closing brace.
   return {std::string_view(series).substr(0, series.size() - 1), chart_text_};
@@ -141,7 +145,7 @@ const std::string* Session::delta(std::uint64_t since) {
   if (history_.empty() || since < history_.front().rev || since > revision_) return nullptr;
   const std::size_t at = static_cast<std::size_t>(since - history_.front().rev);
   const Projector::Lengths& was = history_[at].len;
-  const Projector::Lengths now = projector_.lengths();
+  const Projector::Lengths now = projector_->lengths();
   // Rows that existed at `since` and changed in place after it; rows past its length are new.
   std::vector<std::uint32_t> rows;
   bool projection = false;
@@ -163,7 +167,7 @@ const std::string* Session::delta(std::uint64_t since) {
   js_quote_to(out, id_);
   out += ",\"updatedAt\":";
   out += js_number(updated_at_);
-  const auto best = projector_.best_index();
+  const auto best = projector_->best_index();
   out += ",\"bestIndex\":";
   out += best ? std::to_string(*best) : "null";
   out += ",\"iterations\":{\"from\":";
@@ -171,7 +175,7 @@ const std::string* Session::delta(std::uint64_t since) {
   out += ",\"items\":[";
   for (std::size_t i = was.iterations; i < now.iterations; ++i) {
     if (i > was.iterations) out.push_back(',');
-    out += projector_.iteration_json(i);
+    out += projector_->iteration_json(i);
   }
   out += "],\"changed\":[";
   for (std::size_t k = 0; k < rows.size(); ++k) {
@@ -179,7 +183,7 @@ const std::string* Session::delta(std::uint64_t since) {
     out.push_back('[');
     out += std::to_string(rows[k]);
     out.push_back(',');
-    out += projector_.iteration_json(rows[k]);
+    out += projector_->iteration_json(rows[k]);
     out.push_back(']');
   }
   out += "]}";
@@ -191,7 +195,7 @@ const std::string* Session::delta(std::uint64_t since) {
     out += "\":{\"from\":";
     out += std::to_string(from);
     out += ",\"items\":[";
-    projector_.write_list(out, which, from);
+    projector_->write_list(out, which, from);
     out += "]}";
   };
   list("plans", Projector::List::Plans, was.plans, now.plans);
@@ -214,7 +218,7 @@ const std::string* Session::delta(std::uint64_t since) {
 }
 
 std::size_t Session::approx_bytes() const {
-  std::size_t b = sizeof(Session) + projector_.approx_bytes();
+  std::size_t b = sizeof(Session) + projector_->approx_bytes();
   b += outline_.iterations.capacity() * sizeof(Iteration) + outline_.rounds.capacity() * sizeof(Round);
   b += outline_.profileSeqs.capacity() * sizeof(Seq);
   b += body_.capacity() + chart_text_.capacity() + prev_chart_.capacity() + control_.capacity();

@@ -100,6 +100,18 @@ test('loadSession reads JSONL logs off the loop thread; missing files reject wit
   const z = (await kopt.loadSession('z', tmp)).projector
   const direct = new kopt.Projector(); direct.feed(read('z02-large-tool-channel', 'events'))
   assert.equal(z.seriesJson('z', 0), direct.seriesJson('z', 0))
+  // Its session was assembled on the worker: the body it answers is a live session's, chart included.
+  const loaded = await kopt.loadSession('z', tmp)
+  const live = new kopt.Session('z')
+  live.feed(read('z02-large-tool-channel', 'events'))
+  for (const control of ['{"loop":1}', '{"loop":2}']) {
+    loaded.revise(control)
+    live.revise(control)
+    assert.equal(loaded.body().toString(), live.body().toString())
+  }
+  assert.equal(loaded.updatedAt, live.updatedAt)
+  assert.equal(loaded.completedEvals, live.completedEvals)
+  assert.match(loaded.etag, /^"k/)
   fs.unlinkSync(tmp)
   await assert.rejects(kopt.loadSession('x', '/nonexistent/session.jsonl'), e => e.code === 'KOPT_BAD_LOG')
 })

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 #include <limits>
+#include <map>
+#include <algorithm>
 #include <random>
 #include <utility>
 
@@ -37,6 +39,87 @@ TEST(M5_WrapUpPhase, IndexEqualsTheWalk) {
     for (double seq : {-1.0, 0.0, 1.0, 2.0, 3.0, 10.0, 28.5, 30.0, 57.0, 1e9, nan,
                        std::numeric_limits<double>::infinity()})
       ASSERT_EQ(index(seq), in_wrap_up_phase(rounds, seq)) << "trial " << trial << " seq " << seq;
+  }
+}
+
+// The same in any query order (the index walks on from its last answer for ascending queries and
+// searches otherwise), and the round in force per row equals the one-row rule (rows in any order,
+// rounds sorted or not, with or without NaN seqs).
+TEST(M5_WrapUpPhase, QueriesInAnyOrderAndRoundsInForce) {
+  std::mt19937 rng(11);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int trial = 0; trial < 600; ++trial) {
+    Series s;
+    s.rounds.resize(rng() % 14);
+    const bool sorted = trial % 3 != 0, with_nan = trial % 5 == 0;
+    for (std::size_t k = 0; k < s.rounds.size(); ++k) {
+      Round& r = s.rounds[k];
+      r.seq.num = sorted ? static_cast<double>(k * 4 + rng() % 3) : static_cast<double>(rng() % 60);
+      if (with_nan && rng() % 4 == 0) r.seq.num = nan;
+      switch (rng() % 4) {
+        case 0: r.wrapUp = true; break;
+        case 1: r.audit = true; break;
+        case 2: r.round = 1; break;
+        default: break;
+      }
+    }
+    s.iterations.resize(rng() % 30);
+    double seq = -2;
+    for (auto& it : s.iterations) {
+      seq = trial % 2 ? seq + static_cast<double>(rng() % 5) : static_cast<double>(rng() % 64) - 2;  // ascending or not
+      it.seq.num = rng() % 23 == 0 ? nan : seq;
+    }
+    const WrapUpIndex index(s.rounds);
+    for (const auto& it : s.iterations)
+      ASSERT_EQ(index(it.seq.num), in_wrap_up_phase(s.rounds, it.seq.num)) << "trial " << trial;
+    const auto force = rounds_in_force(s);
+    ASSERT_EQ(force.size(), s.iterations.size());
+    bool has_nan = false;
+    for (const auto& r : s.rounds) has_nan = has_nan || std::isnan(r.seq.num);
+    if (has_nan) continue;  // NaN round seqs: the rule's linear walk and the sorted search may differ (as before)
+    for (std::size_t i = 0; i < s.iterations.size(); ++i)
+      ASSERT_EQ(force[i], round_in_force(s, s.iterations[i].seq.num)) << "trial " << trial << " row " << i;
+  }
+}
+
+// The pooled reference is the median of the implied references (J-3), and the drift the widest
+// alarming node group (J-4), whatever the order of the points.
+TEST(J3_PooledReference, MedianAndDriftInAnyOrder) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 300; ++trial) {
+    Series s;
+    std::vector<double> refs;
+    s.iterations.resize(rng() % 40);
+    for (auto& it : s.iterations) {
+      if (rng() % 6 == 0) continue;  // unmeasured
+      it.latencyMs = 0.5 + (rng() % 100) / 50.0;
+      it.speedup = 1.0 + (rng() % 30) / 10.0;
+      if (rng() % 2) it.slurm = SlurmWhere{std::nullopt, std::string(1, static_cast<char>('a' + rng() % 3)), std::nullopt, std::nullopt};
+      refs.push_back(*it.latencyMs * *it.speedup);
+    }
+    std::sort(refs.begin(), refs.end());
+    const auto ref = reference_latency(s);
+    if (refs.empty()) {
+      EXPECT_FALSE(ref);
+      continue;
+    }
+    const std::size_t n = refs.size();
+    ASSERT_TRUE(ref);
+    EXPECT_DOUBLE_EQ(*ref, n % 2 ? refs[n / 2] : (refs[n / 2 - 1] + refs[n / 2]) / 2) << "trial " << trial;
+    // Drift by the rule: group by node, the widest group of at least 4 with ratio >= 1.15, the first
+    // node name on a tie.
+    std::map<std::string, std::vector<double>> groups;
+    for (const auto& it : s.iterations)
+      if (it.latencyMs) groups[it.slurm && it.slurm->node ? *it.slurm->node : ""].push_back(*it.latencyMs * *it.speedup);
+    std::optional<Drift> want;
+    for (const auto& [node, v] : groups) {
+      const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+      const double ratio = *hi / *lo;
+      if (v.size() >= 4 && ratio >= kReferenceDriftRatio && (!want || ratio > want->ratio)) want = Drift{*lo, *hi, ratio, v.size()};
+    }
+    const auto got = reference_drift(s);
+    ASSERT_EQ(got.has_value(), want.has_value()) << "trial " << trial;
+    if (got) EXPECT_TRUE(got->min == want->min && got->max == want->max && got->count == want->count) << "trial " << trial;
   }
 }
 
@@ -244,17 +327,27 @@ TEST(P_SeriesDelta, ChartAppends) {
 
 // The chart a session writes copies unchanged points from its previous chart: event by event over
 // every project vector, and over a run whose axes and pooled reference keep moving, it is the chart
-// written from scratch, byte for byte.
+// written from scratch, byte for byte; and the delta from the revision before, applied to the body
+// of that revision, is this revision's body (the append starts where the memo says it may).
 TEST(P_SeriesRoute, ChartCopiedPointsEqualAFreshChart) {
   auto check = [](const json& events, const std::string& what) {
     Projector p;
     Session s(p, "s");
     std::size_t step = 0;
+    std::uint64_t rev = s.revise("{}");
+    json held = *parse_json(s.body());
     for (const auto& ev : events) {
       s.feed(ev);
-      s.revise("{}");
+      const std::uint64_t now = s.revise("{}");
       const std::string_view chart = s.pieces().chart;
       ASSERT_EQ(chart, chart_json_text(p.series_outline())) << what << " after event " << step;
+      if (now != rev) {
+        const std::string* d = s.delta(rev);
+        ASSERT_NE(d, nullptr) << what << " after event " << step;
+        apply_delta(held, *parse_json(*d));
+        ASSERT_EQ(test::first_difference(without_line(*parse_json(s.body())), without_line(held)), "") << what << " after event " << step;
+        rev = now;
+      }
       ++step;
     }
   };
