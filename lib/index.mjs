@@ -520,12 +520,16 @@ export function apply(ctx, rawConfig) {
       res.end()
       return
     }
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', ...headers })
-    if (req.method === 'HEAD') { res.end(); return }
     // since=<revision>: what changed since then, or the full body marked as such (docs/protocol.md);
-    // without it, the full body as it always was (seed-compatible readers).
+    // without it, the full body as it always was (seed-compatible readers). The body's bulk is the
+    // session's own bytes, written as they are.
     const since = new URL(req.url ?? '/', 'http://kernel-opt.invalid').searchParams.get('since')
-    res.end(since === null ? session.body() : session.delta(/^\d{1,16}$/.test(since) ? Number(since) : -1))
+    const parts = session.parts(since === null ? null : /^\d{1,16}$/.test(since) ? Number(since) : -1)
+    const length = parts.reduce((n, b) => n + b.length, 0)
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(length), ...headers })
+    if (req.method === 'HEAD') { res.end(); return }
+    for (let i = 0; i < parts.length - 1; i++) res.write(parts[i])
+    res.end(parts[parts.length - 1])
   }, 'kernel-opt: series route')
 
   route(CONTROL_PATH, async (req, res) => {

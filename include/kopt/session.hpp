@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -43,17 +44,18 @@ class Session {
   std::uint64_t revise(std::string_view control_json);
   std::uint64_t revision() const { return revision_; }
 
-  // The /series body of the current revision (UTF-8 JSON): assembled on the first call after a
-  // change, then the same bytes until the next revision (the reference stays valid until then).
-  const std::string& body();
-  // The same body in pieces, for a caller that copies it once into its own buffer:
-  // head + ",\"chart\":" + chart + "}". Valid until the next revision.
-  struct Pieces {
-    std::string_view head, chart;
-    std::size_t size() const { return head.size() + chart.size() + 10; }
-    void copy_to(char* out) const;
-  };
-  Pieces pieces();
+  // The /series body of the current revision (UTF-8 JSON) is head + tail:
+  //   head  the series without `control`, then `,"chart":` and the chart — shared and immutable
+  //         (valid as long as it is held, whatever the session does next), assembled once per
+  //         change of the projection or updatedAt, not per control change; so a past session's
+  //         can be made on the worker thread that read its log, and a reader sends it as it is;
+  //   tail  `,"control":` and the control object, then `}` (or only `}` without a control).
+  std::shared_ptr<const std::string> body_head();
+  std::string body_tail() const;
+  // The same as one string (tests and simple callers; a copy).
+  std::string body();
+  // The chart of the current revision (valid until the next revision).
+  std::string_view chart() { return chart_text(); }
 
   // What changed since revision `since` (docs/protocol.md): the delta's bytes, or nullptr when
   // `since` is not a revision kept in the history (unknown, too old, or more changed in place than
@@ -119,9 +121,7 @@ class Session {
   ChartLayout prev_layout_;
   ChartMemo chart_memo_;    // what the last chart (prev_chart_ once swapped) was made of
   bool prev_ok_ = false;
-  bool pieces_ok_ = false;
-  std::string body_;
-  bool body_ok_ = false;
+  std::shared_ptr<const std::string> head_;  // null when the projection or updatedAt moved
 };
 
 }  // namespace kopt

@@ -8,11 +8,14 @@
 //     .body() -> Buffer (the /series body of the current revision; the same Buffer until it changes)
 //     .delta(sinceRevision) -> Buffer: {"kind":"delta",…} since that revision, or {"kind":"full",
 //                              "revision","body"} when it is not kept (docs/protocol.md)
+//     .parts(sinceRevision?) -> [Buffer]: the same answers (the plain body without since) as Buffers
+//                              to write in order; the body's bulk is shared with the session, not copied
 //   loadSession(sessionId, logPath, routingJson?) -> Promise<Session>: a past session's log read and
 //     projected on a worker thread (streaming, zstd or plain JSONL); the Session carries
 //     .skippedLines, .truncated and .warning; a log that cannot be read rejects (code KOPT_BAD_LOG).
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -59,6 +62,7 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
     return DefineClass(env, "Session",
                        {InstanceMethod<&JsSession::Feed>("feed"), InstanceMethod<&JsSession::Revise>("revise"),
                         InstanceMethod<&JsSession::Body>("body"), InstanceMethod<&JsSession::Delta>("delta"),
+                        InstanceMethod<&JsSession::Parts>("parts"),
                         InstanceAccessor<&JsSession::ProjectorObj>("projector"),
                         InstanceAccessor<&JsSession::UpdatedAt>("updatedAt"),
                         InstanceAccessor<&JsSession::CompletedEvals>("completedEvals"),
@@ -116,30 +120,74 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
   Napi::Value Body(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (!buffer_.IsEmpty() && buffer_rev_ == core_->revision()) return buffer_.Value();
-    // One copy, straight from the core's pieces: the core reuses its storage for the next
-    // revision while this one may still be on its way to a client.
-    const Session::Pieces pieces = core_->pieces();
-    Napi::Buffer<char> buf = Napi::Buffer<char>::New(env, pieces.size());
-    pieces.copy_to(buf.Data());
+    const auto head = core_->body_head();
+    const std::string tail = core_->body_tail();
+    Napi::Buffer<char> buf = Napi::Buffer<char>::New(env, head->size() + tail.size());
+    std::copy(tail.begin(), tail.end(), std::copy(head->begin(), head->end(), buf.Data()));
     buffer_ = Napi::Persistent(buf);
     buffer_rev_ = core_->revision();
     return buf;
   }
 
+  // The answer as Buffers to write one after the other, without copying the body: [body head,
+  // tail] for `since` null or undefined (the plain body), [delta] for a kept revision, else the
+  // full answer [prefix, body head, tail + "}"].
+  Napi::Value Parts(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const bool plain = info.Length() < 1 || info[0].IsNull() || info[0].IsUndefined();
+    if (!plain && !info[0].IsNumber()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "parts(sinceRevision?) must be a number, null or absent");
+    Napi::Array out = Napi::Array::New(env);
+    if (!plain) {
+      if (const std::string* d = core_->delta(SinceOf(info[0]))) {
+        out.Set(0u, Napi::Buffer<char>::Copy(env, d->data(), d->size()));
+        return out;
+      }
+    }
+    std::string tail = core_->body_tail();
+    if (!plain) tail.push_back('}');
+    std::uint32_t k = 0;
+    if (!plain) {
+      const std::string prefix = core_->full_prefix();
+      out.Set(k++, Napi::Buffer<char>::Copy(env, prefix.data(), prefix.size()));
+    }
+    out.Set(k++, SharedBuffer(env, core_->body_head()));
+    out.Set(k++, Napi::Buffer<char>::Copy(env, tail.data(), tail.size()));
+    return out;
+  }
+
   Napi::Value Delta(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsNumber()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "delta(sinceRevision) must be a number");
-    const double v = info[0].As<Napi::Number>().DoubleValue();
-    // Anything that is not a whole revision number is simply not a kept revision: the full body.
-    const bool whole = v >= 0 && v < 9007199254740992.0 && v == static_cast<double>(static_cast<std::uint64_t>(v));
-    const std::string* d = whole ? core_->delta(static_cast<std::uint64_t>(v)) : nullptr;
-    if (d) return Napi::Buffer<char>::Copy(env, d->data(), d->size());
+    if (const std::string* d = core_->delta(SinceOf(info[0]))) return Napi::Buffer<char>::Copy(env, d->data(), d->size());
     const std::string prefix = core_->full_prefix();
-    const Session::Pieces pieces = core_->pieces();
-    Napi::Buffer<char> buf = Napi::Buffer<char>::New(env, prefix.size() + pieces.size() + 1);
-    std::copy(prefix.begin(), prefix.end(), buf.Data());
-    pieces.copy_to(buf.Data() + prefix.size());
-    buf.Data()[buf.Length() - 1] = '}';
+    const auto head = core_->body_head();
+    std::string tail = core_->body_tail();
+    tail.push_back('}');
+    Napi::Buffer<char> buf = Napi::Buffer<char>::New(env, prefix.size() + head->size() + tail.size());
+    std::copy(tail.begin(), tail.end(), std::copy(head->begin(), head->end(), std::copy(prefix.begin(), prefix.end(), buf.Data())));
+    return buf;
+  }
+
+  // Anything that is not a whole revision number is simply not a kept revision: the full body.
+  static std::uint64_t SinceOf(const Napi::Value& v) {
+    const double d = v.As<Napi::Number>().DoubleValue();
+    const bool whole = d >= 0 && d < 9007199254740992.0 && d == static_cast<double>(static_cast<std::uint64_t>(d));
+    return whole ? static_cast<std::uint64_t>(d) : std::numeric_limits<std::uint64_t>::max();
+  }
+
+  // A Buffer over the bytes of a shared immutable string, which it keeps alive (no copy). Its size
+  // is reported to V8 as external memory, so that dropped answers are collected in time.
+  static Napi::Buffer<char> SharedBuffer(Napi::Env env, std::shared_ptr<const std::string> text) {
+    auto* keep = new std::shared_ptr<const std::string>(std::move(text));
+    const std::size_t size = (*keep)->size();
+    Napi::Buffer<char> buf = Napi::Buffer<char>::New(
+        env, const_cast<char*>((*keep)->data()), size,
+        [](Napi::Env e, char*, std::shared_ptr<const std::string>* k) {
+          Napi::MemoryManagement::AdjustExternalMemory(e, -static_cast<std::int64_t>((*k)->size()));
+          delete k;
+        },
+        keep);
+    Napi::MemoryManagement::AdjustExternalMemory(env, static_cast<std::int64_t>(size));
     return buf;
   }
 
@@ -190,7 +238,7 @@ class LoadSessionWorker : public Napi::AsyncWorker {
     }, stats_);
     if (!ok_) return;
     session_->completed_evals();  // the outline
-    session_->pieces();           // the points' texts and the chart
+    session_->body_head();        // the points' texts and the chart, in the body's first part
   }
   void OnOK() override {
     Napi::Env env = Env();

@@ -58,11 +58,13 @@ std::uint64_t Session::revise(std::string_view control_json) {
   // The armed budget is not read by the chart: each row's phase comes from the budget its run
   // logged (DV-11), so re-arming relabels nothing and a replay draws what was seen live.
   if (control_changed) control_.assign(control_json);
+  const double updated_before = seen_updated_;
   seen_updated_ = updated_at_;
   const bool projection = v != seen_version_;
   seen_version_ = v;
   ++revision_;
-  pieces_ok_ = body_ok_ = chart_ok_ = false;
+  if (projection || seen_updated_ != updated_before) head_.reset();
+  chart_ok_ = chart_ok_ && !projection;
   deltas_.clear();
   // The history: what this revision changed, oldest dropped past kHistory revisions or
   // kHistoryRows recorded rows (a delta from before the oldest kept is a full answer).
@@ -100,30 +102,32 @@ const std::string& Session::chart_text() {
   return chart_text_;
 }
 
-Session::Pieces Session::pieces() {
+std::shared_ptr<const std::string> Session::body_head() {
   if (!revised_) revise(control_);
+  if (head_) return head_;
   // series_json keeps its text between calls and returns it unchanged when nothing changed.
-  const std::string& series = projector_->series_json(id_, updated_at_, control_);
-  chart_text();
-  // The series object is never `{}`: the chart goes before its closing brace.
-  return {std::string_view(series).substr(0, series.size() - 1), chart_text_};
-}
-
-void Session::Pieces::copy_to(char* out) const {
-  out = std::copy(head.begin(), head.end(), out);
+  const std::string& series = projector_->series_json(id_, updated_at_, {});
+  const std::string& chart = chart_text();
   constexpr std::string_view key = ",\"chart\":";
-  out = std::copy(key.begin(), key.end(), out);
-  out = std::copy(chart.begin(), chart.end(), out);
-  *out = '}';
+  auto head = std::make_shared<std::string>();
+  // The series object is never `{}`: the chart goes before its closing brace.
+  head->reserve(series.size() + key.size() + chart.size());
+  head->append(series, 0, series.size() - 1).append(key).append(chart);
+  head_ = std::move(head);
+  return head_;
 }
 
-const std::string& Session::body() {
-  if (body_ok_) return body_;
-  const Pieces p = pieces();
-  body_.resize(p.size());
-  p.copy_to(body_.data());
-  body_ok_ = true;
-  return body_;
+std::string Session::body_tail() const {
+  if (control_.empty()) return "}";
+  std::string tail = ",\"control\":";
+  tail += control_;
+  tail.push_back('}');
+  return tail;
+}
+
+std::string Session::body() {
+  const auto head = body_head();
+  return *head + body_tail();
 }
 
 std::string Session::full_prefix() const {
@@ -221,7 +225,7 @@ std::size_t Session::approx_bytes() const {
   std::size_t b = sizeof(Session) + projector_->approx_bytes();
   b += outline_.iterations.capacity() * sizeof(Iteration) + outline_.rounds.capacity() * sizeof(Round);
   b += outline_.profileSeqs.capacity() * sizeof(Seq);
-  b += body_.capacity() + chart_text_.capacity() + prev_chart_.capacity() + control_.capacity();
+  b += (head_ ? head_->capacity() : 0) + chart_text_.capacity() + prev_chart_.capacity() + control_.capacity();
   for (const ChartLayout* l : {&chart_layout_, &prev_layout_})
     b += (l->points.ends.capacity() + l->phases.ends.capacity() + l->rowRounds.ends.capacity()) * sizeof(std::size_t);
   for (const auto& step : history_) b += sizeof(Step) + step.touched.capacity() * sizeof(std::uint32_t);

@@ -15,16 +15,16 @@ const read = (name, ext) => {
 const PROJECTED = new Set(['tool/call', 'tool/result', 'user/message'])
 const CHART_OPTIONS = JSON.stringify({ width: 960, height: 300 })
 
-// The body as the route built it before the session object: series text, then the chart computed
-// from that text and spliced in before the closing brace.
+// The body assembled from its parts as the route did before the session object: the series text,
+// then the chart computed from that text, then the control object, before the closing brace.
 function referenceBody(events, id, control, config) {
   const p = new kopt.Projector(config)
   p.feed(JSON.stringify(events))
   let updatedAt = 0
   for (const e of events) if (e && typeof e.time === 'number' && e.time > updatedAt && PROJECTED.has(e.type)) updatedAt = e.time
-  const body = p.seriesJson(id, updatedAt, control)
+  const body = p.seriesJson(id, updatedAt)
   const end = body.lastIndexOf('}')
-  return `${body.slice(0, end)},"chart":${kopt.chartJson(body, CHART_OPTIONS)}${body.slice(end)}`
+  return `${body.slice(0, end)},"chart":${kopt.chartJson(body, CHART_OPTIONS)},"control":${control}}`
 }
 
 const controlWith = (budget, evalsDone) => JSON.stringify({
@@ -50,6 +50,10 @@ test('every vector: the session body equals the former route body byte for byte,
       for (const e of events) live.feed(JSON.stringify(e))
       live.revise(control)
       assert.equal(live.body().toString('utf8'), want, `${name} event by event`)
+      // The parts the route writes are the same bytes, and so are the full answer's.
+      assert.equal(Buffer.concat(live.parts()).toString('utf8'), want, `${name} parts`)
+      assert.equal(Buffer.concat(live.parts(-1)).toString('utf8'), live.delta(-1).toString('utf8'), `${name} full parts`)
+      assert.equal(Buffer.concat(live.parts(live.revision)).toString('utf8'), live.delta(live.revision).toString('utf8'), `${name} delta parts`)
       assert.equal(live.completedEvals, JSON.parse(live.projector.derivedJson()).completedEvals, name)
     }
   }

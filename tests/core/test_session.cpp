@@ -144,7 +144,9 @@ TEST(P_SeriesRoute, OutlineChartEqualsFullChart) {
   EXPECT_EQ(completed_evals(p.series_outline()), completed_evals(p.series()));
 }
 
-// A revision is assembled once; nothing changed means the same bytes (the same object).
+// A revision is assembled once; nothing changed means the same bytes (the same object). The body's
+// head is shared: a held head keeps its bytes while the session moves on, and a control change
+// alone keeps the head.
 TEST(P_SeriesRoute, BodyOncePerRevision) {
   Projector p;
   Session s(p, "s");
@@ -152,15 +154,23 @@ TEST(P_SeriesRoute, BodyOncePerRevision) {
   const auto r1 = s.revise("{}");
   const std::string b1 = s.body();
   EXPECT_EQ(s.revise("{}"), r1);
-  EXPECT_EQ(&s.body(), &s.body());
+  EXPECT_EQ(s.body_head().get(), s.body_head().get());
+  const auto held = s.body_head();
+  const std::string held_text = *held;
+  EXPECT_EQ(s.revise("{\"x\":1}"), r1 + 1);
+  EXPECT_EQ(s.body_head().get(), held.get()) << "the control is the tail";
+  EXPECT_EQ(s.body_tail(), ",\"control\":{\"x\":1}}");
+  EXPECT_EQ(s.revise("{}"), r1 + 2);
   EXPECT_EQ(s.body(), b1);
   s.feed(ev(R"({"type":"assistant/chunk","seq":2,"time":9})"));
-  EXPECT_EQ(s.revise("{}"), r1) << "an event the projection does not read changes nothing";
+  EXPECT_EQ(s.revise("{}"), r1 + 2) << "an event the projection does not read changes nothing";
   EXPECT_EQ(s.updated_at(), 5);
   s.feed(ev(R"({"type":"tool/result","seq":3,"time":7,"data":{"callId":"a","message":{"content":[{"text":"{\"correct\":true,\"latency_ms\":2}"}]}}})"));
   const auto r2 = s.revise("{}");
-  EXPECT_GT(r2, r1);
+  EXPECT_GT(r2, r1 + 2);
   EXPECT_NE(s.body(), b1);
+  EXPECT_NE(s.body_head().get(), held.get());
+  EXPECT_EQ(*held, held_text) << "a held head keeps its bytes";
   EXPECT_EQ(s.completed_evals(), 1);
   auto body = parse_json(s.body());
   ASSERT_TRUE(body);
@@ -339,7 +349,7 @@ TEST(P_SeriesRoute, ChartCopiedPointsEqualAFreshChart) {
     for (const auto& ev : events) {
       s.feed(ev);
       const std::uint64_t now = s.revise("{}");
-      const std::string_view chart = s.pieces().chart;
+      const std::string_view chart = s.chart();
       ASSERT_EQ(chart, chart_json_text(p.series_outline())) << what << " after event " << step;
       if (now != rev) {
         const std::string* d = s.delta(rev);
