@@ -6,7 +6,7 @@
 //   · a 「⟳ 启动循环」 launcher in the composer's tool row (slot `conversation.input.left`);
 //   · a status strip above the composer while the loop runs (slot `conversation.input.dock`).
 // React and the ui-slots module come from the host's module table (nothing else is required).
-// The curve's geometry comes from the core (`series.chart`, src/core/chart.cpp); this file draws.
+// The curve's geometry comes from the core (`series.chart`, src/core/panel/chart.cpp); this file draws.
 // Data: pushed over a WebSocket (/plugins/kernel-opt/push, one per session, lib/push.mjs); when the
 // socket is refused or drops, GET /plugins/kernel-opt/series?sessionId=&since=<revision> polled every
 // 1.5 s with If-None-Match until it is back. Either way each answer (docs/protocol.md) is what changed
@@ -763,7 +763,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       return d
     }
     // The points are drawn in runs of RUN, each run its own few paths. The core keeps the axes still
-    // while points arrive (src/core/chart.cpp) and a delta keeps the held point objects
+    // while points arrive (src/core/panel/chart.cpp) and a delta keeps the held point objects
     // (applyAnswer), so an update rebuilds the last run and React skips every other one.
     const RUN = 256
     function sameRun(a, b) { // props a run does not take are undefined on both sides

@@ -16,24 +16,18 @@ Napi::Array StringArray(Napi::Env env, const std::vector<std::string>& v) {
   return a;
 }
 
-std::string RequireString(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
-  if (info.Length() <= i || !info[i].IsString()) ThrowCoded(info.Env(), "EINVAL", std::string(what) + " must be a string");
-  return info[i].As<Napi::String>().Utf8Value();
-}
-
 // syncPreset(sourceDir, targetDir, timestamp?) -> report object
 Napi::Value SyncPreset(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  std::string source = RequireString(info, 0, "source");
-  std::string target = RequireString(info, 1, "target");
-  std::string stamp;
-  if (info.Length() > 2 && !info[2].IsUndefined() && !info[2].IsNull()) stamp = RequireString(info, 2, "timestamp");
-  if (source.empty() || target.empty()) ThrowCoded(env, "EINVAL", "source and target must not be empty");
+  std::string source = StringArg(info, 0, "source");
+  std::string target = StringArg(info, 1, "target");
+  const std::string stamp = OptionalStringArg(info, 2, "timestamp").value_or("");
+  if (source.empty() || target.empty()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "source and target must not be empty");
   PresetSyncReport r;
   try {
     r = sync_preset(expand_home(source), expand_home(target), stamp);
   } catch (const std::exception& e) {
-    ThrowCoded(env, "EPRESET", e.what());
+    ThrowCoded(env, "KOPT_PRESET_SYNC", e.what());
   }
   Napi::Object o = Napi::Object::New(env);
   o.Set("skipped", Napi::Boolean::New(env, r.skipped));
@@ -97,22 +91,22 @@ class ReplayWorker : public Napi::AsyncWorker {
 // the promise carries cancel(), which stops the run (the whole process group).
 Napi::Value RunReplay(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsObject()) ThrowCoded(env, "EINVAL", "runReplay expects an options object");
+  if (info.Length() < 1 || !info[0].IsObject()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "runReplay expects an options object");
   Napi::Object in = info[0].As<Napi::Object>();
   ReplayOptions o;
   Napi::Value cmd = in.Get("command"), cwd = in.Get("cwd");
   if (!cmd.IsString() || cmd.As<Napi::String>().Utf8Value().empty())
-    ThrowCoded(env, "EINVAL", "command must be a non-empty string");
+    ThrowCoded(env, "KOPT_BAD_ARGUMENT", "command must be a non-empty string");
   if (!cwd.IsString() || cwd.As<Napi::String>().Utf8Value().empty())
-    ThrowCoded(env, "EINVAL", "cwd must be a non-empty string");
+    ThrowCoded(env, "KOPT_BAD_ARGUMENT", "cwd must be a non-empty string");
   o.command = cmd.As<Napi::String>().Utf8Value();
   o.cwd = cwd.As<Napi::String>().Utf8Value();
   auto num = [&](const char* key, double lo, double hi, double& out) {
     Napi::Value v = in.Get(key);
     if (v.IsUndefined() || v.IsNull()) return;
-    if (!v.IsNumber()) ThrowCoded(env, "EINVAL", std::string(key) + " must be a number");
+    if (!v.IsNumber()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", std::string(key) + " must be a number");
     double d = v.As<Napi::Number>().DoubleValue();
-    if (!(d >= lo && d <= hi)) ThrowCoded(env, "EINVAL", std::string(key) + " out of range");
+    if (!(d >= lo && d <= hi)) ThrowCoded(env, "KOPT_BAD_ARGUMENT", std::string(key) + " out of range");
     out = d;
   };
   double head = static_cast<double>(o.head_cap), tail = static_cast<double>(o.tail_cap);
@@ -122,7 +116,7 @@ Napi::Value RunReplay(const Napi::CallbackInfo& info) {
   num("tailCap", 1, 64.0 * 1024 * 1024, tail);
   o.head_cap = static_cast<std::size_t>(head);
   o.tail_cap = static_cast<std::size_t>(tail);
-  if (o.command.find('\0') != std::string::npos) ThrowCoded(env, "EINVAL", "command contains a NUL byte");
+  if (o.command.find('\0') != std::string::npos) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "command contains a NUL byte");
 
   auto cancel = std::make_shared<std::atomic<bool>>(false);
   auto* worker = new ReplayWorker(env, std::move(o), cancel);

@@ -2,6 +2,8 @@
 #pragma once
 #include <napi.h>
 
+#include "args.hpp"
+
 #include "kopt/projector.hpp"
 
 namespace kopt::addon {
@@ -23,7 +25,11 @@ Napi::Object NewProjectorFrom(Napi::Env env, kopt::Projector&& core);
 // A projection config from a routing JSON string (undefined/null: the defaults); coded errors.
 kopt::ProjectionConfig ConfigFrom(Napi::Env env, const Napi::Value& v);
 
-// Throws a JS Error with a stable `code` property.
-[[noreturn]] void ThrowCoded(Napi::Env env, const char* code, const std::string& message);
+// The classes one environment (the main thread or a worker thread that loads the addon) made,
+// kept as that environment's instance data and released with it: never a process-wide static.
+struct Classes {
+  Napi::FunctionReference projector, session;
+};
+Classes& ClassesOf(Napi::Env env);
 
 }  // namespace kopt::addon

@@ -22,24 +22,13 @@
 namespace kopt::addon {
 namespace {
 
-std::string str_arg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
-  if (info.Length() <= i || !info[i].IsString()) ThrowCoded(info.Env(), "KOPT_BAD_ARGUMENT", std::string(what) + " must be a string");
-  return info[i].As<Napi::String>().Utf8Value();
-}
-
-json json_arg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
-  auto v = kopt::parse_json(str_arg(info, i, what));
-  if (!v) ThrowCoded(info.Env(), "KOPT_BAD_JSON", std::string(what) + " is not valid JSON");
-  return *v;
-}
-
 // A series argument: a Projector (its full series: file paths of the changes and whole commands,
 // which the wire form leaves out and the supervisor digest needs), a wire series JSON string, or
 // null/undefined for "no series".
 std::optional<Series> series_arg(const Napi::CallbackInfo& info, std::size_t i) {
   if (info.Length() <= i || info[i].IsNull() || info[i].IsUndefined()) return std::nullopt;
   if (info[i].IsObject()) return UnwrapProjector(info.Env(), info[i]).series();
-  const json j = json_arg(info, i, "series");
+  const json j = JsonArg(info, i, "series");
   if (!j.is_object()) ThrowCoded(info.Env(), "KOPT_BAD_JSON", "series must be a JSON object");
   return series_from_wire(j);
 }
@@ -47,7 +36,7 @@ std::optional<Series> series_arg(const Napi::CallbackInfo& info, std::size_t i) 
 HostFacts facts_arg(const Napi::CallbackInfo& info, std::size_t i) {
   HostFacts f;
   if (info.Length() <= i || info[i].IsUndefined() || info[i].IsNull()) return f;
-  const json j = json_arg(info, i, "facts");
+  const json j = JsonArg(info, i, "facts");
   if (!j.is_object()) return f;
   f.agentIdle = j.value("agentIdle", true);
   f.humanQueued = j.value("humanQueued", false);
@@ -89,114 +78,87 @@ class LoopWrap : public Napi::ObjectWrap<LoopWrap> {
 
   explicit LoopWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<LoopWrap>(info) {
     LoopSettings st;
-    if (info.Length() >= 1 && info[0].IsString()) st = LoopSettings::from_json(json_arg(info, 0, "settings"));
+    if (info.Length() >= 1 && info[0].IsString()) st = LoopSettings::from_json(JsonArg(info, 0, "settings"));
     c_ = std::make_unique<LoopController>(st);
   }
 
  private:
-  template <class F>
-  Napi::Value guarded(const Napi::CallbackInfo& info, const char* name, F&& f) {
-    try {
-      return f();
-    } catch (const Napi::Error&) {
-      throw;
-    } catch (const std::exception& e) {
-      ThrowCoded(info.Env(), "KOPT_INTERNAL", std::string(name) + ": " + e.what());
-    }
-  }
 
   Napi::Value Arm(const Napi::CallbackInfo& info) {
-    return guarded(info, "arm", [&] {
-      std::optional<long long> budget;
-      if (info.Length() >= 1 && info[0].IsNumber()) {
-        const double v = info[0].As<Napi::Number>().DoubleValue();
-        if (v >= 1 && v <= 9999 && v == static_cast<double>(static_cast<long long>(v))) budget = static_cast<long long>(v);
-      }
-      return out(info.Env(), actions_json(c_->arm(budget, lang_arg(info, 1))));
-    });
+    std::optional<long long> budget;
+    if (info.Length() >= 1 && info[0].IsNumber()) {
+      const double v = info[0].As<Napi::Number>().DoubleValue();
+      if (v >= 1 && v <= 9999 && v == static_cast<double>(static_cast<long long>(v))) budget = static_cast<long long>(v);
+    }
+    return out(info.Env(), actions_json(c_->arm(budget, lang_arg(info, 1))));
   }
   Napi::Value Stop(const Napi::CallbackInfo& info) {
-    return guarded(info, "stop", [&] { return out(info.Env(), actions_json(c_->stop())); });
+    return out(info.Env(), actions_json(c_->stop()));
   }
   Napi::Value TurnEnded(const Napi::CallbackInfo& info) {
-    return guarded(info, "turnEnded", [&] {
-      const std::string reason = info.Length() >= 1 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
-      return out(info.Env(), actions_json(c_->turn_ended(reason)));
-    });
+    const std::string reason = info.Length() >= 1 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
+    return out(info.Env(), actions_json(c_->turn_ended(reason)));
   }
   Napi::Value HostCancelled(const Napi::CallbackInfo& info) {
-    return guarded(info, "hostCancelled", [&] {
-      const std::string cause = info.Length() >= 1 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
-      return out(info.Env(), actions_json(c_->host_cancelled(cause)));
-    });
+    const std::string cause = info.Length() >= 1 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
+    return out(info.Env(), actions_json(c_->host_cancelled(cause)));
   }
   Napi::Value Settled(const Napi::CallbackInfo& info) {
-    return guarded(info, "settled", [&] {
-      const auto s = series_arg(info, 0);
-      return out(info.Env(), actions_json(c_->settled(s.value_or(Series{}), facts_arg(info, 1))));
-    });
+    const auto s = series_arg(info, 0);
+    return out(info.Env(), actions_json(c_->settled(s.value_or(Series{}), facts_arg(info, 1))));
   }
   Napi::Value Answered(const Napi::CallbackInfo& info) {
-    return guarded(info, "supervisorAnswered", [&] {
-      if (info.Length() < 1 || !info[0].IsNumber()) ThrowCoded(info.Env(), "KOPT_BAD_ARGUMENT", "token must be a number");
-      const auto token = static_cast<std::uint64_t>(info[0].As<Napi::Number>().Int64Value());
-      const json a = json_arg(info, 1, "answer");
-      SupervisorAnswer ans;
-      if (a.is_object()) {
-        if (auto t = a.find("text"); t != a.end() && t->is_string()) ans.text = t->get<std::string>();
-        if (auto f = a.find("finish"); f != a.end() && f->is_string()) ans.finish = f->get<std::string>();
-      }
-      const auto s = series_arg(info, 2);
-      return out(info.Env(), actions_json(c_->supervisor_answered(token, ans, s.value_or(Series{}), facts_arg(info, 3))));
-    });
+    const auto token = static_cast<std::uint64_t>(NumberArg(info, 0, "token"));
+    const json a = JsonArg(info, 1, "answer");
+    SupervisorAnswer ans;
+    if (a.is_object()) {
+      if (auto t = a.find("text"); t != a.end() && t->is_string()) ans.text = t->get<std::string>();
+      if (auto f = a.find("finish"); f != a.end() && f->is_string()) ans.finish = f->get<std::string>();
+    }
+    const auto s = series_arg(info, 2);
+    return out(info.Env(), actions_json(c_->supervisor_answered(token, ans, s.value_or(Series{}), facts_arg(info, 3))));
   }
   Napi::Value Control(const Napi::CallbackInfo& info) {
-    return guarded(info, "control", [&] {
-      // A number is evalsDone already computed by the host (derived.completedEvals).
-      if (info.Length() >= 1 && info[0].IsNumber()) {
-        return out(info.Env(), c_->control_json(static_cast<long long>(info[0].As<Napi::Number>().Int64Value())));
-      }
-      const auto s = series_arg(info, 0);
-      return out(info.Env(), c_->control_json(s ? &*s : nullptr));
-    });
+    // A number is evalsDone already computed by the host (derived.completedEvals).
+    if (info.Length() >= 1 && info[0].IsNumber()) {
+      return out(info.Env(), c_->control_json(static_cast<long long>(info[0].As<Napi::Number>().Int64Value())));
+    }
+    const auto s = series_arg(info, 0);
+    return out(info.Env(), c_->control_json(s ? &*s : nullptr));
   }
   Napi::Value ApplyControl(const Napi::CallbackInfo& info) {
-    return guarded(info, "applyControl", [&] {
-      const std::string body = str_arg(info, 0, "body");
-      const auto s = series_arg(info, 1);
-      const ControlReply r = apply_control(*c_, body, s ? &*s : nullptr, lang_arg(info, 2));
-      json j = json::object();
-      j["status"] = r.status;
-      j["body"] = r.body;
-      j["actions"] = actions_json(r.actions);
-      j["armed"] = r.armed;
-      return out(info.Env(), j);
-    });
+    const std::string body = StringArg(info, 0, "body");
+    const auto s = series_arg(info, 1);
+    const ControlReply r = apply_control(*c_, body, s ? &*s : nullptr, lang_arg(info, 2));
+    json j = json::object();
+    j["status"] = r.status;
+    j["body"] = r.body;
+    j["actions"] = actions_json(r.actions);
+    j["armed"] = r.armed;
+    return out(info.Env(), j);
   }
   Napi::Value Command(const Napi::CallbackInfo& info) {
-    return guarded(info, "command", [&] {
-      const std::string name = str_arg(info, 0, "name");
-      const std::string raw = info.Length() >= 2 && info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : "";
-      const auto s = series_arg(info, 2);
-      CommandReply r;
-      if (name == "kloop") r = kloop_command(*c_, raw, s ? &*s : nullptr, lang_arg(info, 3));
-      else if (name == "supervise") r = supervise_command(*c_, raw);
-      else ThrowCoded(info.Env(), "KOPT_BAD_ARGUMENT", "unknown command: " + name);
-      json j = json::object();
-      j["ok"] = r.ok;
-      j["text"] = r.text;
-      j["actions"] = actions_json(r.actions);
-      j["armed"] = r.armed;
-      return out(info.Env(), j);
-    });
+    const std::string name = StringArg(info, 0, "name");
+    const std::string raw = info.Length() >= 2 && info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : "";
+    const auto s = series_arg(info, 2);
+    CommandReply r;
+    if (name == "kloop") r = kloop_command(*c_, raw, s ? &*s : nullptr, lang_arg(info, 3));
+    else if (name == "supervise") r = supervise_command(*c_, raw);
+    else ThrowCoded(info.Env(), "KOPT_BAD_ARGUMENT", "unknown command: " + name);
+    json j = json::object();
+    j["ok"] = r.ok;
+    j["text"] = r.text;
+    j["actions"] = actions_json(r.actions);
+    j["armed"] = r.armed;
+    return out(info.Env(), j);
   }
   Napi::Value SetConfigRoute(const Napi::CallbackInfo& info) {
     if (info.Length() < 1 || info[0].IsNull() || info[0].IsUndefined()) c_->set_config_route(std::nullopt);
-    else c_->set_config_route(Route::from_json(json_arg(info, 0, "route")));
+    else c_->set_config_route(Route::from_json(JsonArg(info, 0, "route")));
     return info.Env().Undefined();
   }
   Napi::Value SetSettings(const Napi::CallbackInfo& info) {
-    c_->settings() = LoopSettings::from_json(json_arg(info, 0, "settings"));
+    c_->settings() = LoopSettings::from_json(JsonArg(info, 0, "settings"));
     return info.Env().Undefined();
   }
   Napi::Value SetSupervise(const Napi::CallbackInfo& info) {
@@ -217,7 +179,7 @@ class LoopWrap : public Napi::ObjectWrap<LoopWrap> {
 };
 
 Napi::Value AdviceFromReply(const Napi::CallbackInfo& info) {
-  const Verdict v = advice_from_reply(str_arg(info, 0, "reply"));
+  const Verdict v = advice_from_reply(StringArg(info, 0, "reply"));
   json j = json::object();
   j["advice"] = v.advice ? json(*v.advice) : json(nullptr);
   j["note"] = v.note ? json(*v.note) : json(nullptr);
@@ -229,7 +191,7 @@ Napi::Value ChooseEffort(const Napi::CallbackInfo& info) {
   if (info.Length() >= 1 && info[0].IsString()) requested = info[0].As<Napi::String>().Utf8Value();
   std::vector<std::string> declared;
   if (info.Length() >= 2 && info[1].IsString()) {
-    const json d = json_arg(info, 1, "declared");
+    const json d = JsonArg(info, 1, "declared");
     if (d.is_array()) for (const auto& e : d) if (e.is_string()) declared.push_back(e.get<std::string>());
   }
   if (info.Length() >= 3 && info[2].IsString()) def = info[2].As<Napi::String>().Utf8Value();
@@ -239,11 +201,11 @@ Napi::Value ChooseEffort(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value GuessLanguage(const Napi::CallbackInfo& info) {
-  return Napi::String::New(info.Env(), std::string(lang_code(guess_lang(str_arg(info, 0, "text")))));
+  return Napi::String::New(info.Env(), std::string(lang_code(guess_lang(StringArg(info, 0, "text")))));
 }
 
 Napi::Value LanguageOfMessage(const Napi::CallbackInfo& info) {
-  const auto l = language_of_message(str_arg(info, 0, "text"));
+  const auto l = language_of_message(StringArg(info, 0, "text"));
   if (!l) return info.Env().Null();
   return Napi::String::New(info.Env(), std::string(lang_code(*l)));
 }

@@ -3,15 +3,12 @@
 
 namespace kopt::addon {
 
-void ThrowCoded(Napi::Env env, const char* code, const std::string& message) {
-  Napi::Error err = Napi::Error::New(env, message);
-  err.Set("code", Napi::String::New(env, code));
-  throw err;
-}
+Classes& ClassesOf(Napi::Env env) { return *env.GetInstanceData<Classes>(); }
 
 }  // namespace kopt::addon
 
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  env.SetInstanceData(new kopt::addon::Classes());  // deleted by the environment at its end
   kopt::addon::InitProjection(env, exports);
   kopt::addon::InitHost(env, exports);
   kopt::addon::InitLoop(env, exports);

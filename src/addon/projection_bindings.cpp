@@ -21,11 +21,6 @@ ProjectionConfig ConfigFrom(Napi::Env env, const Napi::Value& v) {
 
 namespace {
 
-std::string string_arg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
-  if (info.Length() <= i || !info[i].IsString())
-    ThrowCoded(info.Env(), "KOPT_BAD_ARGUMENT", std::string(what) + " must be a string");
-  return info[i].As<Napi::String>().Utf8Value();
-}
 
 Napi::Object stats_object(Napi::Env env, const FeedStats& s) {
   Napi::Object o = Napi::Object::New(env);
@@ -41,7 +36,6 @@ Napi::Value parse_in_js(Napi::Env env, const std::string& text) {
 
 class JsProjector : public Napi::ObjectWrap<JsProjector> {
  public:
-  static Napi::FunctionReference* constructor;
 
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "Projector",
@@ -69,7 +63,7 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
 
  private:
   Napi::Value Feed(const Napi::CallbackInfo& info) {
-    std::string text = string_arg(info, 0, "feed(eventsJson)");
+    std::string text = StringArg(info, 0, "feed(eventsJson)");
     FeedStats before = core_->stats();
     if (auto j = parse_json(text); j && (j->is_array() || j->is_object())) {
       core_->feed(*j);
@@ -98,7 +92,7 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
   }
 
   const std::string& SeriesBody(const Napi::CallbackInfo& info) {
-    std::string id = string_arg(info, 0, "seriesJson(sessionId)");
+    std::string id = StringArg(info, 0, "seriesJson(sessionId)");
     double updated = 0;
     if (info.Length() > 1 && !info[1].IsUndefined()) {
       if (!info[1].IsNumber()) ThrowCoded(info.Env(), "KOPT_BAD_ARGUMENT", "seriesJson(): updatedAt must be a number");
@@ -106,7 +100,7 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
     }
     std::string control;
     if (info.Length() > 2 && !info[2].IsUndefined() && !info[2].IsNull()) {
-      control = string_arg(info, 2, "seriesJson(): controlJson");
+      control = StringArg(info, 2, "seriesJson(): controlJson");
       auto j = parse_json(control);
       if (!j || !j->is_object()) ThrowCoded(info.Env(), "KOPT_BAD_ARGUMENT", "seriesJson(): controlJson must be a JSON object");
     }
@@ -116,7 +110,7 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
   Napi::Value DerivedJson(const Napi::CallbackInfo& info) {
     json loop = json::object();
     if (info.Length() > 0 && !info[0].IsUndefined() && !info[0].IsNull()) {
-      auto j = parse_json(string_arg(info, 0, "derivedJson(loopJson)"));
+      auto j = parse_json(StringArg(info, 0, "derivedJson(loopJson)"));
       if (!j || !j->is_object()) ThrowCoded(info.Env(), "KOPT_BAD_ARGUMENT", "derivedJson(): loopJson must be a JSON object");
       loop = std::move(*j);
     }
@@ -125,7 +119,7 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
 
   // kernel_finalize's pick (spec H-3, C++: kopt/finalize.hpp): {index, latencyMs, command} or undefined.
   Napi::Value ReplayPoint(const Napi::CallbackInfo& info) {
-    std::string artifact = string_arg(info, 0, "replayPoint(artifact)");
+    std::string artifact = StringArg(info, 0, "replayPoint(artifact)");
     auto pick = pick_replay_point(core_->series(), artifact);
     if (!pick) return info.Env().Undefined();
     Napi::Object o = Napi::Object::New(info.Env());
@@ -144,10 +138,8 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
   std::unique_ptr<Projector> core_;
 };
 
-Napi::FunctionReference* JsProjector::constructor = nullptr;
-
 Napi::Value ParseContractLines(const Napi::CallbackInfo& info) {
-  std::string text = string_arg(info, 0, "parseContractLines(text)");
+  std::string text = StringArg(info, 0, "parseContractLines(text)");
   json out = json::array();
   for (auto& p : contract_payloads(text)) out.push_back(std::move(p.payload));
   return parse_in_js(info.Env(), js_stringify(out));
@@ -156,23 +148,23 @@ Napi::Value ParseContractLines(const Napi::CallbackInfo& info) {
 }  // namespace
 
 Projector& UnwrapProjector(Napi::Env env, Napi::Value value) {
-  if (!value.IsObject() || !value.As<Napi::Object>().InstanceOf(JsProjector::constructor->Value()))
+  if (!value.IsObject() || !value.As<Napi::Object>().InstanceOf(ClassesOf(env).projector.Value()))
     ThrowCoded(env, "KOPT_BAD_ARGUMENT", "expected a Projector");
   return JsProjector::Unwrap(value.As<Napi::Object>())->core();
 }
 
-Napi::Object NewProjector(Napi::Env /*env*/, Napi::Value config) {
-  if (config.IsUndefined() || config.IsNull()) return JsProjector::constructor->New({});
-  return JsProjector::constructor->New({config});
+Napi::Object NewProjector(Napi::Env env, Napi::Value config) {
+  if (config.IsUndefined() || config.IsNull()) return ClassesOf(env).projector.New({});
+  return ClassesOf(env).projector.New({config});
 }
 
 Napi::Object NewProjectorFrom(Napi::Env env, Projector&& core) {
-  return JsProjector::constructor->New({Napi::External<Projector>::New(env, &core)});
+  return ClassesOf(env).projector.New({Napi::External<Projector>::New(env, &core)});
 }
 
 void InitProjection(Napi::Env env, Napi::Object exports) {
   Napi::Function ctor = JsProjector::Define(env);
-  JsProjector::constructor = new Napi::FunctionReference(Napi::Persistent(ctor));
+  ClassesOf(env).projector = Napi::Persistent(ctor);
   exports.Set("Projector", ctor);
   exports.Set("parseContractLines", Napi::Function::New(env, ParseContractLines, "parseContractLines"));
 }

@@ -27,15 +27,6 @@
 namespace kopt::addon {
 namespace {
 
-// ETags name a revision of one session object in one process: an epoch drawn at load time keeps
-// an ETag from an earlier process (or an earlier object for the same session) from matching.
-std::string g_epoch;
-std::atomic<std::uint64_t> g_instances{0};
-// Each object numbers its revisions from its own base, drawn per process and object, so a `since`
-// kept by a client across a restart or from another object of the same session is (all but
-// always) unknown to this one and gets the full body.
-std::uint64_t g_revision_epoch = 0;
-
 std::string base36(std::uint64_t v) {
   std::string s;
   do {
@@ -45,19 +36,34 @@ std::string base36(std::uint64_t v) {
   return s;
 }
 
+// What is drawn once per process (thread-safe: a function's static): ETags name a revision of one
+// session object in one process, so an epoch keeps an ETag from an earlier process (or an earlier
+// object for the same session) from matching; and each object numbers its revisions from its own
+// base, drawn per process and object, so a `since` kept by a client across a restart or from
+// another object of the same session is (all but always) unknown to this one and gets the full body.
+struct ProcessDraw {
+  std::string epoch;
+  std::uint64_t revision_epoch;
+};
+const ProcessDraw& process_draw() {
+  static const ProcessDraw draw{
+      base36(std::random_device{}() ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32)), std::random_device{}()};
+  return draw;
+}
+std::atomic<std::uint64_t> g_instances{0};
+
 // One session object's numbering: its instance (for its ETags) and its revision base (20 bits of
 // object, 32 of revision, so revisions stay below 2^53 and exact in JS).
 struct Numbering {
   std::uint64_t instance, base;
   static Numbering next() {
     const std::uint64_t instance = ++g_instances;
-    return {instance, ((g_revision_epoch + instance) & 0xFFFFF) << 32};
+    return {instance, ((process_draw().revision_epoch + instance) & 0xFFFFF) << 32};
   }
 };
 
 class JsSession : public Napi::ObjectWrap<JsSession> {
  public:
-  static Napi::FunctionReference* constructor;
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "Session",
                        {InstanceMethod<&JsSession::Feed>("feed"), InstanceMethod<&JsSession::Revise>("revise"),
@@ -94,7 +100,7 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
       numbering = Numbering::next();
       core_ = std::make_unique<Session>(core, info[0].As<Napi::String>().Utf8Value(), ChartOptions{}, numbering.base);
     }
-    tag_ = "\"k" + g_epoch + "." + base36(numbering.instance) + ".";
+    tag_ = "\"k" + process_draw().epoch + "." + base36(numbering.instance) + ".";
   }
 
  private:
@@ -214,8 +220,6 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
   std::uint64_t buffer_rev_ = 0;
 };
 
-Napi::FunctionReference* JsSession::constructor = nullptr;
-
 // Reads and projects a past session's log off the JS thread, one event at a time (never one tree),
 // and assembles its first body there too (every point's text and the chart), so that the first
 // answer on the JS thread only copies bytes.
@@ -250,7 +254,7 @@ class LoadSessionWorker : public Napi::AsyncWorker {
     }
     Napi::Object projector = NewProjectorFrom(env, std::move(core_));
     JsSession::Prepared prepared{std::move(session_), numbering_};
-    Napi::Object session = JsSession::constructor->New(
+    Napi::Object session = ClassesOf(env).session.New(
         {Napi::String::New(env, id_), projector, Napi::External<JsSession::Prepared>::New(env, &prepared)});
     session.Set("skippedLines", Napi::Number::New(env, static_cast<double>(stats_.skipped)));
     session.Set("truncated", Napi::Boolean::New(env, stats_.truncated));
@@ -284,12 +288,8 @@ Napi::Value LoadSession(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void InitSession(Napi::Env env, Napi::Object exports) {
-  if (g_epoch.empty()) {
-    g_epoch = base36(std::random_device{}() ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32));
-    g_revision_epoch = std::random_device{}();
-  }
   Napi::Function ctor = JsSession::Define(env);
-  JsSession::constructor = new Napi::FunctionReference(Napi::Persistent(ctor));
+  ClassesOf(env).session = Napi::Persistent(ctor);
   exports.Set("Session", ctor);
   exports.Set("loadSession", Napi::Function::New(env, LoadSession, "loadSession"));
 }

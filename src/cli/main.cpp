@@ -2,7 +2,7 @@
 //   kopt project LOG [--config CONFIG.json] [--loop LOOP.json] [--session-id ID]
 //   kopt parse [FILE]           contract lines of a benchmark's output (stdin when no file)
 //   kopt bench LOG [--feed N]   timings of cold projection and a warm incremental feed
-//   kopt report LOG -o run.html [--csv F] [--json F] [--lang zh|en]   offline report (src/core/report.cpp)
+//   kopt report LOG -o run.html [--csv F] [--json F] [--lang zh|en]   offline report (src/cli/report_command.cpp)
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -17,7 +17,7 @@
 #include "kopt/derived.hpp"
 #include "kopt/events.hpp"
 #include "kopt/projector.hpp"
-#include "kopt/report.hpp"
+#include "report_command.hpp"
 
 namespace {
 
@@ -153,7 +153,7 @@ int cmd_parse(const std::vector<std::string>& args) {
     return 1;
   }
   // Every line that starts with KERNEL_EVAL=: a point, a point with degraded fields, or rejected,
-  // by the same rules the panel applies (src/core/contract.cpp says why).
+  // by the same rules the panel applies (src/core/projection/contract.cpp says why).
   auto reports = kopt::contract_line_reports(text);
   std::size_t points = 0, degraded = 0, rejected = 0;
   for (const auto& r : reports) {

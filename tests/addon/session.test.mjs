@@ -5,7 +5,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
-import { kopt, vectorsDir } from './addon.mjs'
+import { kopt, root, vectorsDir } from './addon.mjs'
 
 const cases = fs.readdirSync(vectorsDir).filter(f => f.endsWith('.events.json')).map(f => f.slice(0, -'.events.json'.length))
 const read = (name, ext) => {
@@ -98,4 +98,25 @@ test('the session shares its projector with the loop and the tools; bad input is
   assert.throws(() => s.feed(5), { code: 'KOPT_BAD_ARGUMENT' })
   assert.throws(() => new kopt.Session(), { code: 'KOPT_BAD_ARGUMENT' })
   assert.throws(() => s.revise(), { code: 'KOPT_BAD_ARGUMENT' })
+})
+
+test('a worker thread that loads the addon leaves the main thread\'s classes working (per-environment, no static references)', async () => {
+  const { Worker } = await import('node:worker_threads')
+  const addonPath = process.env.KOPT_ADDON || path.join(root, 'build/kopt.node')
+  const code = `
+    const { parentPort } = require('node:worker_threads')
+    const kopt = require(${JSON.stringify(addonPath)})
+    const s = new kopt.Session('w', new kopt.Projector())
+    s.feed(JSON.stringify([{ type: 'tool/call', seq: 1, data: { callId: 'a', name: 'kernel_evaluate', arguments: '{}' } }]))
+    s.revise('{}')
+    parentPort.postMessage(JSON.parse(s.body()).iterations.length)`
+  const w = new Worker(code, { eval: true })
+  const points = await new Promise((resolve, reject) => { w.on('message', resolve); w.on('error', reject) })
+  await new Promise((resolve) => w.on('exit', resolve))
+  assert.equal(points, 1)
+  // After the worker's environment is gone, the main thread's constructors still stand.
+  const s = new kopt.Session('m', new kopt.Projector())
+  s.revise('{}')
+  assert.equal(JSON.parse(s.body()).sessionId, 'm')
+  assert.equal((await kopt.loadSession('x', path.join(root, 'tests/fixtures/host-session-kernel-opt.jsonl'))).projector instanceof kopt.Projector, true)
 })

@@ -15,6 +15,7 @@
 #include "kopt/chart.hpp"
 #include "kopt/derived.hpp"
 #include "kopt/report.hpp"
+#include "report_command.hpp"
 
 namespace {
 

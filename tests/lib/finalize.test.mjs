@@ -109,9 +109,9 @@ test('untrusted text never opens an anchor line', () => {
 })
 
 test('runReplay rejects bad options with coded errors', () => {
-  assert.throws(() => kopt.runReplay({ command: '', cwd: '/tmp' }), e => e.code === 'EINVAL')
-  assert.throws(() => kopt.runReplay({ command: 'true', cwd: '/tmp', timeoutSec: -1 }), e => e.code === 'EINVAL')
-  assert.throws(() => kopt.runReplay(null), e => e.code === 'EINVAL')
+  assert.throws(() => kopt.runReplay({ command: '', cwd: '/tmp' }), e => e.code === 'KOPT_BAD_ARGUMENT')
+  assert.throws(() => kopt.runReplay({ command: 'true', cwd: '/tmp', timeoutSec: -1 }), e => e.code === 'KOPT_BAD_ARGUMENT')
+  assert.throws(() => kopt.runReplay(null), e => e.code === 'KOPT_BAD_ARGUMENT')
 })
 
 test('syncPreset through the binding', () => {
@@ -124,7 +124,7 @@ test('syncPreset through the binding', () => {
     const again = kopt.syncPreset(new URL('../../preset/kernel-opt', import.meta.url).pathname, join(dir, 'kernel-opt'))
     assert.deepEqual(again.seeded, [])
     assert.equal(again.tracked, true)
-    assert.throws(() => kopt.syncPreset(1, 2), e => e.code === 'EINVAL')
+    assert.throws(() => kopt.syncPreset(1, 2), e => e.code === 'KOPT_BAD_ARGUMENT')
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

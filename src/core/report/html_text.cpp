@@ -1,0 +1,238 @@
+// The HTML report's words (Chinese with English beside, or English) and its small formatters.
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <string>
+
+#include "report_parts.hpp"
+
+namespace kopt::report_parts {
+namespace {
+
+
+struct Text {
+  const char* key;
+  const char* zh;  // 中文, English beside the labels
+  const char* en;
+};
+
+const Text kTexts[] = {
+    {"title", "算子优化报告 <span class=\"en\">Kernel optimization report</span>", "Kernel optimization report"},
+    {"doc.title", "算子优化报告", "Kernel optimization report"},
+    {"log", "日志 Log", "Log"},
+    {"span", "会话时间 Session", "Session"},
+    {"generated", "生成于 Generated", "Generated"},
+    {"events", "评测 Evaluations", "Evaluations"},
+    {"task", "任务 Task", "Task"},
+    {"chip.opt", "优化评测 Optimization", "optimization evaluations"},
+    {"chip.over", "超预算 Over budget", "over budget"},
+    {"chip.wrap", "收尾验证 Wrap-up", "wrap-up validations"},
+    {"chip.budget", "预算 Budget", "budget"},
+    {"chip.best", "最佳 Best", "Best"},
+    {"chip.final", "最终 Final", "Final"},
+    {"chip.noFinal", "未提交最终结果 No final result", "No final result"},
+    {"chip.noBest", "没有可信的最佳结果 No honest best", "No honest best"},
+    {"chip.opt.tip", "循环预算内的优化评测（不含收尾与复测）",
+     "Optimization evaluations within the loop budget (wrap-up and replays excluded)"},
+    {"chip.over.tip", "超出预算后仍进行的评测", "Evaluations run after the budget was used up"},
+    {"chip.wrap.tip", "收尾阶段的验证评测与插件复测，不计入预算",
+     "Validation and replays in the wrap-up phase; not counted against the budget"},
+    {"remeasured", "已复测 re-measured", "re-measured"},
+    {"final.gap", "自报 {self}，复测相差 {pct} · self-reported {self}, re-measured {pct} off",
+     "self-reported {self}, re-measured {pct} off"},
+    {"notRemeasured", "未复测 not re-measured", "not re-measured"},
+    {"final.re", "插件按记录的命令重新运行测得", "Re-measured by the plugin, re-running the recorded command"},
+    {"final.self", "最终数字来自 Agent 自己的测量，未经插件复测",
+     "The final number is the agent's own measurement; the plugin did not re-run it"},
+    {"curve.title", "优化曲线 Curve", "Optimization curve"},
+    {"curve.axisSpeedup", "纵轴：相对参考实现的加速比，越高越快",
+     "Y axis: speedup over the reference — higher is faster"},
+    {"curve.axisLatency", "纵轴：延迟（越高越快）；本次 run 没有报告加速比",
+     "Y axis: latency (higher is faster); this run reports no speedup"},
+    {"curve.log", "对数刻度", "log scale"},
+    {"curve.unmeasured", "未测得", "n/a"},
+    {"curve.budgetBand", "超预算", "over budget"},
+    {"curve.wrapBand", "收尾", "wrap-up"},
+    {"curve.note",
+     "分母说明：加速比按汇总的参考耗时 {ref} 换算（{n} "
+     "次评测隐含参考耗时的中位数），因此曲线严格随延迟单调；每次评测自报的倍数见记录表。",
+     "Denominator: speedups use the pooled reference latency {ref} (the median of what {n} evaluations imply), so the "
+     "curve is strictly monotone in latency; each evaluation's own reported multiple is in the table."},
+    {"curve.drift",
+     "⚠ 参考耗时不一致：{n} 次评测隐含的参考耗时在 {min} – {max} 之间（相差 "
+     "{pct}%）。逐次自报的加速比彼此不可直接比较。",
+     "⚠ The denominator moved: {n} evaluations imply reference latencies from {min} to {max} ({pct}% apart). Per-row "
+     "reported speedups are not comparable with each other."},
+    {"curve.empty", "这个会话没有评测。", "This session has no evaluations."},
+    {"curve.hint", "点击曲线上的点跳到记录表中的那一行。", "Click a point to jump to its row in the table."},
+    {"legend.ok", "通过 passed", "passed"},
+    {"legend.failed", "失败 failed", "failed"},
+    {"legend.unmeasured", "未测得 not measured", "not measured"},
+    {"legend.best", "最佳 best", "best"},
+    {"legend.profiled", "做过性能剖析 profiled", "profiled"},
+    {"legend.final", "最终提交 finalized", "finalized"},
+    {"axis.best", "最佳", "best"},
+    {"verdict.pending", "未完成 pending", "pending"},
+    {"verdict.ok", "通过 passed", "passed"},
+    {"verdict.wrong", "结果错误 wrong", "wrong result"},
+    {"verdict.hack", "作弊检出 reward hack", "reward hack"},
+    {"verdict.error", "失败 failed", "failed"},
+    {"verdict.compile", "编译失败 no compile", "did not compile"},
+    {"verdict.evaluator", "评测器故障 evaluator", "evaluator failed"},
+    {"verdict.unknown", "未判定 no verdict", "no verdict"},
+    {"phase.over-budget", "超预算 over budget", "over budget"},
+    {"phase.wrap-up", "收尾 wrap-up", "wrap-up"},
+    {"trust.tool", "评测工具 tool", "evaluator tool"},
+    {"trust.self-reported", "自报 self-reported", "self-reported"},
+    {"trust.replay", "插件复测 re-measured (replay)", "re-measured by the plugin (replay)"},
+    {"trust.job", "后台任务", "background job"},
+    {"cmd.full", "完整命令 Full command", "Full command"},
+    {"cmd.chars", "字符", "characters"},
+    {"table.title", "评测记录 Record", "Record"},
+    {"table.n", "#", "#"},
+    {"table.verdict", "结论 Verdict", "Verdict"},
+    {"table.latency", "延迟 Latency", "Latency"},
+    {"table.speedup", "加速比 Speedup", "Speedup"},
+    {"table.trust", "可信度 Trust", "Trust"},
+    {"table.approach", "当时方案 Approach", "Approach in force"},
+    {"table.review", "该轮监督 Supervision", "Supervision"},
+    {"table.changes", "改动 Changes", "Changes"},
+    {"table.pooled", "按汇总参考换算", "against the pooled reference"},
+    {"table.metrics", "指标", "metrics"},
+    {"changes.n", "处改动 changes", "changes"},
+    {"changes.1", "处改动 change", "change"},
+    {"details", "详情 details", "details"},
+    {"changes.truncated", "（已截断 truncated）", " (truncated)"},
+    {"ch.write", "写入 write", "write"},
+    {"ch.edit", "编辑 edit", "edit"},
+    {"ch.replaceAll", "全部替换 replace all", "replace all"},
+    {"detail.blocking", "阻断项 Blocking", "Blocking"},
+    {"detail.advisory", "提示项 Advisory", "Advisory"},
+    {"detail.notMeasured", "未测得 Not measured", "Not measured"},
+    {"detail.evaluatorFailed", "评测器故障", "evaluator failed"},
+    {"detail.workloads", "工作负载子集 Workloads", "Workloads"},
+    {"env.title", "评测环境 Environment", "Environment"},
+    {"env.none", "Agent 没有汇报评测在哪里运行。", "The agent did not report where evaluations ran."},
+    {"env.location", "位置 Location", "Location"},
+    {"env.device", "设备 Device", "Device"},
+    {"env.constraint", "约束 Constraint", "Constraint"},
+    {"env.versions", "版本 Versions", "Versions"},
+    {"env.probe", "来源命令 Probe", "Probe"},
+    {"env.notes", "备注 Notes", "Notes"},
+    {"env.earlier", "此前的环境汇报 Earlier reports", "Earlier reports"},
+    {"plan.title", "方案记录 Plans", "Plans"},
+    {"plan.none", "Agent 没有汇报方案。", "The agent reported no approach."},
+    {"plan.hypothesis", "假设 Hypothesis", "Hypothesis"},
+    {"plan.next", "下一步 Next", "Next"},
+    {"rev.title", "监督记录 Supervision", "Supervision records"},
+    {"rev.none", "没有监督记录。", "No supervision records."},
+    {"rev.round", "第 {n} 轮", "Round {n}"},
+    {"rev.wrapup", "收尾复审", "Wrap-up review"},
+    {"rev.audit", "终审", "Final review"},
+    {"rev.failed", "监督失败 Review failed", "Review failed"},
+    {"rev.challenge", "早停质询", "Challenge"},
+    {"rev.ok", "✓ 无异议 OK", "✓ OK"},
+    {"rev.advice", "建议 advice", "advice"},
+    {"rev.used", "已用 {d}/{b} 次评测", "{d}/{b} evaluations used"},
+    {"note.title", "说明 Notes", "Notes"},
+    {"note.uncollected", "⚠ 有 {n} 个评测结果来自报告不收录的通道，未计入记录。",
+     "⚠ {n} evaluation results came through a channel this report does not collect; they are not in the record."},
+    {"note.echoed", "有 {n} 行评测结果只是被 echo 打印出来的，不算测量。",
+     "{n} result lines were only echoed, not measured."},
+    {"note.skipped", "⚠ 读取日志时跳过了 {n} 行无法解析的内容、{m} 个格式错误的事件。",
+     "⚠ Reading the log skipped {n} unreadable line(s) and {m} malformed event(s)."},
+    {"note.truncated", "⚠ 日志不完整：{e}。报告只包含读到的部分。",
+     "⚠ The log is incomplete: {e}. The report covers what could be read."},
+    {"footer",
+     "由 <code>kopt report</code> 从会话日志离线生成；单个文件，不含脚本与外部资源。日志中的文字均按原样转义显示。",
+     "Generated offline from the session log by <code>kopt report</code>; one file, no scripts, no external resources. "
+     "Text from the log is shown escaped, as logged."},
+};
+
+}  // namespace
+
+const char* T(ReportLang lang, std::string_view key) {
+  for (const auto& t : kTexts)
+    if (key == t.key) return lang == ReportLang::Zh ? t.zh : t.en;
+  return "";
+}
+
+std::string fill(std::string s, std::initializer_list<std::pair<const char*, std::string>> subs) {
+  for (const auto& [k, v] : subs) {
+    const std::string key = k;
+    for (std::size_t p = s.find(key); p != std::string::npos; p = s.find(key, p + v.size()))
+      s.replace(p, key.size(), v);
+  }
+  return s;
+}
+
+std::string times(double v) {
+  char buf[48];
+  if (v >= 100)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+  return std::string("×") + buf;
+}
+
+std::string num(double v) {
+  return js_number(v);
+}
+
+// Times come from the log: anything outside ±100 000 years is shown as "?".
+constexpr double kMaxTimeMs = 3.2e15;
+
+std::string utc_time(double ms) {
+  if (!(std::fabs(ms) < kMaxTimeMs)) return "?";
+  const std::time_t t = static_cast<std::time_t>(std::floor(ms / 1000));
+  std::tm tm{};
+  if (!gmtime_r(&t, &tm)) return "?";
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
+  return buf;
+}
+
+std::string duration_text(double ms) {
+  if (!(std::fabs(ms) < kMaxTimeMs)) return "?";
+  const long long sec = static_cast<long long>(std::llround(std::max(0.0, ms) / 1000));
+  char buf[48];
+  if (sec < 60)
+    std::snprintf(buf, sizeof buf, "%llds", sec);
+  else if (sec < 3600)
+    std::snprintf(buf, sizeof buf, "%lld min", sec / 60);
+  else
+    std::snprintf(buf, sizeof buf, "%lld h %lld min", sec / 3600, (sec % 3600) / 60);
+  return buf;
+}
+
+std::string seq_text(const Seq& s) {
+  return s.raw.is_string() ? s.raw.get<std::string>() : js_stringify(s.raw);
+}
+
+std::string round_label(ReportLang lang, const Round& r) {
+  if (r.audit) return T(lang, "rev.audit");
+  if (r.challenge) return T(lang, "rev.challenge");
+  if (r.wrapUp) return T(lang, "rev.wrapup");
+  return fill(T(lang, "rev.round"), {{"{n}", r.round ? std::to_string(*r.round) : std::string("—")}});
+}
+
+std::string verdict_tone(const std::string& v) {
+  if (v == "ok") return "ok";
+  if (v == "pending" || v == "unknown") return "dim";
+  if (v == "evaluator") return "warn";
+  return "bad";
+}
+
+double jnum(const json& j, const char* k, double dflt) {
+  if (!j.is_object()) return dflt;
+  auto it = j.find(k);
+  if (it == j.end() || !it->is_number()) return dflt;
+  return it->get<double>();
+}
+std::string jstr(const json& j, const char* k) {
+  if (!j.is_object()) return {};
+  auto it = j.find(k);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace kopt::report_parts

@@ -1,0 +1,40 @@
+// What the report's formats share (private to src/core/report/): the words and formatters
+// (html_text.cpp), and the parts report_html assembles: the curve card (html_curve.cpp), the record
+// table and the cards (html_tables.cpp).
+#pragma once
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "kopt/report.hpp"
+
+namespace kopt::report_parts {
+
+// Words: the text for `key` in `lang` ("" when unknown), with {name} placeholders to fill.
+const char* T(ReportLang lang, std::string_view key);
+std::string fill(std::string s, std::initializer_list<std::pair<const char*, std::string>> subs);
+// Formatters.
+std::string times(double v);           // ×1.23
+std::string num(double v);             // as JavaScript writes it
+std::string utc_time(double ms);       // "?" outside ±100 000 years
+std::string duration_text(double ms);  // 42s, 5 min, 1 h 3 min
+std::string seq_text(const Seq& s);
+std::string round_label(ReportLang lang, const Round& r);
+std::string verdict_tone(const std::string& v);  // the CSS class of a verdict: ok, dim, warn, bad
+// Reading the chart object.
+double jnum(const json& j, const char* k, double dflt = 0);
+std::string jstr(const json& j, const char* k);
+
+// The chips of the run's figures (phase split, best, final) and the curve card (the SVG curve, the
+// reference note, the finalize gap).
+void chips(std::string& o, const Report& r, ReportLang lang);
+void curve_card(std::string& o, const Report& r, ReportLang lang);
+// The record table and the cards.
+void record_table(std::string& o, const Report& r, ReportLang lang);
+void env_card(std::string& o, const Report& r, ReportLang lang);
+void plans_card(std::string& o, const Report& r, ReportLang lang);
+void reviews_card(std::string& o, const Report& r, ReportLang lang);
+void notes_card(std::string& o, const Report& r, ReportLang lang);
+
+}  // namespace kopt::report_parts
