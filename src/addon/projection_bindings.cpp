@@ -95,8 +95,7 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
     std::string id = StringArg(info, 0, "seriesJson(sessionId)");
     double updated = 0;
     if (info.Length() > 1 && !info[1].IsUndefined()) {
-      if (!info[1].IsNumber()) ThrowCoded(info.Env(), "KOPT_BAD_ARGUMENT", "seriesJson(): updatedAt must be a number");
-      updated = info[1].As<Napi::Number>().DoubleValue();
+      updated = NumberArg(info, 1, "seriesJson(…, updatedAt)");
     }
     std::string control;
     if (info.Length() > 2 && !info[2].IsUndefined() && !info[2].IsNull()) {

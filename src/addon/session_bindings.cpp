@@ -85,7 +85,7 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
   };
   explicit JsSession(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsSession>(info) {
     Napi::Env env = info.Env();
-    if (info.Length() < 1 || !info[0].IsString()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "Session(sessionId) must be a string");
+    const std::string id = StringArg(info, 0, "Session(sessionId)");
     Napi::Value arg = info.Length() > 1 ? info[1] : env.Undefined();
     Napi::Object projector = arg.IsObject() ? arg.As<Napi::Object>() : NewProjector(env, arg);
     Projector& core = UnwrapProjector(env, projector);
@@ -98,7 +98,7 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
       numbering = prepared.numbering;
     } else {
       numbering = Numbering::next();
-      core_ = std::make_unique<Session>(core, info[0].As<Napi::String>().Utf8Value(), ChartOptions{}, numbering.base);
+      core_ = std::make_unique<Session>(core, id, ChartOptions{}, numbering.base);
     }
     tag_ = "\"k" + process_draw().epoch + "." + base36(numbering.instance) + ".";
   }
@@ -106,8 +106,7 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
  private:
   Napi::Value Feed(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    if (info.Length() < 1 || !info[0].IsString()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "feed(eventsJson) must be a string");
-    auto j = parse_json(info[0].As<Napi::String>().Utf8Value());
+    auto j = parse_json(StringArg(info, 0, "feed(eventsJson)"));
     if (!j || !(j->is_array() || j->is_object()))
       ThrowCoded(env, "KOPT_BAD_EVENTS", "feed(): not a JSON array or an event object (or nested too deep)");
     FeedStats s = core_->feed(*j);
@@ -118,9 +117,7 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
   }
 
   Napi::Value Revise(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    if (info.Length() < 1 || !info[0].IsString()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "revise(controlJson) must be a string");
-    return Napi::Number::New(env, static_cast<double>(core_->revise(info[0].As<Napi::String>().Utf8Value())));
+    return Napi::Number::New(info.Env(), static_cast<double>(core_->revise(StringArg(info, 0, "revise(controlJson)"))));
   }
 
   Napi::Value Body(const Napi::CallbackInfo& info) {
@@ -141,10 +138,9 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
   Napi::Value Parts(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     const bool plain = info.Length() < 1 || info[0].IsNull() || info[0].IsUndefined();
-    if (!plain && !info[0].IsNumber()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "parts(sinceRevision?) must be a number, null or absent");
     Napi::Array out = Napi::Array::New(env);
     if (!plain) {
-      if (const std::string* d = core_->delta(SinceOf(info[0]))) {
+      if (const std::string* d = core_->delta(SinceOf(NumberArg(info, 0, "parts(sinceRevision?)")))) {
         out.Set(0u, Napi::Buffer<char>::Copy(env, d->data(), d->size()));
         return out;
       }
@@ -163,8 +159,7 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
 
   Napi::Value Delta(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    if (info.Length() < 1 || !info[0].IsNumber()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "delta(sinceRevision) must be a number");
-    if (const std::string* d = core_->delta(SinceOf(info[0]))) return Napi::Buffer<char>::Copy(env, d->data(), d->size());
+    if (const std::string* d = core_->delta(SinceOf(NumberArg(info, 0, "delta(sinceRevision)")))) return Napi::Buffer<char>::Copy(env, d->data(), d->size());
     const std::string prefix = core_->full_prefix();
     const auto head = core_->body_head();
     std::string tail = core_->body_tail();
@@ -175,8 +170,7 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
   }
 
   // Anything that is not a whole revision number is simply not a kept revision: the full body.
-  static std::uint64_t SinceOf(const Napi::Value& v) {
-    const double d = v.As<Napi::Number>().DoubleValue();
+  static std::uint64_t SinceOf(double d) {
     const bool whole = d >= 0 && d < 9007199254740992.0 && d == static_cast<double>(static_cast<std::uint64_t>(d));
     return whole ? static_cast<std::uint64_t>(d) : std::numeric_limits<std::uint64_t>::max();
   }
@@ -275,11 +269,10 @@ class LoadSessionWorker : public Napi::AsyncWorker {
 
 Napi::Value LoadSession(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsString())
-    ThrowCoded(env, "KOPT_BAD_ARGUMENT", "loadSession(sessionId, logPath, routingJson?): sessionId and logPath must be strings");
+  std::string id = StringArg(info, 0, "loadSession(sessionId)");
+  std::string path = StringArg(info, 1, "loadSession(…, logPath)");
   ProjectionConfig cfg = ConfigFrom(env, info.Length() > 2 ? info[2] : env.Undefined());
-  auto* w = new LoadSessionWorker(env, info[0].As<Napi::String>().Utf8Value(), info[1].As<Napi::String>().Utf8Value(),
-                                  std::move(cfg));
+  auto* w = new LoadSessionWorker(env, std::move(id), std::move(path), std::move(cfg));
   Napi::Promise p = w->Promise();
   w->Queue();
   return p;
