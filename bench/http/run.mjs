@@ -19,7 +19,8 @@
 //             plugin without ETags (the seed)
 //   changed   append 100 more events, then a poll, --changed times (p50, p90, bytes of the answer)
 //   stall     while --pollers clients poll like the tab (every 1.5 s… here back to back)
-//             and events are appended, a GET /ping every 20 ms: its worst and p99 latency
+//             and events are appended, a GET /ping every 20 ms (from a process of its own):
+//             its worst and p99 latency
 //   rss       the host's RSS after all that (the session held)
 // With --host-only, first a `dsh web` with only the feeder (no kernel-opt plugin) gets the same
 // events in a session of the default preset: its RSS is the host's own share, which no plugin can
@@ -30,7 +31,7 @@
 // every 100 ms):
 //   past      first answer (ms, status), full body (ms), and a GET /ping every 20 ms meanwhile: its worst
 // Prints one JSON line per (plugin, size) and, with --before, the ratios before/after.
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -147,21 +148,39 @@ async function settle(port) {
   return { settle_ms: Date.now() - t0, settle_worst_ms: r2(worst) }
 }
 
+// A GET /ping every 20 ms from a process of its own, so that the benchmark's own work (reading a
+// 33 MB body, polling) never shows up as the host's stall. stop() resolves [[ms, ok] …]; a ping that
+// failed counts with the time it waited.
+function startPinger(port) {
+  const code = `
+    let stop = false
+    process.stdin.on('data', () => { stop = true })
+    const out = []
+    ;(async () => {
+      while (!stop) {
+        const t = process.hrtime.bigint()
+        let ok = true
+        try {
+          await fetch('http://127.0.0.1:${port}/plugins/kopt-bench-feeder/ping', { signal: AbortSignal.timeout(120000) }).then(r => r.text())
+        } catch { ok = false }
+        out.push([Number(process.hrtime.bigint() - t) / 1e6, ok])
+        await new Promise(resolve => setTimeout(resolve, 20))
+      }
+      process.stdout.write(JSON.stringify(out), () => process.exit(0))
+    })()`
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['pipe', 'pipe', 'inherit'] })
+  let text = ''
+  child.stdout.on('data', (d) => { text += d })
+  const done = new Promise((resolve) => child.on('exit', () => resolve(JSON.parse(text || '[]'))))
+  return { stop: () => { child.stdin.end('x'); return done } }
+}
+
 // A past session opened for the first time: first answer, full body, the host's stall meanwhile.
 async function measurePast(host, n, sid) {
   const { port } = host
   const path = `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(sid)}`
   const settled = await settle(port)
-  const pings = []
-  let stop = false
-  const pinger = (async () => {
-    while (!stop) {
-      const t = process.hrtime.bigint()
-      try { await fetch(`http://127.0.0.1:${port}/plugins/kopt-bench-feeder/ping`, { signal: AbortSignal.timeout(120_000) }).then(r => r.text()) } catch { /* counted by its time */ }
-      pings.push(Number(process.hrtime.bigint() - t) / 1e6)
-      await sleep(20)
-    }
-  })()
+  const pinger = startPinger(port)
   await sleep(200)
   const t0 = process.hrtime.bigint()
   const first = await timedGet(port, path)
@@ -174,8 +193,7 @@ async function measurePast(host, n, sid) {
   }
   const fullMs = Number(process.hrtime.bigint() - t0) / 1e6
   await sleep(200)
-  stop = true
-  await pinger
+  const pings = (await pinger.stop()).map(([ms]) => ms)
   const out = {
     plugin: host.label, past_events: n, first_ms: r2(first.ms), first_status: first.status, full_ms: r2(fullMs), full_status: r.status,
     full_bytes: r.bytes, asks, stall_max_ms: pings.length ? r2(Math.max(...pings)) : null, pings: pings.length, ...settled,
@@ -246,19 +264,7 @@ async function measure(host, n, events) {
   let firstError
   const failed = (what, error) => { errors[what]++; firstError ??= `${what}: ${error?.cause?.code ?? error?.message ?? error}` }
   let stop = false
-  const pinger = (async () => {
-    while (!stop) {
-      const t = process.hrtime.bigint()
-      try {
-        await fetch(`http://127.0.0.1:${port}/plugins/kopt-bench-feeder/ping`, { signal: AbortSignal.timeout(60_000) }).then(r => r.text())
-        pings.push(Number(process.hrtime.bigint() - t) / 1e6)
-      } catch (error) {
-        failed('ping', error)
-        pings.push(Number(process.hrtime.bigint() - t) / 1e6) // it waited at least this long
-      }
-      await sleep(20)
-    }
-  })()
+  const pinger = startPinger(port)
   const pollers = Array.from({ length: POLLERS }, async () => {
     const p = tabPoller(port, path)
     p.etag = etag
@@ -281,7 +287,11 @@ async function measure(host, n, events) {
   })()
   await sleep(8000)
   stop = true
-  await Promise.all([pinger, appender, ...pollers])
+  await Promise.all([appender, ...pollers])
+  for (const [ms, ok] of await pinger.stop()) {
+    pings.push(ms)
+    if (!ok) failed('ping', 'a ping failed')
+  }
   const out = {
     plugin: host.label, events: n, cold_ms: r2(cold.ms), bytes, p50_304_ms: r2(pct(n304, 0.5)), p90_304_ms: r2(pct(n304, 0.9)),
     p50_changed_ms: r2(pct(changed, 0.5)), p90_changed_ms: r2(pct(changed, 0.9)), changed_answers: kinds,

@@ -70,9 +70,33 @@ bool in_wrap_up_phase(const std::vector<Round>& rounds, double seq) {
 
 namespace {
 
+// The first k >= from with !before(keys[k]), over keys for which `before` holds on a prefix:
+// galloping from `from` (steps 1, 2, 4 …, then a binary search inside the last step), so a search
+// costs O(log distance) — about O(1) for the next row in seq order, never O(keys) per query.
+template <class Before>
+std::size_t gallop(const std::vector<double>& keys, std::size_t from, Before before) {
+  std::size_t lo = from, step = 1;
+  while (lo < keys.size() && before(keys[lo])) {
+    const std::size_t hi = std::min(keys.size(), lo + step);
+    if (hi == keys.size() || !before(keys[hi - 1])) {
+      // The answer is in (lo, hi]: binary search there.
+      std::size_t a = lo + 1, b = hi;
+      while (a < b) {
+        const std::size_t mid = a + (b - a) / 2;
+        if (before(keys[mid])) a = mid + 1;
+        else b = mid;
+      }
+      return a;
+    }
+    lo = hi;
+    step *= 2;
+  }
+  return lo;
+}
+
 // The first k with keys[k] > q (or >= q when `inclusive`) over non-decreasing keys without NaN:
-// a query not below the last one walks on from the last answer, so queries in non-decreasing
-// order cost O(keys + queries) in all; any other query (lower, or NaN) is a binary search.
+// a query not below the last one gallops on from the last answer, so queries in seq order cost
+// about O(1) each; any other query (lower, or NaN) is a binary search.
 class SortedWalk {
  public:
   SortedWalk(const std::vector<double>& keys, bool inclusive) : keys_(keys), inclusive_(inclusive) {}
@@ -85,7 +109,8 @@ class SortedWalk {
       at_ = k;
       return k;
     }
-    while (at_ < keys_.size() && (inclusive_ ? keys_[at_] < q : keys_[at_] <= q)) ++at_;
+    at_ = inclusive_ ? gallop(keys_, at_, [q](double key) { return key < q; })
+                     : gallop(keys_, at_, [q](double key) { return key <= q; });
     last_ = q;
     return at_;
   }
@@ -124,11 +149,10 @@ WrapUpIndex::WrapUpIndex(const std::vector<Round>& rounds)
 bool WrapUpIndex::operator()(double seq) const {
   if (std::isnan(seq)) return false;
   // The walk stops at the first round with seq > the point's: the first k whose reach exceeds it
-  // (reach_ never decreases, so a query at or past the last one moves on from there).
+  // (reach_ never decreases, so a query at or past the last one gallops on from there).
   std::size_t stop;
   if (seq >= last_seq_) {
-    stop = last_stop_;
-    while (stop < reach_.size() && reach_[stop] <= seq) ++stop;
+    stop = gallop(reach_, last_stop_, [seq](double reach) { return reach <= seq; });
   } else {
     stop = static_cast<std::size_t>(std::upper_bound(reach_.begin(), reach_.end(), seq) - reach_.begin());
   }
