@@ -79,6 +79,8 @@ class Session {
 
   // About how many bytes the session holds: the projector, the outline, the cached body, chart and
   // delta texts, the history (the past-session cache is bounded by this; docs/development.md).
+  // O(points) when anything changed since the last call, else the figure of that call (a past
+  // session's is taken once, on the thread that read it).
   std::size_t approx_bytes() const;
 
  private:
@@ -122,6 +124,15 @@ class Session {
   ChartMemo chart_memo_;    // what the last chart (prev_chart_ once swapped) was made of
   bool prev_ok_ = false;
   std::shared_ptr<const std::string> head_;  // null when the projection or updatedAt moved
+  // approx_bytes of the state it was taken in: (projector version, head, chart) → bytes (a new
+  // revision of the control alone changes the figure by a few bytes: not worth O(points)).
+  struct BytesMemo {
+    std::uint64_t version = UINT64_MAX;
+    const std::string* head = nullptr;
+    bool chart = false;
+    std::size_t bytes = 0;
+  };
+  mutable BytesMemo bytes_memo_;
 };
 
 }  // namespace kopt

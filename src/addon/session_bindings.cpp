@@ -237,6 +237,7 @@ class LoadSessionWorker : public Napi::AsyncWorker {
     if (!ok_) return;
     session_->completed_evals();  // the outline
     session_->body_head();        // the points' texts and the chart, in the body's first part
+    session_->approx_bytes();     // its size, for the past-session cache (O(points), so here)
   }
   void OnOK() override {
     Napi::Env env = Env();

@@ -393,6 +393,25 @@ TEST(P_SeriesRoute, ChartCopiedPointsEqualAFreshChart) {
   check(run, "generated run");
 }
 
+// The size figure follows the session: taken again after the projection grew or the body was
+// assembled, the same figure while nothing changed.
+TEST(P_SeriesRoute, ApproxBytesFollowsTheSession) {
+  Projector p;
+  Session s(p, "s");
+  s.revise("{}");
+  const std::size_t empty = s.approx_bytes();
+  EXPECT_EQ(s.approx_bytes(), empty);
+  s.feed(evals(0, 200));
+  s.revise("{}");
+  const std::size_t fed = s.approx_bytes();
+  EXPECT_GT(fed, empty);
+  s.body();
+  const std::size_t with_body = s.approx_bytes();
+  EXPECT_GT(with_body, fed) << "the body's head and the chart count";
+  s.revise("{\"x\":1}");
+  EXPECT_EQ(s.approx_bytes(), with_body) << "a control change keeps the head";
+}
+
 // The history keeps kHistory revisions: older ones get the full body.
 TEST(P_SeriesDelta, HistoryIsBounded) {
   Projector p;

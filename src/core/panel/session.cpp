@@ -222,7 +222,11 @@ const std::string* Session::delta(std::uint64_t since) {
 }
 
 std::size_t Session::approx_bytes() const {
-  std::size_t b = sizeof(Session) + projector_->approx_bytes();
+  BytesMemo& m = bytes_memo_;
+  if (m.version == projector_->version() && m.head == head_.get() && m.chart == chart_ok_) return m.bytes;
+  m = {projector_->version(), head_.get(), chart_ok_, 0};
+  std::size_t& b = m.bytes;
+  b = sizeof(Session) + projector_->approx_bytes();
   b += outline_.iterations.capacity() * sizeof(Iteration) + outline_.rounds.capacity() * sizeof(Round);
   b += outline_.profileSeqs.capacity() * sizeof(Seq);
   b += (head_ ? head_->capacity() : 0) + chart_text_.capacity() + prev_chart_.capacity() + control_.capacity();
@@ -230,6 +234,8 @@ std::size_t Session::approx_bytes() const {
     b += (l->points.ends.capacity() + l->phases.ends.capacity() + l->rowRounds.ends.capacity()) * sizeof(std::size_t);
   for (const auto& step : history_) b += sizeof(Step) + step.touched.capacity() * sizeof(std::uint32_t);
   for (const auto& [since, text] : deltas_) b += sizeof(since) + text.capacity();
+  b += chart_memo_.points.capacity() * sizeof(ChartMemo::Point) + chart_memo_.line_at.capacity() * sizeof(std::size_t);
+  b += chart_memo_.phases.capacity() * sizeof(Phase) + chart_memo_.row_rounds.capacity() * sizeof(long long);
   return b;
 }
 
