@@ -1,5 +1,7 @@
 // Figures derived from a series for the loop, the digest and the chart (spec J, M).
 #pragma once
+#include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +38,20 @@ struct Drift {
 
 inline constexpr double kReferenceDriftRatio = 1.15;
 
+// For a run of queries over non-decreasing keys without NaN (the same vector every call): the first
+// k with keys[k] > q, or >= q when `inclusive`. A query not below the last one gallops on from the
+// last answer (about O(1) for rows in seq order); any other (lower, or NaN) is a binary search.
+class SortedWalk {
+ public:
+  explicit SortedWalk(bool inclusive) : inclusive_(inclusive) {}
+  std::size_t operator()(const std::vector<double>& keys, double q);
+
+ private:
+  bool inclusive_;
+  double last_ = std::numeric_limits<double>::quiet_NaN();  // no query yet: the first one searches
+  std::size_t at_ = 0;
+};
+
 bool in_wrap_up_phase(const std::vector<Round>& rounds, double seq);
 // The same rule (M-5) for many seqs: built once in O(rounds); a query costs O(log rounds), or O(1)
 // amortized while queries come in non-decreasing seq order (rows in log order), so the per-point
@@ -49,8 +65,7 @@ class WrapUpIndex {
   std::vector<double> reach_;  // reach_[k]: the largest round seq among rounds[0..k]
   std::vector<char> phase_;    // phase_[k]: the phase after rounds[0..k]
   std::size_t first_nan_;      // the first round whose seq is not a number: every walk stops there
-  mutable double last_seq_;    // the last query and its answer's stop, where the next query starts
-  mutable std::size_t last_stop_ = 0;
+  mutable SortedWalk walk_{false};  // where the last query stopped, for the next one
 };
 long long completed_evals(const Series& s);
 // The phase of each iteration (M-5). Each row is judged against the budget its run logged (DV-11:

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -59,11 +60,21 @@ class Session {
 
   // What changed since revision `since` (docs/protocol.md): the delta's bytes, or nullptr when
   // `since` is not a revision kept in the history (unknown, too old, or more changed in place than
-  // was recorded) — then the answer is the full body, see full_prefix(). Brings the revision up to
+  // was recorded) — then the answer is the full body, see answer_parts(). Brings the revision up to
   // date first only if it never was; the caller revises. Valid until the next call.
   const std::string* delta(std::uint64_t since);
-  // The full answer is full_prefix() + body() + "}".
-  std::string full_prefix() const;
+  // An answer as the pieces to write in order: a delta's bytes alone, or prefix + head + tail
+  // (the plain body has no prefix; the full answer is {"kind":"full","revision":R,"body": + body + }).
+  struct Answer {
+    const std::string* delta = nullptr;  // valid until the next delta() call
+    std::string prefix;
+    std::shared_ptr<const std::string> head;
+    std::string tail;
+    std::size_t size() const;
+    void copy_to(char* out) const;  // size() bytes
+  };
+  // `since` absent: the plain body; else what changed since then, or the full answer.
+  Answer answer_parts(std::optional<std::uint64_t> since);
   // The whole answer to `since` as one string (tests and simple callers).
   std::string answer(std::uint64_t since);
 

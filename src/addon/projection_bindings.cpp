@@ -21,7 +21,6 @@ ProjectionConfig ConfigFrom(Napi::Env env, const Napi::Value& v) {
 
 namespace {
 
-
 Napi::Object stats_object(Napi::Env env, const FeedStats& s) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("events", Napi::Number::New(env, static_cast<double>(s.events)));
@@ -36,7 +35,6 @@ Napi::Value parse_in_js(Napi::Env env, const std::string& text) {
 
 class JsProjector : public Napi::ObjectWrap<JsProjector> {
  public:
-
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "Projector",
                        {InstanceMethod<&JsProjector::Feed>("feed"),

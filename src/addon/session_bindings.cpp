@@ -17,6 +17,7 @@
 #include <atomic>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -121,12 +122,8 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
   }
 
   Napi::Value Body(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
     if (!buffer_.IsEmpty() && buffer_rev_ == core_->revision()) return buffer_.Value();
-    const auto head = core_->body_head();
-    const std::string tail = core_->body_tail();
-    Napi::Buffer<char> buf = Napi::Buffer<char>::New(env, head->size() + tail.size());
-    std::copy(tail.begin(), tail.end(), std::copy(head->begin(), head->end(), buf.Data()));
+    Napi::Buffer<char> buf = Joined(info.Env(), core_->answer_parts(std::nullopt));
     buffer_ = Napi::Persistent(buf);
     buffer_rev_ = core_->revision();
     return buf;
@@ -134,38 +131,31 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
 
   // The answer as Buffers to write one after the other, without copying the body: [body head,
   // tail] for `since` null or undefined (the plain body), [delta] for a kept revision, else the
-  // full answer [prefix, body head, tail + "}"].
+  // full answer [prefix, body head, tail].
   Napi::Value Parts(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     const bool plain = info.Length() < 1 || info[0].IsNull() || info[0].IsUndefined();
+    const Session::Answer a = core_->answer_parts(plain ? std::nullopt : std::optional(SinceOf(NumberArg(info, 0, "parts(sinceRevision?)"))));
     Napi::Array out = Napi::Array::New(env);
-    if (!plain) {
-      if (const std::string* d = core_->delta(SinceOf(NumberArg(info, 0, "parts(sinceRevision?)")))) {
-        out.Set(0u, Napi::Buffer<char>::Copy(env, d->data(), d->size()));
-        return out;
-      }
+    if (a.delta) {
+      out.Set(0u, Napi::Buffer<char>::Copy(env, a.delta->data(), a.delta->size()));
+      return out;
     }
-    std::string tail = core_->body_tail();
-    if (!plain) tail.push_back('}');
     std::uint32_t k = 0;
-    if (!plain) {
-      const std::string prefix = core_->full_prefix();
-      out.Set(k++, Napi::Buffer<char>::Copy(env, prefix.data(), prefix.size()));
-    }
-    out.Set(k++, SharedBuffer(env, core_->body_head()));
-    out.Set(k++, Napi::Buffer<char>::Copy(env, tail.data(), tail.size()));
+    if (!a.prefix.empty()) out.Set(k++, Napi::Buffer<char>::Copy(env, a.prefix.data(), a.prefix.size()));
+    out.Set(k++, SharedBuffer(env, a.head));
+    out.Set(k++, Napi::Buffer<char>::Copy(env, a.tail.data(), a.tail.size()));
     return out;
   }
 
   Napi::Value Delta(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    if (const std::string* d = core_->delta(SinceOf(NumberArg(info, 0, "delta(sinceRevision)")))) return Napi::Buffer<char>::Copy(env, d->data(), d->size());
-    const std::string prefix = core_->full_prefix();
-    const auto head = core_->body_head();
-    std::string tail = core_->body_tail();
-    tail.push_back('}');
-    Napi::Buffer<char> buf = Napi::Buffer<char>::New(env, prefix.size() + head->size() + tail.size());
-    std::copy(tail.begin(), tail.end(), std::copy(head->begin(), head->end(), std::copy(prefix.begin(), prefix.end(), buf.Data())));
+    return Joined(info.Env(), core_->answer_parts(SinceOf(NumberArg(info, 0, "delta(sinceRevision)"))));
+  }
+
+  // An answer as one Buffer (a copy).
+  static Napi::Buffer<char> Joined(Napi::Env env, const Session::Answer& a) {
+    Napi::Buffer<char> buf = Napi::Buffer<char>::New(env, a.size());
+    a.copy_to(buf.Data());
     return buf;
   }
 
@@ -235,9 +225,8 @@ class LoadSessionWorker : public Napi::AsyncWorker {
       core_.feed_event(ev);
     }, stats_);
     if (!ok_) return;
-    session_->completed_evals();  // the outline
-    session_->body_head();        // the points' texts and the chart, in the body's first part
-    session_->approx_bytes();     // its size, for the past-session cache (O(points), so here)
+    session_->body_head();     // the outline, the points' texts and the chart, in the body's first part
+    session_->approx_bytes();  // its size, for the past-session cache (O(points), so here)
   }
   void OnOK() override {
     Napi::Env env = Env();

@@ -584,7 +584,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   t.key("xLabelY").num(xlabel_row);
 
   // Phases (M-5) and the counts the summary shows.
-  const auto phases = opt.fixedBudget ? evaluation_phase_codes_fixed(s, opt.budget) : evaluation_phase_codes(s, opt.budget);
+  auto phases = opt.fixedBudget ? evaluation_phase_codes_fixed(s, opt.budget) : evaluation_phase_codes(s, opt.budget);
   long long c_opt = 0, c_over = 0, c_wrap = 0;
   t.key("phases").open('[');
   layout.phases.open = at();
@@ -626,7 +626,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   } else {
     memo.first_change = ChartMemo::kUnknown;
   }
-  memo.phases = phases;
+  memo.phases = std::move(phases);
   memo.row_rounds = std::move(row_rounds);
   t.key("counts").open('{');
   t.key("optimization").num(static_cast<double>(c_opt));

@@ -125,22 +125,41 @@ std::string Session::body_tail() const {
   return tail;
 }
 
-std::string Session::body() {
-  const auto head = body_head();
-  return *head + body_tail();
+std::size_t Session::Answer::size() const {
+  return delta ? delta->size() : prefix.size() + head->size() + tail.size();
 }
 
-std::string Session::full_prefix() const {
-  return "{\"kind\":\"full\",\"revision\":" + std::to_string(revision_) + ",\"body\":";
+void Session::Answer::copy_to(char* out) const {
+  if (delta) {
+    std::copy(delta->begin(), delta->end(), out);
+    return;
+  }
+  std::copy(tail.begin(), tail.end(), std::copy(head->begin(), head->end(), std::copy(prefix.begin(), prefix.end(), out)));
 }
 
-std::string Session::answer(std::uint64_t since) {
-  if (const std::string* d = delta(since)) return *d;
-  std::string out = full_prefix();
-  out += body();
-  out.push_back('}');
+Session::Answer Session::answer_parts(std::optional<std::uint64_t> since) {
+  Answer a;
+  if (since && (a.delta = delta(*since))) return a;
+  a.head = body_head();
+  a.tail = body_tail();
+  if (since) {
+    a.prefix = "{\"kind\":\"full\",\"revision\":" + std::to_string(revision_) + ",\"body\":";
+    a.tail.push_back('}');
+  }
+  return a;
+}
+
+namespace {
+std::string joined(const Session::Answer& a) {
+  std::string out(a.size(), '\0');
+  a.copy_to(out.data());
   return out;
 }
+}  // namespace
+
+std::string Session::body() { return joined(answer_parts(std::nullopt)); }
+
+std::string Session::answer(std::uint64_t since) { return joined(answer_parts(since)); }
 
 const std::string* Session::delta(std::uint64_t since) {
   if (!revised_) revise(control_);

@@ -94,34 +94,6 @@ std::size_t gallop(const std::vector<double>& keys, std::size_t from, Before bef
   return lo;
 }
 
-// The first k with keys[k] > q (or >= q when `inclusive`) over non-decreasing keys without NaN:
-// a query not below the last one gallops on from the last answer, so queries in seq order cost
-// about O(1) each; any other query (lower, or NaN) is a binary search.
-class SortedWalk {
- public:
-  SortedWalk(const std::vector<double>& keys, bool inclusive) : keys_(keys), inclusive_(inclusive) {}
-  std::size_t operator()(double q) {
-    if (!(q >= last_)) {
-      const auto at = inclusive_ ? std::lower_bound(keys_.begin(), keys_.end(), q) : std::upper_bound(keys_.begin(), keys_.end(), q);
-      const std::size_t k = static_cast<std::size_t>(at - keys_.begin());
-      if (std::isnan(q)) return k;
-      last_ = q;
-      at_ = k;
-      return k;
-    }
-    at_ = inclusive_ ? gallop(keys_, at_, [q](double key) { return key < q; })
-                     : gallop(keys_, at_, [q](double key) { return key <= q; });
-    last_ = q;
-    return at_;
-  }
-
- private:
-  const std::vector<double>& keys_;
-  bool inclusive_;
-  double last_ = std::numeric_limits<double>::quiet_NaN();  // no query yet: the first one searches
-  std::size_t at_ = 0;
-};
-
 bool sorted_numbers(const std::vector<double>& v) {
   for (std::size_t i = 0; i < v.size(); ++i)
     if (std::isnan(v[i]) || (i && v[i] < v[i - 1])) return false;
@@ -130,8 +102,23 @@ bool sorted_numbers(const std::vector<double>& v) {
 
 }  // namespace
 
+std::size_t SortedWalk::operator()(const std::vector<double>& keys, double q) {
+  if (!(q >= last_)) {
+    const auto at = inclusive_ ? std::lower_bound(keys.begin(), keys.end(), q) : std::upper_bound(keys.begin(), keys.end(), q);
+    const std::size_t k = static_cast<std::size_t>(at - keys.begin());
+    if (std::isnan(q)) return k;
+    last_ = q;
+    at_ = k;
+    return k;
+  }
+  at_ = inclusive_ ? gallop(keys, at_, [q](double key) { return key < q; })
+                   : gallop(keys, at_, [q](double key) { return key <= q; });
+  last_ = q;
+  return at_;
+}
+
 WrapUpIndex::WrapUpIndex(const std::vector<Round>& rounds)
-    : first_nan_(rounds.size()), last_seq_(std::numeric_limits<double>::quiet_NaN()) {
+    : first_nan_(rounds.size()) {
   reach_.reserve(rounds.size());
   phase_.reserve(rounds.size());
   double reach = -std::numeric_limits<double>::infinity();
@@ -149,16 +136,8 @@ WrapUpIndex::WrapUpIndex(const std::vector<Round>& rounds)
 bool WrapUpIndex::operator()(double seq) const {
   if (std::isnan(seq)) return false;
   // The walk stops at the first round with seq > the point's: the first k whose reach exceeds it
-  // (reach_ never decreases, so a query at or past the last one gallops on from there).
-  std::size_t stop;
-  if (seq >= last_seq_) {
-    stop = gallop(reach_, last_stop_, [seq](double reach) { return reach <= seq; });
-  } else {
-    stop = static_cast<std::size_t>(std::upper_bound(reach_.begin(), reach_.end(), seq) - reach_.begin());
-  }
-  last_seq_ = seq;
-  last_stop_ = stop;
-  stop = std::min(stop, first_nan_);
+  // (reach_ never decreases and holds no NaN: a walk over it).
+  const std::size_t stop = std::min(walk_(reach_, seq), first_nan_);
   return stop > 0 && phase_[stop - 1] != 0;
 }
 
@@ -223,9 +202,9 @@ std::vector<Phase> evaluation_phase_codes(const Series& s, long long fallback) {
   // The round after the row's seq (upper bound); rounds out of order or without a number keep
   // the binary search they always had.
   const bool walkable = sorted_numbers(seqs);
-  SortedWalk after(seqs, false);
+  SortedWalk after(false);
   return phases_with(s, [&](const Iteration& it) {
-    const std::size_t k = walkable ? after(it.seq.num)
+    const std::size_t k = walkable ? after(seqs, it.seq.num)
                                    : static_cast<std::size_t>(std::upper_bound(seqs.begin(), seqs.end(), it.seq.num) - seqs.begin());
     return k == 0 ? budgets[0] : budgets[k - 1];
   });
@@ -263,9 +242,9 @@ std::vector<std::optional<std::size_t>> rounds_in_force(const Series& s) {
   // The last round with seq < the row's seq: the one before the first with seq >= it (rounds
   // with a seq that is not a number keep the binary search they always had).
   const bool walkable = sorted_numbers(seqs);
-  SortedWalk first_at_least(seqs, true);
+  SortedWalk first_at_least(true);
   for (const auto& it : s.iterations) {
-    const std::size_t pos = walkable ? first_at_least(it.seq.num)
+    const std::size_t pos = walkable ? first_at_least(seqs, it.seq.num)
                                      : static_cast<std::size_t>(std::lower_bound(seqs.begin(), seqs.end(), it.seq.num) - seqs.begin());
     out.push_back(pos == 0 ? std::nullopt : std::optional<std::size_t>(pos - 1));
   }
