@@ -154,7 +154,9 @@ async function settle(port) {
 function startPinger(port) {
   const code = `
     let stop = false
+    // Told to stop, or its parent gone (stdin closed): it never outlives the benchmark.
     process.stdin.on('data', () => { stop = true })
+    process.stdin.on('end', () => { stop = true })
     const out = []
     ;(async () => {
       while (!stop) {
