@@ -1,5 +1,5 @@
-// What a runner process does to itself before any candidate code is loaded: no_new_privs, no core
-// dumps, and a seccomp filter (libseccomp) that refuses the syscalls a kernel never needs and that
+// What a runner process does to itself before any candidate code is loaded: no capabilities,
+// no_new_privs, no core dumps, and a seccomp filter (libseccomp) that refuses the syscalls a kernel never needs and that
 // reach other processes: signals to anyone but itself, ptrace, process_vm_*, userfaultfd, pidfd_*,
 // kcmp, bpf, keyring calls, mount/namespace changes. Applied to every thread (TSYNC).
 #pragma once

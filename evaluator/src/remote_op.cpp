@@ -16,14 +16,16 @@ RemoteOp::RemoteOp(const RunnerSpec& spec) : spec_(spec) {
   in_.reset(SharedRegion::create("kopt-in", spec.in_bytes));
   out_region_.reset(SharedRegion::create("kopt-out", spec.out_bytes));
   try_bwrap_ = spec.allow_bwrap && !bwrap_path().empty();
-  if (!spawn(try_bwrap_)) throw RunnerFailure("cannot start the runner process", false);
+  // A sandbox that bubblewrap could not set up is retried without it in ensure_loaded.
+  if (!spawn(try_bwrap_) && setup_error_.empty()) throw RunnerFailure("cannot start the runner process", false);
 }
 
 // The runner loads LibTorch while the judge works; its "loaded" reply is awaited on first use.
 void RemoteOp::ensure_loaded() {
   if (loaded_ok_) return;
   std::string why;
-  if (try_bwrap_ && await_loaded(true, &why)) return;
+  if (try_bwrap_ && pid_ > 0 && await_loaded(true, &why)) return;
+  if (!setup_error_.empty()) why = "bubblewrap could not set up the sandbox: " + setup_error_;
   std::string bwrap_problem = try_bwrap_                ? why
                               : !spec_.allow_bwrap ? "agent-chosen --no-namespaces"
                                                    : "bubblewrap (bwrap) is not installed";
@@ -40,7 +42,14 @@ void RemoteOp::shutdown() {
   cmd_fd_ = reply_fd_ = -1;
   if (pid_ > 0) kill_and_reap(pid_);
   pid_ = -1;
+  end_holder();
   if (out_) out_->stop();  // EOF once every holder of the write end is gone
+}
+
+// The sandbox's holder: its end ends the PID namespace, and with it whatever the runner left there.
+void RemoteOp::end_holder() {
+  if (holder_ > 0) kill_and_reap(holder_);
+  holder_ = -1;
 }
 
 bool RemoteOp::spawn(bool use_bwrap) {
@@ -64,7 +73,11 @@ bool RemoteOp::spawn(bool use_bwrap) {
   req.hide = spec_.hide;
   req.scratch = spec_.scratch;
   req.gpu = spec_.cuda;
-  SandboxChild c = spawn_sandboxed(req, use_bwrap);
+  // Forked from the zygote when it is there (no second LibTorch start); exec'd otherwise.
+  setup_error_.clear();
+  SandboxChild c = spawn_forked(req, use_bwrap);
+  setup_error_ = c.setup_error;
+  if (c.pid <= 0 && setup_error_.empty()) c = spawn_sandboxed(req, use_bwrap);
   ::close(cmd[0]);
   ::close(rep[1]);
   if (c.pid <= 0) {
@@ -73,6 +86,7 @@ bool RemoteOp::spawn(bool use_bwrap) {
     return false;
   }
   pid_ = c.pid;
+  holder_ = c.holder;
   cmd_fd_ = cmd[1];
   reply_fd_ = rep[0];
   out_ = std::make_unique<OutputTail>();
@@ -128,6 +142,7 @@ bool RemoteOp::await_loaded(bool use_bwrap, std::string* why) {
     if (pid_ > 0) st = kill_and_reap(pid_);
     pid_ = -1;
   }
+  end_holder();
   if (out_) out_->stop();
   std::string msg = what;
   if (st != -1 && WIFSIGNALED(st)) {

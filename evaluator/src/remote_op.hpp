@@ -72,11 +72,13 @@ class RemoteOp {
   ReplyMsg receive(std::string* text);
   [[noreturn]] void fail(const std::string& what, bool timeout);
   void shutdown();
+  void end_holder();
 
   RunnerSpec spec_;
   std::unique_ptr<SharedRegion> in_, out_region_;
   std::unique_ptr<OutputTail> out_;
-  pid_t pid_ = -1;
+  pid_t pid_ = -1, holder_ = -1;
+  std::string setup_error_;  // bubblewrap failed to start a forked runner's sandbox
   int cmd_fd_ = -1, reply_fd_ = -1;
   nlohmann::json loaded_, isolation_;
   bool try_bwrap_ = false, loaded_ok_ = false;

@@ -1,5 +1,5 @@
-// kopt-bench-runner: the process that runs one op for the judge and nothing else. Started by the
-// judge (kopt-bench-worker) inside the sandbox, with fds 3 (commands in), 4 (replies out),
+// kopt-bench-runner: the process that runs one op for the judge and nothing else. Forked from the
+// judge's zygote (zygote.hpp) or exec'd as its own binary (runner_exe.cpp), inside the sandbox, with fds 3 (commands in), 4 (replies out),
 // 5 (input region) and 6 (output region). It confines itself (no_new_privs + seccomp) before
 // loading any code it was given, calls the op on the inputs it is handed and writes the outputs
 // back. It never sees a reference output, a seed or an input before the judge sends it.
@@ -28,6 +28,7 @@
 #include "landlock.hpp"
 #include "guards.hpp"
 #include "inputs.hpp"
+#include "runner.hpp"
 #include "timer.hpp"
 
 using namespace kopt::bench;
@@ -101,7 +102,7 @@ bool overlaps(const at::Tensor& a, const at::Tensor& b) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int kopt::bench::runner_main(int argc, char** argv) {
   if (argc != 5) {
     std::fprintf(stderr, "kopt-bench-runner: started by kopt-bench, not meant to be run by hand\n");
     return 2;

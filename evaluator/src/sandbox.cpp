@@ -12,7 +12,10 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
+
+#include "zygote.hpp"
 
 extern char** environ;
 
@@ -36,8 +39,8 @@ std::vector<std::string> nvidia_nodes() {
   return out;
 }
 
-// The runner's environment: what LibTorch and the driver need, nothing that steers the judge.
-// scratch: the runner's writable folder as the runner sees it (/tmp/scratch inside bubblewrap).
+}  // namespace
+
 std::vector<std::string> runner_env(const std::string& scratch) {
   std::vector<std::string> env{"TMPDIR=" + scratch, "HOME=" + scratch, "KOPT_RUNNER_SCRATCH=" + scratch};
   for (const char* k : {"PATH", "LD_LIBRARY_PATH", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
@@ -46,56 +49,59 @@ std::vector<std::string> runner_env(const std::string& scratch) {
   return env;
 }
 
-}  // namespace
-
 std::string bwrap_path() {
   for (const char* p : {"/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"})
     if (::access(p, X_OK) == 0) return p;
   return "";
 }
 
-SandboxChild spawn_sandboxed(const SandboxRequest& req, bool use_bwrap) {
-  SandboxChild c;
-  std::vector<std::string> argv;
-  nlohmann::json iso = nlohmann::json::object();
-  if (use_bwrap) {
-    argv = {bwrap_path(), "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
-            "--proc", "/proc", "--dev", "/dev"};
-    if (req.gpu)
-      for (const auto& n : nvidia_nodes()) argv.insert(argv.end(), {"--dev-bind", n, n});
-    argv.insert(argv.end(), {"--tmpfs", "/tmp", "--bind", req.scratch, "/tmp/scratch", "--chdir", "/tmp/scratch"});
-    for (const auto& [host, inside] : req.ro_binds) argv.insert(argv.end(), {"--ro-bind", host, inside});
-    for (const auto& h : req.hide)
-      if (!h.empty() && h[0] == '/' && h.rfind("/tmp/", 0) != 0 && exists(h))
-        argv.insert(argv.end(), {"--ro-bind", "/dev/null", h});
-    bool root = ::geteuid() == 0;
-    if (root) argv.insert(argv.end(), {"--uid", "65534", "--gid", "65534"});
-    argv.push_back("--");
-    iso = {{"level", "namespaces"},
-           {"launcher", "bubblewrap"},
-           {"namespaces", {"user", "pid", "mount", "net", "ipc", "uts", "cgroup"}},
-           {"uid", root ? "nobody (65534)" : "the user's, mapped in a user namespace"},
-           {"filesystem", "read-only root; fresh tmpfs /tmp; writable only /tmp/scratch"},
-           {"hidden", req.hide},
-           {"die_with_parent", true},
-           {"new_session", true}};
-  } else {
-    iso = {{"level", "process"},
-           {"launcher", "fork"},
-           {"namespaces", nlohmann::json::array()},
-           {"filesystem", "the user's files, writable (no mount namespace)"},
-           {"die_with_parent", true},
-           {"new_session", true}};
-  }
-  argv.insert(argv.end(), req.argv.begin(), req.argv.end());
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<std::string> env = runner_env(use_bwrap ? "/tmp/scratch" : req.scratch);
-  std::vector<char*> envp;
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
+namespace {
 
+// bubblewrap's arguments up to "--" and the isolation they give (level "namespaces").
+std::vector<std::string> bwrap_args(const SandboxRequest& req, nlohmann::json* iso) {
+  std::vector<std::string> argv{bwrap_path(), "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
+                                "--proc", "/proc", "--dev", "/dev"};
+  if (req.gpu)
+    for (const auto& n : nvidia_nodes()) argv.insert(argv.end(), {"--dev-bind", n, n});
+  argv.insert(argv.end(), {"--tmpfs", "/tmp", "--bind", req.scratch, "/tmp/scratch", "--chdir", "/tmp/scratch"});
+  for (const auto& [host, inside] : req.ro_binds) argv.insert(argv.end(), {"--ro-bind", host, inside});
+  for (const auto& h : req.hide)
+    if (!h.empty() && h[0] == '/' && h.rfind("/tmp/", 0) != 0 && exists(h))
+      argv.insert(argv.end(), {"--ro-bind", "/dev/null", h});
+  bool root = ::geteuid() == 0;
+  if (root) argv.insert(argv.end(), {"--uid", "65534", "--gid", "65534"});
+  *iso = {{"level", "namespaces"},
+          {"launcher", "bubblewrap"},
+          {"namespaces", {"user", "pid", "mount", "net", "ipc", "uts", "cgroup"}},
+          {"uid", root ? "nobody (65534)" : "the user's, mapped in a user namespace"},
+          {"filesystem", "read-only root; fresh tmpfs /tmp; writable only /tmp/scratch"},
+          {"hidden", req.hide},
+          {"die_with_parent", true},
+          {"new_session", true}};
+  return argv;
+}
+
+nlohmann::json process_isolation() {
+  return {{"level", "process"},
+          {"launcher", "fork"},
+          {"namespaces", nlohmann::json::array()},
+          {"filesystem", "the user's files, writable (no mount namespace)"},
+          {"die_with_parent", true},
+          {"new_session", true}};
+}
+
+// Forks and execs argv with stdin /dev/null, stdout+stderr into a new pipe (c.out_fd) and
+// req_fds at 3, 4, ...; own_session: setsid + a parent-death signal (bubblewrap does its own).
+SandboxChild fork_exec(std::vector<std::string> argv, const std::vector<std::string>& env, const std::vector<int>& req_fds,
+                       bool own_session) {
+  SandboxChild c;
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  std::vector<std::string> env_copy = env;
+  std::vector<char*> envp;
+  for (auto& e : env_copy) envp.push_back(e.data());
+  envp.push_back(nullptr);
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) return c;
   pid_t parent = getpid();
@@ -108,14 +114,14 @@ SandboxChild spawn_sandboxed(const SandboxRequest& req, bool use_bwrap) {
   if (pid == 0) {
     // Lift the passed fds above the targets, then place them at 3, 4, ...; close all else.
     std::vector<int> high;
-    for (int fd : req.fds) high.push_back(fcntl(fd, F_DUPFD, 100));
+    for (int fd : req_fds) high.push_back(fcntl(fd, F_DUPFD, 100));
     int nul = ::open("/dev/null", O_RDONLY);
     dup2(nul, 0);
     dup2(out[1], 1);
     dup2(out[1], 2);
     for (size_t i = 0; i < high.size(); ++i) dup2(high[i], int(3 + i));
     for (int fd = int(3 + high.size()); fd < 1024; ++fd) ::close(fd);
-    if (!use_bwrap) {
+    if (own_session) {
       setsid();
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(1);
@@ -127,7 +133,100 @@ SandboxChild spawn_sandboxed(const SandboxRequest& req, bool use_bwrap) {
   ::close(out[1]);
   c.pid = pid;
   c.out_fd = out[0];
+  return c;
+}
+
+// Reads from fd until `done` says the text is complete, EOF, or the time is up.
+std::string read_until(int fd, double seconds, const std::function<bool(const std::string&)>& done) {
+  std::string text;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  char b[4096];
+  while (!done(text)) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()).count();
+    if (left <= 0) break;
+    pollfd p{fd, POLLIN, 0};
+    int r = ::poll(&p, 1, int(left));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    ssize_t n = ::read(fd, b, sizeof b);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(b, size_t(n));
+  }
+  return text;
+}
+
+}  // namespace
+
+SandboxChild spawn_sandboxed(const SandboxRequest& req, bool use_bwrap) {
+  nlohmann::json iso = process_isolation();
+  std::vector<std::string> argv;
+  if (use_bwrap) {
+    argv = bwrap_args(req, &iso);
+    argv.push_back("--");
+  }
+  argv.insert(argv.end(), req.argv.begin(), req.argv.end());
+  SandboxChild c = fork_exec(argv, runner_env(use_bwrap ? "/tmp/scratch" : req.scratch), req.fds, !use_bwrap);
+  if (c.pid > 0) c.isolation = iso;
+  return c;
+}
+
+SandboxChild spawn_forked(const SandboxRequest& req, bool use_bwrap) {
+  SandboxChild c;
+  if (!zygote::available() || req.fds.size() != 4) return c;
+  nlohmann::json iso = process_isolation();
+  zygote::Launch l;
+  l.argv = req.argv;
+  l.env = runner_env(use_bwrap ? "/tmp/scratch" : req.scratch);
+  l.cwd = use_bwrap ? "/tmp/scratch" : "";
+  pid_t holder = -1;
+  if (use_bwrap) {
+    // The holder: bubblewrap's namespaces and mounts around a `sleep`, pid 1 of its PID namespace.
+    // "ready" on its output means the mounts are done; --info-fd says its pid.
+    int info[2];
+    if (pipe2(info, O_CLOEXEC) != 0) return c;
+    std::vector<std::string> argv = bwrap_args(req, &iso);
+    argv.insert(argv.end(), {"--as-pid-1", "--info-fd", "3", "--", "/bin/sh", "-c", "echo kopt-sandbox-ready; exec /bin/sleep infinity"});
+    SandboxChild h = fork_exec(argv, l.env, {info[1]}, false);
+    ::close(info[1]);
+    if (h.pid <= 0) {
+      ::close(info[0]);
+      return c;
+    }
+    const std::string said = read_until(h.out_fd, 10, [](const std::string& t) { return t.find("kopt-sandbox-ready\n") != std::string::npos; });
+    const std::string info_text = read_until(info[0], 2, [](const std::string& t) {
+      return nlohmann::json::accept(t);
+    });
+    ::close(info[0]);
+    ::close(h.out_fd);
+    auto info_json = nlohmann::json::parse(info_text, nullptr, false);
+    l.holder = info_json.is_object() ? info_json.value("child-pid", 0) : 0;
+    if (said.find("kopt-sandbox-ready\n") == std::string::npos || l.holder <= 0) {
+      kill_and_reap(h.pid);
+      c.setup_error = said.empty() ? "bubblewrap did not start the sandbox" : said.substr(0, 300);
+      return c;
+    }
+    holder = h.pid;
+  }
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    kill_and_reap(holder);
+    return c;
+  }
+  std::string why;
+  const pid_t pid = zygote::spawn(l, {req.fds[0], req.fds[1], req.fds[2], req.fds[3], out[1]}, &why);
+  ::close(out[1]);
+  if (pid <= 0) {
+    ::close(out[0]);
+    kill_and_reap(holder);
+    return c;  // the caller execs the runner instead
+  }
+  c.pid = pid;
+  c.holder = holder;
+  c.out_fd = out[0];
   c.isolation = iso;
+  c.isolation["start"] = use_bwrap ? "forked from the judge's pre-loaded zygote; joined the sandbox's namespaces, no capabilities"
+                                   : "forked from the judge's pre-loaded zygote";
   return c;
 }
 

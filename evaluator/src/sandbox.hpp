@@ -28,12 +28,24 @@ struct SandboxRequest {
 
 struct SandboxChild {
   pid_t pid = -1;
+  pid_t holder = -1;           // forked runners: the bubblewrap process holding the namespaces
   int out_fd = -1;             // the runner's stdout+stderr (read end)
   nlohmann::json isolation;    // what was achieved: {"level": "namespaces"|"process", ...}
+  std::string setup_error;     // bubblewrap could not set up the namespaces (then pid is -1)
 };
 
+// Execs the runner (req.argv) under bubblewrap, or in a new session without it.
 SandboxChild spawn_sandboxed(const SandboxRequest& req, bool use_bwrap);
-std::string bwrap_path();  // "" when bubblewrap is not installed
+// The same confinement for a runner forked from the zygote (zygote.hpp): bubblewrap starts a
+// holder (`sleep`) with the same namespaces and mounts, and the runner joins them. req.argv is
+// the runner's argv as it would be exec'd; req.fds are the channel's four fds. pid -1 when the
+// zygote is not there or failed (the caller execs instead), or with setup_error when bubblewrap
+// failed.
+SandboxChild spawn_forked(const SandboxRequest& req, bool use_bwrap);
+std::string bwrap_path();
+// The runner's environment: what LibTorch and the driver need, nothing that steers the judge.
+// scratch: the runner's writable folder as the runner sees it (/tmp/scratch inside bubblewrap).
+std::vector<std::string> runner_env(const std::string& scratch);  // "" when bubblewrap is not installed
 
 // Keeps the last `cap` bytes a child printed and counts the rest (a candidate printing 1 GiB costs
 // the judge 4 KiB).

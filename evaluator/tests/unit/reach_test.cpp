@@ -172,9 +172,11 @@ ProbeRun run_probe(const std::vector<std::string>& extra, const std::string& nam
     return a;
   };
   ProbeRun p;
-  p.runs.push_back(eval_relu(d + "/probe.cpp", with({"--no-timing"}), "", baseline));  // no baseline yet
-  p.runs.push_back(eval_relu(d + "/probe.cpp", with({}), "", baseline));               // freezes the baseline
-  p.runs.push_back(eval_relu(d + "/probe.cpp", with({}), "", baseline));               // the baseline exists now
+  // A value in the judge's environment that must not reach the candidate (the probe looks for it).
+  const std::string env = "KOPT_PROBE_SECRET=kopt-probe-secret-7f3a9c1e";
+  p.runs.push_back(eval_relu(d + "/probe.cpp", with({"--no-timing"}), env, baseline));  // no baseline yet
+  p.runs.push_back(eval_relu(d + "/probe.cpp", with({}), env, baseline));               // freezes the baseline
+  p.runs.push_back(eval_relu(d + "/probe.cpp", with({}), env, baseline));               // the baseline exists now
   struct stat st;
   EXPECT_NE(::stat(baseline.c_str(), &st), -1) << "the judge itself must still write the baseline";
   p.wrote_outside = ::stat(outside.c_str(), &st) == 0;

@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -62,6 +64,28 @@ struct Probe {
       if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 || errno == ECONNREFUSED)
         note("reached the network (TCP connect to 127.0.0.1:9)");
       ::close(s);
+    }
+    // Capabilities: none, not even inside its own user namespace.
+    if (FILE* f = std::fopen("/proc/self/status", "r")) {
+      char line[256];
+      while (std::fgets(line, sizeof line, f))
+        if (std::strncmp(line, "CapEff:", 7) == 0 && std::strtoull(line + 7, nullptr, 16) != 0) note(std::string("held capabilities (") + line + ")");
+      std::fclose(f);
+    }
+    // The judge's environment (the test sets KOPT_PROBE_SECRET for kopt-bench): a runner forked
+    // from the judge's zygote starts with a copy of the judge's memory, its first stack included.
+    const std::string secret = std::string("kopt-probe-") + "secret-" + "7f3a9c1e";
+    if (std::getenv("KOPT_PROBE_SECRET")) note("saw the judge's environment variable");
+    if (FILE* f = std::fopen("/proc/self/maps", "r")) {
+      char line[512];
+      while (std::fgets(line, sizeof line, f)) {
+        if (!std::strstr(line, "[stack]")) continue;
+        unsigned long lo = 0, hi = 0;
+        if (std::sscanf(line, "%lx-%lx", &lo, &hi) == 2 &&
+            memmem(reinterpret_cast<void*>(lo), hi - lo, secret.data(), secret.size()))
+          note("found the judge's environment in its stack");
+      }
+      std::fclose(f);
     }
     // A process left behind: the test looks for this name after the evaluation.
     if (fork() == 0) {

@@ -1,0 +1,227 @@
+#include "zygote.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace kopt::bench::zygote {
+namespace {
+
+constexpr size_t kMaxRequest = 64 * 1024;
+int g_sock = -1;  // the judge's end; -1 when there is no zygote
+
+[[noreturn]] void die(const char* what) {
+  // stderr is the runner's output pipe here: the judge shows it with the failure
+  std::fprintf(stderr, "kopt-bench sandbox setup failed: %s: %s\n", what, std::strerror(errno));
+  _exit(126);
+}
+
+// Joins every namespace of `holder` and takes its root (the sandbox's read-only tree).
+void join(pid_t holder) {
+  const std::string base = "/proc/" + std::to_string(holder);
+  // Opened first: after the user and mount namespaces change, /proc is no longer the judge's.
+  // Root's bubblewrap (--uid 65534) puts the sandbox in a second user namespace, below the one
+  // owning the mounts: root joins the others first, with its own capabilities, and the user
+  // namespace last. Anyone else joins the user namespace first, which gives the capabilities.
+  const bool root = geteuid() == 0;
+  const std::vector<const char*> kinds = root ? std::vector<const char*>{"mnt", "net", "ipc", "uts", "cgroup", "pid", "user"}
+                                              : std::vector<const char*>{"user", "mnt", "net", "ipc", "uts", "cgroup", "pid"};
+  std::vector<int> fds;
+  for (const char* k : kinds) {
+    fds.push_back(::open((base + "/ns/" + k).c_str(), O_RDONLY | O_CLOEXEC));
+    if (fds.back() < 0) die("opening the sandbox's namespaces");
+  }
+  int root_fd = ::open((base + "/root").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0) die("opening the sandbox's root");
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    if (std::strcmp(kinds[i], "user") == 0 && root && (fchdir(root_fd) != 0 || chroot(".") != 0)) die("entering the sandbox's root");
+    if (setns(fds[i], 0) != 0) die(kinds[i]);
+    ::close(fds[i]);
+  }
+  if (!root && (fchdir(root_fd) != 0 || chroot(".") != 0)) die("entering the sandbox's root");
+  ::close(root_fd);
+}
+
+// Mirrors how the runner ended, so the judge reads its status as if it had waited on it.
+[[noreturn]] void mirror(pid_t child) {
+  int st = 0;
+  while (waitpid(child, &st, 0) < 0)
+    if (errno != EINTR) _exit(125);
+  if (WIFEXITED(st)) _exit(WEXITSTATUS(st));
+  const int sig = WTERMSIG(st);
+  struct rlimit no_core {0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  signal(sig, SIG_DFL);
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, sig);
+  sigprocmask(SIG_UNBLOCK, &s, nullptr);
+  ::kill(getpid(), sig);
+  _exit(128 + sig);
+}
+
+// In the process the zygote cloned (a child of the judge). Never returns.
+[[noreturn]] void become_runner(Entry entry, const nlohmann::json& req, const int in[5], pid_t judge) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != judge) _exit(1);
+  // fds: 0 /dev/null, 1+2 the output pipe, 3..6 the channel; nothing else (the zygote's socket).
+  int high[5];
+  for (int i = 0; i < 5; ++i) high[i] = fcntl(in[i], F_DUPFD_CLOEXEC, 100);
+  int nul = ::open("/dev/null", O_RDONLY);
+  dup2(nul, 0);
+  dup2(high[4], 1);
+  dup2(high[4], 2);
+  for (int i = 0; i < 4; ++i) dup2(high[i], 3 + i);
+  for (int fd = 7; fd < 1024; ++fd) ::close(fd);
+  const pid_t holder = req.value("holder", 0);
+  if (holder > 0) join(holder);
+  // The runner proper is one more fork: inside the PID namespace (setns moves only children), and
+  // with glibc's own view of its thread id (the clone above bypassed glibc).
+  const pid_t me = getpid();
+  const pid_t runner = fork();
+  if (runner < 0) die("fork");
+  if (runner > 0) {
+    for (int fd = 0; fd < 7; ++fd) ::close(fd);  // the pipes see EOF when the runner ends
+    mirror(runner);
+  }
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (holder == 0 && getppid() != me) _exit(1);  // inside a PID namespace the parent reads as 0
+  setsid();  // capabilities (those a user namespace grants, or root's) go in confine_self
+  const std::string cwd = req.value("cwd", "");
+  if (!cwd.empty() && chdir(cwd.c_str()) != 0) die("chdir");
+  clearenv();
+  for (const auto& e : req["env"]) {
+    const std::string kv = e.get<std::string>();
+    const auto eq = kv.find('=');
+    if (eq != std::string::npos) setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
+  }
+  std::vector<std::string> args = req["argv"].get<std::vector<std::string>>();
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::exit(entry(int(args.size()), argv.data()));
+}
+
+// Wipes the environment strings the judge started with (an agent's shell may hold keys there):
+// the runners are forked from this memory.
+void wipe_environment() {
+  for (char** e = environ; e && *e; ++e) std::memset(*e, 0, std::strlen(*e));
+  clearenv();
+}
+
+[[noreturn]] void serve(Entry entry, int sock, pid_t judge) {
+  std::vector<char> buf(kMaxRequest);
+  for (;;) {
+    iovec iov{buf.data(), buf.size()};
+    alignas(cmsghdr) char cbuf[CMSG_SPACE(5 * sizeof(int))];
+    msghdr m{};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = cbuf;
+    m.msg_controllen = sizeof cbuf;
+    ssize_t n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(0);  // the judge is done
+    int fds[5] = {-1, -1, -1, -1, -1};
+    int got = 0;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+        got = int((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        std::memcpy(fds, CMSG_DATA(c), sizeof(int) * size_t(std::min(got, 5)));
+      }
+    int32_t reply = -EINVAL;
+    nlohmann::json req = nlohmann::json::parse(buf.data(), buf.data() + n, nullptr, false);
+    if (got == 5 && req.is_object() && req.contains("argv") && req.contains("env")) {
+      // CLONE_PARENT: the runner is the judge's child, as an exec'd one would be.
+      long pid = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, 0);
+      if (pid == 0) become_runner(entry, req, fds, judge);
+      reply = pid > 0 ? int32_t(pid) : -errno;
+    }
+    for (int i = 0; i < std::min(got, 5); ++i) ::close(fds[i]);
+    if (::send(sock, &reply, sizeof reply, MSG_NOSIGNAL) != sizeof reply) _exit(0);
+  }
+}
+
+}  // namespace
+
+void start(Entry runner_main) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return;
+  const pid_t judge = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    ::close(sv[0]);
+    ::close(sv[1]);
+    return;
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != judge) _exit(0);
+    prctl(PR_SET_NAME, "kopt-zygote");
+    for (int fd = 3; fd < 1024; ++fd)
+      if (fd != sv[1]) ::close(fd);
+    wipe_environment();
+    serve(runner_main, sv[1], judge);
+  }
+  ::close(sv[1]);
+  g_sock = sv[0];
+}
+
+bool available() { return g_sock >= 0; }
+
+pid_t spawn(const Launch& l, const std::array<int, 5>& fds, std::string* why) {
+  if (g_sock < 0) {
+    *why = "no zygote";
+    return -1;
+  }
+  const std::string req = nlohmann::json{{"holder", l.holder}, {"argv", l.argv}, {"env", l.env}, {"cwd", l.cwd}}.dump();
+  if (req.size() > kMaxRequest) {
+    *why = "request too large";
+    return -1;
+  }
+  iovec iov{const_cast<char*>(req.data()), req.size()};
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(5 * sizeof(int))]{};
+  msghdr m{};
+  m.msg_iov = &iov;
+  m.msg_iovlen = 1;
+  m.msg_control = cbuf;
+  m.msg_controllen = sizeof cbuf;
+  cmsghdr* c = CMSG_FIRSTHDR(&m);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(5 * sizeof(int));
+  std::memcpy(CMSG_DATA(c), fds.data(), 5 * sizeof(int));
+  int32_t reply = 0;
+  pollfd p{g_sock, POLLIN, 0};
+  if (sendmsg(g_sock, &m, MSG_NOSIGNAL) != ssize_t(req.size()) || ::poll(&p, 1, 5000) != 1 ||
+      ::recv(g_sock, &reply, sizeof reply, 0) != sizeof reply) {
+    *why = std::string("the zygote did not answer: ") + std::strerror(errno);
+    ::close(g_sock);
+    g_sock = -1;
+    return -1;
+  }
+  if (reply <= 0) {
+    *why = std::string("the zygote could not fork: ") + std::strerror(-reply);
+    return -1;
+  }
+  return pid_t(reply);
+}
+
+}  // namespace kopt::bench::zygote

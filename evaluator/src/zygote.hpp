@@ -1,0 +1,41 @@
+// The runner's fast start. A LibTorch process spends 0.5–0.8 s of CPU in LibTorch's own start
+// (operator registration) before main; the judge has paid it already. So the judge forks a copy of
+// itself first thing in main — before it reads its job, draws a seed or computes a reference
+// output — and that copy (the zygote) forks each runner on request. A runner forked this way:
+//   - is a child of the judge (CLONE_PARENT), which waits on it and kills it as before;
+//   - joins the namespaces of a bubblewrap sandbox that holds nothing but a `sleep` (user, mount,
+//     PID, net, IPC, UTS, cgroup), takes its root, forks once more so it is inside the PID
+//     namespace, drops every capability, starts a new session and dies with its parent;
+//   - then runs the runner's own main (confinement, Landlock, seccomp, the op) unchanged.
+// Without a holder (no bubblewrap, or --no-namespaces) it is the process-level runner: a new
+// session and a parent-death signal. Whatever fails, the judge falls back to exec'ing the runner.
+#pragma once
+#include <sys/types.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace kopt::bench::zygote {
+
+using Entry = int (*)(int argc, char** argv);
+
+// Forks the zygote. Call once, first thing in the judge's main: what the judge holds at this
+// moment is what every runner will hold.
+void start(Entry runner_main);
+
+struct Launch {
+  pid_t holder = 0;               // a process inside the sandbox whose namespaces to join; 0: none
+  std::vector<std::string> argv;  // the runner's argv (argv[0] included)
+  std::vector<std::string> env;   // its whole environment
+  std::string cwd;                // its working directory (inside the sandbox when holder != 0)
+};
+
+// fds: commands (read end), replies (write end), input region, output region, the runner's
+// stdout+stderr (write end); they become 3, 4, 5, 6 and 1+2 in the runner. Returns the pid of the
+// runner's process (a child of the caller), or -1 with *why set.
+pid_t spawn(const Launch& l, const std::array<int, 5>& fds, std::string* why);
+
+bool available();
+
+}  // namespace kopt::bench::zygote
