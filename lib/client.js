@@ -1,4 +1,6 @@
-// dsh-kernel-opt — the browser half (hand-written CJS; no build step).
+// dsh-kernel-opt — the browser half (hand-written CJS, one file for the host's module loader).
+// Built from lib/client/*.js by `node scripts/build-client.mjs` (one part per thing drawn); edit
+// the parts, not lib/client.js.
 //
 // Registers with DSH web's module loader and, through the shell's services, adds:
 //   · the 评测 / Evaluations session tab (slot `conversation.view`): run controls, summary chips,
@@ -25,8 +27,8 @@ window.__ModuleLoader__.load({
     const h = React.createElement
     const { useState, useEffect, useLayoutEffect, useMemo, useRef, useCallback, useSyncExternalStore, memo, Fragment } = React
 
-    // The plugin id (lib/config.mjs PLUGIN_ID, the server's one home; the browser half cannot import it):
-    // the locale namespace, the preset id and the route base all derive from it.
+    // The plugin id, written in by the build from lib/config.mjs PLUGIN_ID (its one home): the
+    // locale namespace, the preset id and the route base all derive from it.
     const PLUGIN_ID = 'kernel-opt'
     const NS = PLUGIN_ID
     const PRESET_ID = PLUGIN_ID

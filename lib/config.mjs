@@ -2,12 +2,16 @@
 // Every key is optional. A bad value never takes the host down: it is reported in the host log
 // with its path and what was expected, and the default is used instead.
 
+// The plugin id's one home on the JS side (the browser half gets it written in by
+// scripts/build-client.mjs; the core's loop events carry the same id, include/kopt/anchors.hpp).
+// The preset and the routes derive from it.
 export const PLUGIN_ID = 'kernel-opt'
-export const DEFAULT_PRESET_ID = 'kernel-opt'
-export const SERIES_PATH = '/plugins/kernel-opt/series'
-export const CONTROL_PATH = '/plugins/kernel-opt/control'
-export const MODELS_PATH = '/plugins/kernel-opt/models'
-export const PUSH_PATH = '/plugins/kernel-opt/push' // WebSocket upgrade (lib/push.mjs); a plain GET answers 426
+export const DEFAULT_PRESET_ID = PLUGIN_ID
+const ROUTE_BASE = `/plugins/${PLUGIN_ID}`
+export const SERIES_PATH = `${ROUTE_BASE}/series`
+export const CONTROL_PATH = `${ROUTE_BASE}/control`
+export const MODELS_PATH = `${ROUTE_BASE}/models`
+export const PUSH_PATH = `${ROUTE_BASE}/push` // WebSocket upgrade (lib/push.mjs); a plain GET answers 426
 export const REPLAY_TOOL = 'kernel_finalize'
 export const REPLAY_LINE_PREFIX = '[replay] '
 

@@ -1,0 +1,219 @@
+    // ───────────────────────────── the curve ─────────────────────────────
+    const COLORS = { line: '#4d6bfe', ok: '#4d6bfe', bad: '#d64545', grid: 'rgba(120,128,140,.22)', best: '#1f8f5f', final: '#8a5cf6', prof: '#c27c0e', faint: '#7b8391' }
+
+    // All points of one kind as a single path of circles: one DOM node per kind and run.
+    function circlesPath(list, r) {
+      let d = ''
+      for (const p of list) d += `M${p.x - r} ${p.y}a${r} ${r} 0 1 0 ${2 * r} 0a${r} ${r} 0 1 0 ${-2 * r} 0`
+      return d
+    }
+    // The points are drawn in runs of RUN, each run its own few paths. The core keeps the axes still
+    // while points arrive (src/core/panel/chart.cpp) and a delta keeps the held point objects
+    // (applyAnswer), so an update rebuilds the last run and React skips every other one.
+    const RUN = 256
+    function sameRun(a, b) { // props a run does not take are undefined on both sides
+      if (a.r !== b.r || a.ru !== b.ru || a.from !== b.from || a.to !== b.to || a.join !== b.join) return false
+      for (let i = a.from; i < a.to; i++) if (a.pts[i] !== b.pts[i]) return false
+      return true
+    }
+    // How a point is drawn: the core's kind, and for an unmeasured one whether it is pending or failed.
+    const drawnAs = (p) => (p.kind === 'ok' || p.kind === 'failed' ? p.kind : p.pending ? 'pending' : p.failed ? 'bad' : 'unmeasured')
+    const DotRun = memo(function DotRun({ pts, from, to, r, ru }) {
+      const by = { ok: [], failed: [], unmeasured: [], bad: [], pending: [] }
+      for (let i = from; i < to; i++) by[drawnAs(pts[i])].push(pts[i])
+      const { ok, failed, unmeasured, bad, pending } = by
+      return h('g', null,
+        ok.length ? h('path', { d: circlesPath(ok, r), fill: COLORS.ok }) : null,
+        failed.length ? h('path', { d: circlesPath(failed, r), fill: 'var(--k-bg, #fff)', stroke: COLORS.bad, strokeWidth: r < 3 ? 1.1 : 1.8 }) : null,
+        bad.length ? h('path', { d: circlesPath(bad, ru), fill: 'none', stroke: COLORS.bad, strokeWidth: 1.5 }) : null,
+        unmeasured.length ? h('path', { d: circlesPath(unmeasured, ru), fill: 'none', stroke: COLORS.faint, strokeWidth: 1.5 }) : null,
+        pending.length ? h('path', { d: circlesPath(pending, ru), fill: 'none', stroke: COLORS.faint, strokeWidth: 1.5, strokeDasharray: '2 2', className: 'kopt-pulse' }) : null)
+    }, sameRun)
+    // The line through the points of kind "ok", in runs; each run starts at the last ok point
+    // before it (`join`), so the runs meet.
+    const LineRun = memo(function LineRun({ pts, from, to, join }) {
+      let d = join ? `M${join.x} ${join.y}` : ''
+      for (let i = from; i < to; i++) {
+        const p = pts[i]
+        if (p.kind !== 'ok') continue
+        d += `${d ? 'L' : 'M'}${p.x} ${p.y}`
+      }
+      return d.includes('L') ? h('path', { d, fill: 'none', stroke: COLORS.line, strokeWidth: 1.8, strokeLinejoin: 'round', opacity: 0.9 }) : null
+    }, sameRun)
+    function Curve({ pts, xStep }) {
+      // Smaller dots when they crowd (a 1,000-point run), never below 1.6 units; the spacing is the
+      // axis's (xStep), which stays put while points arrive, so the radius does too.
+      const gap = xStep > 0 ? xStep : pts.length > 1 ? Math.abs(pts[pts.length - 1].x - pts[0].x) / (pts.length - 1) : 20
+      const r = Math.max(1.6, Math.min(4, gap * 0.42))
+      const ru = Math.max(1.4, Math.min(3.5, gap * 0.38))
+      const counts = { ok: 0, failed: 0, bad: 0, unmeasured: 0, pending: 0 }
+      const lines = [], dots = []
+      let lastOk = null
+      for (let from = 0; from < pts.length; from += RUN) {
+        const to = Math.min(pts.length, from + RUN)
+        lines.push(h(LineRun, { key: from, pts, from, to, join: lastOk }))
+        dots.push(h(DotRun, { key: from, pts, from, to, r, ru }))
+        for (let i = from; i < to; i++) {
+          counts[drawnAs(pts[i])]++
+          if (pts[i].kind === 'ok') lastOk = pts[i]
+        }
+      }
+      return h(Fragment, null,
+        h('g', { 'data-kopt': 'line' }, lines),
+        h('g', {
+          'data-kopt': 'points', 'data-n': pts.length, 'data-ok': counts.ok, 'data-failed': counts.failed,
+          'data-unmeasured-failed': counts.bad, 'data-unmeasured': counts.unmeasured, 'data-pending': counts.pending,
+        }, dots))
+    }
+    function Dot({ x, y, kind, pending, failed }) {
+      if (kind === 'ok') return h('circle', { cx: x, cy: y, r: 6.5, fill: COLORS.ok, stroke: '#fff', strokeWidth: 2 })
+      if (kind === 'failed') return h('circle', { cx: x, cy: y, r: 6.5, fill: 'var(--k-bg, #fff)', stroke: COLORS.bad, strokeWidth: 2 })
+      return h('circle', { cx: x, cy: y, r: 5.5, fill: 'none', stroke: failed ? COLORS.bad : COLORS.faint, strokeWidth: 2, strokeDasharray: pending ? '2 2' : undefined })
+    }
+
+    function Chart({ chart, selected, onSelect, pinned, t, svgRef }) {
+      const pts = chart.points
+      const W = chart.width, H = chart.height, P = chart.plot
+      const find = useCallback((vx) => {
+        // Points are ordered by x; binary search the nearest.
+        let lo = 0, hi = pts.length - 1
+        if (hi < 0) return -1
+        while (lo < hi) { const mid = (lo + hi) >> 1; if (pts[mid].x < vx) lo = mid + 1; else hi = mid }
+        if (lo > 0 && Math.abs(pts[lo - 1].x - vx) <= Math.abs(pts[lo].x - vx)) lo -= 1
+        return lo
+      }, [pts])
+      const toView = (ev) => {
+        const svg = svgRef.current
+        if (!svg) return 0
+        const r = svg.getBoundingClientRect()
+        return ((ev.clientX - r.left) / r.width) * W
+      }
+      const onMove = (ev) => { if (!pinned) { const i = find(toView(ev)); if (i >= 0) onSelect(i, false) } }
+      // Leaving the chart for the hover popover (it sits beside the point, often under the pointer on its way
+      // to the next point) keeps it; the popover itself closes when the pointer leaves it for elsewhere.
+      const onLeave = (ev) => { if (!pinned && !intoPopover(ev)) onSelect(null, false) }
+      const onClick = (ev) => { const i = find(toView(ev)); if (i >= 0) onSelect(i, true) }
+      const onKey = (ev) => {
+        if (!pts.length) return
+        if (ev.key === 'ArrowRight' || ev.key === 'ArrowLeft') {
+          ev.preventDefault()
+          const d = ev.key === 'ArrowRight' ? 1 : -1
+          const cur = selected === null || selected === undefined ? (d > 0 ? -1 : pts.length) : selected
+          onSelect(Math.max(0, Math.min(pts.length - 1, cur + d)), true)
+        } else if (ev.key === 'Home' || ev.key === 'End') {
+          ev.preventDefault(); onSelect(ev.key === 'Home' ? 0 : pts.length - 1, true)
+        } else if (ev.key === 'Enter' || ev.key === ' ') {
+          ev.preventDefault(); onSelect(selected ?? chart.markers?.best?.index ?? pts.length - 1, true)
+        } else if (ev.key === 'Escape') {
+          if (selected !== null && selected !== undefined) { ev.preventDefault(); ev.stopPropagation(); onSelect(null, false) }
+        }
+      }
+      const sp = selected !== null && selected !== undefined ? pts[selected] : null
+      const best = chart.markers?.best
+      const ariaLabel = `${t('curve.title')}: ${pts.length}`
+      return h('svg', {
+        ref: svgRef, className: 'kopt-chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': ariaLabel, tabIndex: 0,
+        onMouseMove: onMove, onMouseLeave: onLeave, onClick, onKeyDown: onKey, 'data-kopt': 'chart', xmlns: 'http://www.w3.org/2000/svg',
+      },
+      // grid + ticks
+      h('g', { fontSize: 11.5, fill: COLORS.faint },
+        chart.ticks.map((tk, i) => h(Fragment, { key: `t${i}` },
+          h('line', { x1: P.left, x2: P.right, y1: tk.y, y2: tk.y, stroke: COLORS.grid, strokeDasharray: '3 5' }),
+          h('text', { x: P.left - 8, y: tk.y + 4, textAnchor: 'end' }, tk.label))),
+        h('line', { x1: P.left, x2: P.right, y1: P.bottom, y2: P.bottom, stroke: COLORS.grid }),
+        chart.xTicks.map((tk, i) => h('text', { key: `x${i}`, x: tk.x, y: chart.xLabelY, textAnchor: 'middle' }, tk.label)),
+        chart.scale === 'log' ? h('text', { x: P.left - 8, y: P.top - 8, textAnchor: 'end', fontStyle: 'italic' }, t('curve.log')) : null),
+      // best line
+      chart.bestLine ? h('g', null,
+        h('line', { x1: P.left, x2: P.right, y1: chart.bestLine.y, y2: chart.bestLine.y, stroke: COLORS.best, strokeDasharray: '6 5', strokeWidth: 1.2, opacity: 0.75 }),
+        h('text', { x: P.left + 6, y: chart.bestLine.y - 6, textAnchor: 'start', fontSize: 12, fill: COLORS.best }, `${t('axis.best')} ${chart.bestLine.label}`)) : null,
+      // the line through successful evaluations, and the points
+      h(Curve, { pts, xStep: chart.xStep }),
+      // markers
+      (chart.markers?.profiled ?? []).map((m, i) => h('text', { key: `p${i}`, x: m.x, y: chart.profileY + 4, textAnchor: 'middle', fontSize: 11, fill: COLORS.prof, 'data-kopt': 'profiled' }, '▲')),
+      (chart.markers?.finalized ?? []).map((m, i) => h('text', { key: `f${i}`, x: m.x + 7, y: m.y - 7, fontSize: 13, fill: COLORS.final, 'data-kopt': 'finalized' }, '⚑')),
+      best ? h('text', { x: best.x, y: best.y - 9, textAnchor: 'middle', fontSize: 15, fill: COLORS.best, 'data-kopt': 'best' }, '★') : null,
+      // selection
+      sp ? h('g', { pointerEvents: 'none' },
+        h('line', { x1: sp.x, x2: sp.x, y1: P.top - 4, y2: chart.baselineY + 6, stroke: COLORS.line, strokeOpacity: 0.35 }),
+        h(Dot, { x: sp.x, y: sp.y, kind: sp.kind, pending: !!sp.pending, failed: !!sp.failed })) : null)
+    }
+
+    // Where a Slurm point was measured (the core's `slurm` record, shown as it came).
+    function slurmWhere(it, t) {
+      const s = it.slurm
+      if (!s || typeof s !== 'object') return ''
+      return [t('pop.slurm', { job: s.jobId ?? '?', node: s.node ?? '?' }), s.partition, s.gpu].filter(Boolean).join(' · ')
+    }
+
+    const intoPopover = (ev) => !!(ev.relatedTarget && ev.relatedTarget.closest && ev.relatedTarget.closest('[data-kopt=popover]'))
+    const intoChart = (ev) => !!(ev.relatedTarget && ev.relatedTarget.closest && ev.relatedTarget.closest('[data-kopt=chart]'))
+    function Popover({ series, index, chart, t, onClose, onLeave, pinned, wrapWidth }) {
+      const it = series.iterations[index]
+      const pt = chart.points[index]
+      if (!it || !pt) return null
+      const v = verdictOf(it)
+      const trust = trustOf(it)
+      const plan = lastBefore(series.plans ?? [], it.seq)
+      const phase = chart.phases?.[index]
+      const metrics = it.metrics && typeof it.metrics === 'object' ? Object.entries(it.metrics) : []
+      // Place it beside the point, inside the chart box.
+      const leftPct = (pt.x / chart.width) * 100
+      // Beside the point, on the side with more room; never past the box's edge in a narrow tab.
+      const edge = 'max(0px, calc(100% - 344px))'
+      const style = leftPct > 55 ? { right: `min(${100 - leftPct + 1.5}%, ${edge})` } : { left: `min(${leftPct + 1.5}%, ${edge})` }
+      // Vertically: a point in the upper half opens downwards, a low one upwards (its bottom edge near the
+      // point), and the height is capped by the room on that side, so the box never leaves the chart box
+      // (and so never runs under the composer below it); the rest scrolls inside.
+      const yPct = (Math.min(pt.y, chart.plot.bottom) / chart.height) * 100
+      if (yPct <= 50) {
+        const top = Math.max(0, yPct - 10)
+        style.top = `${top}%`
+        style.maxHeight = `min(380px, calc(${100 - top}% - 4px))`
+      } else {
+        const bottom = Math.max(0, 100 - yPct - 10)
+        style.bottom = `${bottom}%`
+        style.maxHeight = `min(380px, calc(${100 - bottom}% - 4px))`
+      }
+      void wrapWidth
+      return h('div', { className: 'kopt-pop', style, role: 'dialog', 'aria-label': `#${index + 1}`, 'data-kopt': 'popover', onMouseLeave: onLeave },
+        h('h4', null,
+          `#${index + 1}`,
+          h('span', { className: `kopt-tag ${verdictTone(v)}` }, t(`verdict.${v}`)),
+          index === series.bestIndex ? h('span', { className: 'kopt-tag ok' }, `★ ${t('legend.best')}`) : null,
+          it.finalized ? h('span', { className: 'kopt-tag', style: { color: COLORS.final } }, `⚑ ${t('legend.final')}`) : null,
+          pinned ? h('button', { className: 'kopt-x', onClick: onClose, 'aria-label': t('pop.close'), title: t('pop.close') }, '✕') : null),
+        h('div', { style: { marginTop: 6, fontSize: 15, fontVariantNumeric: 'tabular-nums' } },
+          h('b', null, it.latencyMs !== undefined ? fmtLatency(it.latencyMs) : '—'),
+          pt.speedupLabel ? h('span', { style: { marginLeft: 8, color: 'var(--k-dim)' } }, pt.speedupLabel) : null,
+          it.speedup !== undefined && !pt.speedupLabel ? h('span', { style: { marginLeft: 8 } }, fmtX(it.speedup)) : null,
+          phase ? h('span', { className: 'kopt-tag', style: { marginLeft: 8 } }, t(`pop.phase.${phase}`)) : null),
+        h('div', { className: 'kopt-sec' },
+          h('b', null, t(`trust.${trust}`)),
+          h('div', { className: 'kopt-note' }, `${it.tool} · seq ${it.seq}${it.jobId ? ` · job ${it.jobId}` : ''}${it.evaluationId ? ` · ${it.evaluationId}` : ''}${it.artifactPath ? ` · ${it.artifactPath}` : ''}`),
+          it.slurm ? h('div', { className: 'kopt-note', 'data-kopt': 'slurm' }, slurmWhere(it, t)) : null,
+          it.command ? h('div', { className: 'kopt-pre', title: t('trust.command') }, it.command) : null),
+        chart.final?.selfReported?.index === index ? h('div', { className: 'kopt-sec', 'data-kopt': 'pop-gap', style: chart.final.gapFlag ? { color: 'var(--k-warn)' } : undefined },
+          chart.final.gapFlag ? '⚠ ' : '', t('pop.gap', { re: chart.final.label, pct: fmtGap(chart.final.gapPct) })) : null,
+        it.error ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.error')), h('div', { className: 'kopt-pre old' }, it.error)) : null,
+        it.blocking ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.blocking')), it.blocking.map((s, i) => h('div', { key: i, className: 'kopt-err' }, `· ${s}`))) : null,
+        it.advisory ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.advisory')), it.advisory.map((s, i) => h('div', { key: i, className: 'kopt-note' }, `· ${s}`))) : null,
+        it.notMeasured ? h('div', { className: 'kopt-sec kopt-note' }, `${t('pop.notMeasured')}: ${it.notMeasured.join(', ')}`) : null,
+        metrics.length ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.metrics')),
+          h('div', { style: { display: 'flex', flexWrap: 'wrap', gap: 5 } }, metrics.map(([k, val]) => h('span', { key: k, className: 'kopt-tag' }, `${k} = ${typeof val === 'number' && !Number.isInteger(val) ? Number(val.toPrecision(4)) : val}`)))) : null,
+        h('div', { className: 'kopt-sec' }, h('b', null, t('pop.approach')),
+          plan ? h('div', null, h('span', { className: `kopt-tag ${plan.phase === 'stuck' ? 'stuck' : 'accent'}` }, plan.phase), ' ', plan.approach) : h('div', { className: 'kopt-note' }, t('plan.none'))),
+        h('div', { className: 'kopt-sec' }, h('b', null, t('pop.changes')),
+          it.changes && it.changes.length ? it.changes.map((c, i) => h(ChangeView, { key: i, change: c, t })) : h('div', { className: 'kopt-note' }, t('pop.noChanges'))))
+    }
+
+    function ChangeView({ change, t, compact }) {
+      const head = `${t(change.kind === 'write' ? 'ch.write' : 'ch.edit')} · ${change.tool}${change.replaceAll ? ' · replace_all' : ''}${change.truncated ? ' · …' : ''}`
+      if (compact) return h('div', { className: 'kopt-note' }, head)
+      return h('div', { style: { marginTop: 4 } },
+        h('div', { className: 'kopt-note' }, head),
+        change.kind === 'write'
+          ? h('div', { className: 'kopt-pre' }, change.content ?? '')
+          : h(Fragment, null, h('div', { className: 'kopt-pre old' }, change.oldText ?? ''), h('div', { className: 'kopt-pre new' }, change.newText ?? '')))
+    }
+

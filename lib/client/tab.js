@@ -1,0 +1,140 @@
+    // ───────────────────────────── the tab ─────────────────────────────
+    function Chips({ series, t }) {
+      const c = series.chart
+      const counts = c?.counts
+      const its = series.iterations
+      const best = series.bestIndex !== null && series.bestIndex !== undefined ? its[series.bestIndex] : null
+      const bestPt = best ? c?.points?.[series.bestIndex] : null
+      const pending = its.some(i => i.pending)
+      const out = []
+      if (counts) {
+        out.push(h('span', { key: 'o', className: 'kopt-chip', title: t('chip.opt.tip'), 'data-kopt': 'chip-opt' }, t('chip.opt', { n: counts.optimization })))
+        if (counts.overBudget > 0) out.push(h('span', { key: 'b', className: 'kopt-chip warn', title: t('chip.over.tip') }, t('chip.over', { n: counts.overBudget })))
+        if (counts.wrapUp > 0) out.push(h('span', { key: 'w', className: 'kopt-chip', title: t('chip.wrap.tip') }, t(counts.wrapUp === 1 ? 'chip.wrap.one' : 'chip.wrap', { n: counts.wrapUp })))
+      } else {
+        out.push(h('span', { key: 'o', className: 'kopt-chip' }, t('chip.opt', { n: its.filter(i => !i.pending).length })))
+      }
+      if (best?.latencyMs !== undefined) {
+        const sp = bestPt?.speedupLabel ?? (best.speedup !== undefined ? fmtX(best.speedup) : null)
+        out.push(h('span', { key: 'best', className: 'kopt-chip ok', 'data-kopt': 'chip-best' }, '★ ', t('chip.best', { value: fmtLatency(best.latencyMs) }), sp ? ` · ${sp}` : ''))
+      }
+      const fin = c?.final
+      if (fin) {
+        out.push(h('span', { key: 'fin', className: 'kopt-chip final', title: t(fin.remeasured ? 'chip.final.re' : 'chip.final.self'), 'data-kopt': 'chip-final' },
+          '⚑ ', t('chip.final', { value: fin.label }), ' · ', fin.remeasured ? t('chip.remeasured') : h('span', { style: { color: 'var(--k-warn)' } }, t('chip.notRemeasured')),
+          fin.selfReported ? h('span', { 'data-kopt': 'final-gap', 'data-flag': fin.gapFlag ? '1' : '0', style: fin.gapFlag ? { color: 'var(--k-warn)' } : undefined },
+            ' · ', fin.gapFlag ? '⚠ ' : '', t('chip.gap', { self: fin.selfReported.label, pct: fmtGap(fin.gapPct) })) : null))
+      }
+      if (pending) out.push(h('span', { key: 'p', className: 'kopt-chip kopt-pulse' }, t('chip.pending')))
+      return h('div', { className: 'kopt-chips', 'data-kopt': 'chips' }, out)
+    }
+
+    function CurveCard({ series, t, selected, pinned, onSelect, svgRef }) {
+      const c = series.chart
+      if (!c || !Array.isArray(c.points)) return null
+      const drift = c.drift
+      return h('div', { className: 'kopt-card', 'data-kopt': 'curve' },
+        h('h3', null, t('curve.title'), h('span', { className: 'kopt-note', style: { fontWeight: 400 } }, t(c.mode === 'speedup' ? 'curve.axisSpeedup' : 'curve.axisLatency'))),
+        h('div', { className: 'kopt-chartwrap' },
+          h(Chart, { chart: c, selected, pinned, onSelect, t, svgRef }),
+          selected !== null && selected !== undefined ? h(Popover, { series, index: selected, chart: c, t, pinned, onClose: () => onSelect(null, false), onLeave: (ev) => { if (!pinned && !intoChart(ev)) onSelect(null, false) } }) : null),
+        h('div', { className: 'kopt-legend' },
+          h('span', null, h('i', { style: { color: COLORS.ok } }, '●'), t('legend.ok')),
+          h('span', null, h('i', { style: { color: COLORS.bad } }, '○'), t('legend.failed')),
+          h('span', null, h('i', { style: { color: COLORS.faint } }, '◌'), t('legend.unmeasured')),
+          h('span', null, h('i', { style: { color: COLORS.best } }, '★'), t('legend.best')),
+          h('span', null, h('i', { style: { color: COLORS.prof } }, '▲'), t('legend.profiled')),
+          h('span', null, h('i', { style: { color: COLORS.final } }, '⚑'), t('legend.final')),
+          h('span', { className: 'kopt-grow' }),
+          h('span', null, t('curve.hint'))),
+        c.reference ? h('div', { className: 'kopt-note', style: { marginTop: 6 }, 'data-kopt': 'denominator' }, t('curve.note', { ref: c.reference.label })) : null,
+        drift ? h('div', { className: 'kopt-warnbox', 'data-kopt': 'drift' }, t('curve.drift', { count: drift.count, min: drift.minLabel, max: drift.maxLabel, pct: Math.round((drift.ratio - 1) * 100) })) : null)
+    }
+
+    function ExportMenu({ series, t, svgRef, sessionId }) {
+      const [open, setOpen] = useState(false)
+      const ref = useRef(null)
+      useEffect(() => {
+        if (!open) return undefined
+        const close = (e) => { if (ref.current && !ref.current.contains(e.target)) setOpen(false) }
+        document.addEventListener('mousedown', close)
+        return () => document.removeEventListener('mousedown', close)
+      }, [open])
+      const base = `kernel-opt-${sessionId}`
+      const doSvg = () => {
+        const svg = svgRef.current
+        if (!svg) return
+        const clone = svg.cloneNode(true)
+        clone.setAttribute('xmlns', 'http://www.w3.org/2000/svg')
+        clone.setAttribute('style', 'color:#1f2329;background:#fff;font-family:system-ui,sans-serif')
+        const bg = document.createElementNS('http://www.w3.org/2000/svg', 'rect')
+        bg.setAttribute('width', '100%'); bg.setAttribute('height', '100%'); bg.setAttribute('fill', '#fff')
+        clone.insertBefore(bg, clone.firstChild)
+        download(`${base}-curve.svg`, 'image/svg+xml', new XMLSerializer().serializeToString(clone).replace(/var\(--k-bg, #fff\)/g, '#fff'))
+      }
+      return h('div', { ref, style: { position: 'relative' } },
+        h('button', { className: 'kopt-btn', onClick: () => setOpen(!open), 'aria-haspopup': 'menu', 'aria-expanded': open, 'data-kopt': 'export' }, '⤓ ', t('export')),
+        open ? h('div', { className: 'kopt-menu', role: 'menu' },
+          h('button', { role: 'menuitem', onClick: () => { setOpen(false); download(`${base}.csv`, 'text/csv;charset=utf-8', runCsv(series)) } }, t('export.csv')),
+          h('button', { role: 'menuitem', onClick: () => { setOpen(false); download(`${base}.json`, 'application/json', JSON.stringify(series, null, 2)) } }, t('export.json')),
+          h('button', { role: 'menuitem', onClick: () => { setOpen(false); doSvg() } }, t('export.svg'))) : null)
+    }
+
+    function EvalTab(props) {
+      const sessionId = props.sessionId
+      const t = useMemo(() => makeT(props.t), [props.t])
+      const [snap, store] = useSeries(sessionId)
+      const series = snap.series
+      const [sel, setSel] = useState({ index: null, pinned: false })
+      const [focus, setFocus] = useState(false)
+      const svgRef = useRef(null)
+      const refresh = useCallback(() => { store.refresh() }, [store])
+      const onSelect = useCallback((index, pin) => setSel(index === null ? { index: null, pinned: false } : { index, pinned: pin }), [])
+      // Focus mode: Esc closes the popover first, then leaves focus mode.
+      useEffect(() => {
+        const onKey = (e) => {
+          if (e.key !== 'Escape' || e.defaultPrevented) return
+          if (sel.index !== null) { setSel({ index: null, pinned: false }); return }
+          if (focus) setFocus(false)
+        }
+        window.addEventListener('keydown', onKey)
+        return () => window.removeEventListener('keydown', onKey)
+      }, [focus, sel.index])
+      // Update timing (performance API): parse start → committed DOM.
+      useLayoutEffect(() => {
+        if (!store.lastUpdateStart || !series) return
+        const ms = performance.now() - store.lastUpdateStart
+        store.lastUpdateStart = 0
+        try { performance.measure('kopt-update', { start: performance.now() - ms, duration: ms, detail: { points: series.iterations.length } }) } catch { /* older engines */ }
+        const w = window
+        ;(w.__koptUpdates = w.__koptUpdates || []).push({ ms, parseMs: store.lastParseMs, points: series.iterations.length })
+      }, [snap.version])
+      // A selection past the end (a different run) is dropped.
+      const selIndex = series && sel.index !== null && sel.index < series.iterations.length ? sel.index : null
+      const body = !series
+        ? h('div', { className: 'kopt-empty' }, snap.status === 'loading' ? h('span', { 'data-kopt': 'loading' }, t('state.loading')) : snap.error ? t('err.request', { msg: snap.error }) : '…')
+        : h(Fragment, null,
+          h(RunControls, { sessionId, series, t, refresh }),
+          h(Chips, { series, t }),
+          series.iterations.length === 0 && (series.plans ?? []).length === 0
+            ? h('div', { className: 'kopt-card kopt-empty', 'data-kopt': 'empty' }, h('b', null, t('empty.title')), t('empty.body'))
+            : null,
+          series.iterations.length > 0 ? h(CurveCard, { series, t, selected: selIndex, pinned: sel.pinned, onSelect, svgRef }) : null,
+          (series.uncollectedSeqs ?? []).length ? h('div', { className: 'kopt-warnbox' }, t('note.uncollected', { n: series.uncollectedSeqs.length })) : null,
+          (series.echoedSeqs ?? []).length ? h('div', { className: 'kopt-note' }, t('note.echoed', { n: series.echoedSeqs.length })) : null,
+          h('div', { className: 'kopt-grid' },
+            h(PlanCard, { plans: series.plans ?? [], t }),
+            h(EnvCard, { envs: series.envs ?? [], t }),
+            h(ReviewCard, { rounds: series.rounds ?? [], sup: series.control?.supervisor, t })),
+          series.iterations.length > 0 ? h(RecordCard, { series, t, selected: selIndex, onPick: i => onSelect(i, true) }) : null)
+      return h('div', { className: `kopt kopt-panel${focus ? ' kopt-focus' : ''}`, 'data-kopt': 'panel', 'data-focus': focus ? '1' : '0' },
+        h('div', { className: 'kopt-inner' },
+          h('div', { className: 'kopt-head' },
+            h('span', { className: 'kopt-title' }, t('title')),
+            h('span', { className: 'kopt-sub' }, series ? loopStatus(t, series.control?.loop) : ''),
+            h('span', { className: 'kopt-grow' }),
+            series ? h(ExportMenu, { series, t, svgRef, sessionId }) : null,
+            h('button', { className: 'kopt-btn', onClick: () => setFocus(!focus), title: focus ? t('focus.exit') : t('focus.enter'), 'aria-pressed': focus, 'data-kopt': 'focus' }, focus ? '⤡ ' : '⤢ ', focus ? t('focus.exit') : t('focus.enter'))),
+          body))
+    }
+
