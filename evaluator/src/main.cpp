@@ -3,6 +3,8 @@
 // confined kopt-bench-runner. It links no LibTorch, never loads candidate code and never touches
 // CUDA; it prints the result only after every process started for the evaluation is gone.
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -87,6 +89,49 @@ void remove_tree(const std::string& p) {
   ::rmdir(p.c_str());
 }
 
+// The judge, started before the builds so that its LibTorch start (~0.6 s of CPU) overlaps them.
+// It waits for its job's path on stdin; until it is handed one it is killed on every way out.
+class PendingJudge {
+ public:
+  PendingJudge(const std::string& exe, const std::string& log_path) {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) return;
+    child_ = start_process({exe, "-"}, log_path, {}, p[0]);
+    ::close(p[0]);
+    write_fd_ = p[1];
+  }
+  ~PendingJudge() { cancel(); }
+  PendingJudge(const PendingJudge&) = delete;
+  PendingJudge& operator=(const PendingJudge&) = delete;
+
+  // Hands the job over and waits for the judge to finish (timeout_s from now).
+  ProcStatus run(const std::string& job_path, double timeout_s) {
+    const std::string line = job_path + "\n";
+    const bool sent = write_fd_ >= 0 && ::write(write_fd_, line.data(), line.size()) == ssize_t(line.size());
+    ::close(write_fd_);
+    write_fd_ = -1;
+    if (!sent) {
+      cancel();
+      return ProcStatus{};
+    }
+    return wait_process(child_, timeout_s);
+  }
+  // No job after all (a build failed): the judge goes, before the result line is printed.
+  void cancel() {
+    if (write_fd_ >= 0) ::close(write_fd_);
+    write_fd_ = -1;
+    if (child_.pid > 0) {
+      ::kill(-child_.pid, SIGKILL);
+      ::kill(child_.pid, SIGKILL);
+      wait_process(child_, 0);
+    }
+  }
+
+ private:
+  Child child_;
+  int write_fd_ = -1;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -154,15 +199,45 @@ int main(int argc, char** argv) {
     if (b.ok && !b.cached) write_file_mac(mac_key, b.so_path);
     return b;
   };
+  char tmpl[] = "/tmp/kopt-bench-job.XXXXXX";
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string tpl = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/kopt-bench-job.XXXXXX";
+  std::vector<char> buf(tpl.begin(), tpl.end());
+  buf.push_back(0);
+  char* dir = mkdtemp(buf.data());
+  if (!dir) dir = mkdtemp(tmpl);
+  if (!dir) return input_error("cannot create a temporary directory");
+  std::string jd = dir;
+  std::string scratch = jd + "/scratch";
+  ::mkdir(scratch.c_str(), 0700);
+  ::chmod(scratch.c_str(), 01777);  // the candidate runs as nobody when we are root
+  // Every way out from here removes the job folder (unless KOPT_BENCH_KEEP_JOB asks to keep it).
+  struct JobFolder {
+    std::string path;
+    ~JobFolder() {
+      if (std::getenv("KOPT_BENCH_KEEP_JOB") == nullptr) remove_tree(path);
+      else std::fprintf(stderr, "kopt-bench: job files kept in %s\n", path.c_str());
+    }
+  } job_folder{jd};
+  std::string exe = self_exe();
+  // The judge is found beside this binary, never through the environment.
+  std::string worker = exe.substr(0, exe.find_last_of('/') + 1) + "kopt-bench-worker";
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  PendingJudge judge(worker, jd + "/worker.log");
+
   const auto t_build = std::chrono::steady_clock::now();
   json ref_job;
   if (ends_with(opt.ref, ".pt") || ends_with(opt.ref, ".pth") || ends_with(opt.ref, ".ts")) {
     ref_job = {{"kind", "torchscript"}, {"path", opt.ref}};
   } else if (ends_with(opt.ref, ".cpp") || ends_with(opt.ref, ".cc") || ends_with(opt.ref, ".cu")) {
     BuildResult rb = build_verified({opt.ref}, "reference");
-    if (!rb.ok) return input_error("the reference does not compile: " + compile_summary(rb.log));
+    if (!rb.ok) {
+      judge.cancel();
+      return input_error("the reference does not compile: " + compile_summary(rb.log));
+    }
     ref_job = {{"kind", "op"}, {"so", rb.so_path}, {"ns", rb.ns}};
   } else {
+    judge.cancel();
     return input_error("--ref must be a TorchScript file (.pt) or a C++/CUDA source (.cpp/.cu): " + opt.ref);
   }
 
@@ -172,6 +247,7 @@ int main(int argc, char** argv) {
     res.correct = false;
     res.error = "compile error: " + compile_summary(cb.log);
     res.notes = integrity_notes;
+    judge.cancel();
     return emit(res, 1);
   }
 
@@ -188,18 +264,6 @@ int main(int argc, char** argv) {
   key["input_regime"] = opt.fresh_inputs ? "fresh" : "reused";
   key["stopping_rule"] = opt.stop.describe() + "; warmup=" + std::to_string(opt.warmup);
 
-  char tmpl[] = "/tmp/kopt-bench-job.XXXXXX";
-  const char* tmpdir = std::getenv("TMPDIR");
-  std::string tpl = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/kopt-bench-job.XXXXXX";
-  std::vector<char> buf(tpl.begin(), tpl.end());
-  buf.push_back(0);
-  char* dir = mkdtemp(buf.data());
-  if (!dir) dir = mkdtemp(tmpl);
-  if (!dir) return input_error("cannot create a temporary directory");
-  std::string jd = dir;
-  std::string scratch = jd + "/scratch";
-  ::mkdir(scratch.c_str(), 0700);
-  ::chmod(scratch.c_str(), 01777);  // the candidate runs as nobody when we are root
   std::vector<std::string> hide{abs_path(opt.baseline), key_path, jd + "/job.json", jd + "/stage.json",
                                 jd + "/result.json"};
   json job = {{"options", opt.to_json()},
@@ -216,12 +280,8 @@ int main(int argc, char** argv) {
     std::ofstream f(jd + "/job.json");
     f << job.dump();
   }
-  std::string exe = self_exe();
-  // The judge is found beside this binary, never through the environment.
-  std::string worker = exe.substr(0, exe.find_last_of('/') + 1) + "kopt-bench-worker";
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
   const auto t_worker = std::chrono::steady_clock::now();
-  ProcStatus st = run_process({worker, jd + "/job.json"}, jd + "/worker.log", opt.timeout_s + 10);
+  ProcStatus st = judge.run(jd + "/job.json", opt.timeout_s + 10);
   reap_all_children(3.0);
   const double worker_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_worker).count();
   std::string result_text = read_file(jd + "/result.json");
@@ -306,12 +366,5 @@ int main(int argc, char** argv) {
     }
   }
   if (res.correct != (code == 0)) code = res.correct ? 0 : (code == 0 ? 1 : code);
-  if (std::getenv("KOPT_BENCH_KEEP_JOB") == nullptr) {
-    for (const char* f : {"/job.json", "/result.json", "/stage.json", "/worker.log"}) ::unlink((jd + f).c_str());
-    remove_tree(scratch);
-    ::rmdir(jd.c_str());
-  } else {
-    std::fprintf(stderr, "kopt-bench: job files kept in %s\n", jd.c_str());
-  }
   return emit(res, code);
 }

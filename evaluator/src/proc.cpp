@@ -28,10 +28,10 @@ std::string ProcStatus::describe() const {
   return b;
 }
 
-ProcStatus run_process(const std::vector<std::string>& argv, const std::string& log_path,
-                       double timeout_s, const std::vector<std::string>& extra_env) {
-  ProcStatus st;
-  if (argv.empty()) return st;
+Child start_process(const std::vector<std::string>& argv, const std::string& log_path,
+                    const std::vector<std::string>& extra_env, int stdin_fd) {
+  Child c;
+  if (argv.empty()) return c;
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -42,9 +42,8 @@ ProcStatus run_process(const std::vector<std::string>& argv, const std::string& 
   for (auto& e : env_store) envp.push_back(e.data());
   envp.push_back(nullptr);
 
-  auto t0 = std::chrono::steady_clock::now();
   pid_t pid = fork();
-  if (pid < 0) return st;
+  if (pid < 0) return c;
   if (pid == 0) {
     setpgid(0, 0);
     int fd = open(log_path.empty() ? "/dev/null" : log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -53,14 +52,27 @@ ProcStatus run_process(const std::vector<std::string>& argv, const std::string& 
       dup2(fd, 2);
       close(fd);
     }
-    int nul = open("/dev/null", O_RDONLY);
-    if (nul >= 0) { dup2(nul, 0); close(nul); }
+    int in = stdin_fd >= 0 ? stdin_fd : open("/dev/null", O_RDONLY);
+    if (in >= 0 && in != 0) {
+      dup2(in, 0);
+      close(in);
+    }
     execvpe(args[0], args.data(), envp.data());
     std::fprintf(stderr, "exec %s: %s\n", args[0], std::strerror(errno));
     _exit(127);
   }
   setpgid(pid, pid);  // also from the parent, so a kill below never races the child's own call
+  c.pid = pid;
+  return c;
+}
+
+ProcStatus wait_process(Child& c, double timeout_s) {
+  ProcStatus st;
+  if (c.pid <= 0) return st;
+  const pid_t pid = c.pid;
+  c.pid = -1;
   st.started = true;
+  auto t0 = std::chrono::steady_clock::now();
   int status = 0;
   for (;;) {
     pid_t r = waitpid(pid, &status, WNOHANG);
@@ -92,6 +104,12 @@ ProcStatus run_process(const std::vector<std::string>& argv, const std::string& 
     st.signal = WTERMSIG(status);
   }
   return st;
+}
+
+ProcStatus run_process(const std::vector<std::string>& argv, const std::string& log_path,
+                       double timeout_s, const std::vector<std::string>& extra_env) {
+  Child c = start_process(argv, log_path, extra_env);
+  return wait_process(c, timeout_s);
 }
 
 std::string read_file(const std::string& path) {

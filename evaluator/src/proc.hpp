@@ -1,6 +1,8 @@
 // Child processes: run a command with its output in a file, a timeout, and its whole process
 // group killed when time is up.
 #pragma once
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -16,8 +18,19 @@ struct ProcStatus {
   std::string describe() const;  // "exit 0", "killed by SIGSEGV (Segmentation fault)", "timed out after 3.0 s"
 };
 
-// argv[0] is looked up in PATH. stdout and stderr go to `log_path` (truncated first; "" = /dev/null).
-// `extra_env` entries are "NAME=value". timeout_s <= 0: no timeout.
+// A started child, in a process group of its own.
+struct Child {
+  pid_t pid = -1;
+};
+
+// argv[0] is looked up in PATH. stdout and stderr go to `log_path` (truncated first; "" = /dev/null);
+// stdin is `stdin_fd` (-1: /dev/null). `extra_env` entries are "NAME=value".
+Child start_process(const std::vector<std::string>& argv, const std::string& log_path,
+                    const std::vector<std::string>& extra_env = {}, int stdin_fd = -1);
+// Waits for the child (timeout_s counted from this call; <= 0: none), then kills what is left of
+// its process group. A timed-out child is killed with its group.
+ProcStatus wait_process(Child& c, double timeout_s);
+// start_process + wait_process.
 ProcStatus run_process(const std::vector<std::string>& argv, const std::string& log_path,
                        double timeout_s, const std::vector<std::string>& extra_env = {});
 

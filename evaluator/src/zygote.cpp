@@ -177,6 +177,11 @@ void start(Entry runner_main) {
     prctl(PR_SET_NAME, "kopt-zygote");
     for (int fd = 3; fd < 1024; ++fd)
       if (fd != sv[1]) ::close(fd);
+    const int nul = ::open("/dev/null", O_RDONLY);  // not the judge's stdin (its job arrives there)
+    if (nul > 0) {
+      dup2(nul, 0);
+      ::close(nul);
+    }
     wipe_environment();
     serve(runner_main, sv[1], judge);
   }
