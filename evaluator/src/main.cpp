@@ -124,6 +124,7 @@ class PendingJudge {
       ::kill(-child_.pid, SIGKILL);
       ::kill(child_.pid, SIGKILL);
       wait_process(child_, 0);
+      reap_all_children(1.0);  // its zygote, reparented to us (the subreaper)
     }
   }
 

@@ -3,6 +3,7 @@
 // (cache, baseline, environment). Runs the kopt-bench binary like the user does.
 #include <gtest/gtest.h>
 #include <dirent.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -219,6 +220,36 @@ TEST(Reach, LandlockAloneHoldsWithoutNamespaces) {
   EXPECT_TRUE(has(p.runs.back().out, "weaker isolation: the candidate ran without namespaces \\(agent-chosen --no-namespaces\\)"))
       << p.runs.back().out;
   EXPECT_EQ(p.left_behind, 0) << "a candidate's process outlived the evaluation";
+}
+
+// The judge starts before the builds (its LibTorch start hides behind the compiler); a build that
+// fails must take it down before the result line, and a run that goes through must leave nothing
+// either. This test process is a subreaper: anything kopt-bench leaves becomes our child.
+std::vector<pid_t> our_children() {
+  std::vector<pid_t> kids;
+  std::ifstream f("/proc/self/task/" + std::to_string(getpid()) + "/children");
+  pid_t p;
+  while (f >> p) kids.push_back(p);
+  return kids;
+}
+TEST(Reach, NoJudgeOrZygoteOutlivesTheEvaluation) {
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  const std::string bad = tmpdir() + "/bad.cpp";
+  std::ofstream(bad) << "int broken = ;\n";
+  Outcome r = eval_relu(bad, {"--no-timing"});
+  ASSERT_TRUE(r.eval.is_object()) << r.out;
+  EXPECT_EQ(r.eval["compiled"], false) << r.out;
+  Outcome ok = eval_relu(T + "/honest/relu_loop.cpp", {"--no-timing"});
+  EXPECT_EQ(ok.eval["correct"], true) << ok.out;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a straggler would be reparented by now
+  for (pid_t k : our_children()) {
+    std::ifstream c("/proc/" + std::to_string(k) + "/comm");
+    std::string comm;
+    std::getline(c, comm);
+    ADD_FAILURE() << "left behind: pid " << k << " (" << comm << ")";
+  }
+  while (waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
 }
 
 TEST(Reach, EnvironmentCannotSwapTheWorker) {
