@@ -5,7 +5,7 @@
 //
 //   KOPT_HOST_DIR=… node bench/http/run.mjs [--sizes 100000,1000000] [--before <plugin checkout>]
 //                                           [--seed <the seed plugin's checkout>] [--host-only]
-//                                           [--reps 30] [--changed 15] [--pollers 5]
+//                                           [--reps 30] [--changed 15] [--pollers 5] [--gc]
 //
 // Per plugin: a scratch DSH_HOME, the plugin and bench/http/feeder (a benchmark-only plugin that
 // appends events through the host's Session.append and answers a trivial ping) added to the web
@@ -30,6 +30,10 @@
 // (read from the host's persistence), is opened like the tab opens it (asking again through 202
 // every 100 ms):
 //   past      first answer (ms, status), full body (ms), and a GET /ping every 20 ms meanwhile: its worst
+// With --gc, every `dsh web` preloads bench/http/gc-watch.cjs and each plugin's line "gc" gives its
+// host's garbage-collection pauses over the whole run (live and past phases): how many lasted 50 ms
+// or more, and the longest full (mark-compact) and young-generation (scavenge) pause. The host's
+// own pauses bound from below what any plugin's stall figure can be.
 // Prints one JSON line per (plugin, size) and, with --before, the ratios before/after.
 import { execFile, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -57,6 +61,7 @@ const REPS = Number(arg('reps', 30))
 const CHANGED = Number(arg('changed', 15))
 const POLLERS = Number(arg('pollers', 5))
 const HOST_ONLY = process.argv.includes('--host-only')
+const GC = process.argv.includes('--gc')
 const BATCH = 5000
 
 const work = mkdtempSync(join(tmpdir(), 'kopt-bench-http-'))
@@ -102,11 +107,29 @@ function tabPoller(port, path) {
   return st
 }
 
+const gcLog = (label) => join(work, `gc-${label}.log`)
+// The host's GC pauses (--gc): count >= 50 ms, longest mark-compact, longest scavenge.
+function gcSummary(label) {
+  if (!GC) return undefined
+  let lines = []
+  try { lines = readFileSync(gcLog(label), 'utf8').split('\n').filter(Boolean) } catch { lines = [] }
+  const out = { pauses_over_50ms: 0, max_mark_compact_ms: 0, max_scavenge_ms: 0, logged: lines.length }
+  for (const l of lines) {
+    const [, kind, ms] = l.split(' ')
+    const d = Number(ms)
+    if (d >= 50) out.pauses_over_50ms++
+    if (kind === 'mark-compact') out.max_mark_compact_ms = Math.max(out.max_mark_compact_ms, d)
+    if (kind === 'scavenge') out.max_scavenge_ms = Math.max(out.max_scavenge_ms, d)
+  }
+  return out
+}
+
 async function startHost(label, pluginDir, env) {
   const home = join(work, `home-${label}`)
   const ws = join(work, `ws-${label}`)
   mkdirSync(ws, { recursive: true })
-  const baseEnv = { DSH_HOME: home, DEEPSEEK_API_KEY: 'bench', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1', ...env }
+  const gcEnv = GC ? { NODE_OPTIONS: `--require ${join(here, 'gc-watch.cjs')}`, KOPT_GC_LOG: gcLog(label) } : {}
+  const baseEnv = { DSH_HOME: home, DEEPSEEK_API_KEY: 'bench', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1', ...gcEnv, ...env }
   const dsh = (args) => run(DSH, args, { env: { ...process.env, ...baseEnv }, timeout: 300_000, maxBuffer: 32 << 20 })
   await dsh(['--profile', 'web', '--dump-config'])
   writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), ['- id: hmr', '  disabled: false', '  config:', '    root: []', ''].join('\n'))
@@ -329,6 +352,7 @@ if (HOST_ONLY) {
   const host = await startHost('host-only', null, {})
   for (const n of sizes) results[`host-only/${n}`] = await measureHostOnly(host, n, all)
   await procs.stop(host.web)
+  if (GC) console.log(JSON.stringify({ plugin: 'host-only', gc: gcSummary('host-only') }))
 }
 for (const v of variants) {
   log(`${v.label}: starting dsh web with ${v.dir}`)
@@ -343,6 +367,7 @@ for (const v of variants) {
     results[`${v.label}/past/${n}`] = await measurePast(past, n, results[`${v.label}/${n}`].sid)
   }
   await procs.stop(past.web)
+  if (GC) console.log(JSON.stringify({ plugin: v.label, gc: gcSummary(v.label) }))
 }
 for (const base of [seed && 'seed', before && 'before'].filter(Boolean)) {
   for (const n of sizes) {
