@@ -103,6 +103,7 @@ void join(pid_t holder) {
   }
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (holder == 0 && getppid() != me) _exit(1);  // inside a PID namespace the parent reads as 0
+  prctl(PR_SET_NAME, "kopt-runner");
   setsid();  // capabilities (those a user namespace grants, or root's) go in confine_self
   const std::string cwd = req.value("cwd", "");
   if (!cwd.empty() && chdir(cwd.c_str()) != 0) die("chdir");
