@@ -75,8 +75,9 @@ bool RemoteOp::spawn(bool use_bwrap) {
   req.gpu = spec_.cuda;
   // Forked from the zygote when it is there (no second LibTorch start); exec'd otherwise.
   setup_error_.clear();
-  SandboxChild c = spawn_forked(req, use_bwrap);
+  SandboxChild c = exec_only_ ? SandboxChild{} : spawn_forked(req, use_bwrap);
   setup_error_ = c.setup_error;
+  forked_ = c.pid > 0;
   if (c.pid <= 0 && setup_error_.empty()) c = spawn_sandboxed(req, use_bwrap);
   ::close(cmd[0]);
   ::close(rep[1]);
@@ -117,6 +118,16 @@ bool RemoteOp::await_loaded(bool use_bwrap, std::string* why) {
     loaded_ok_ = true;
     return true;
   } catch (const RunnerFailure& e) {
+    const std::string tail = output_tail();
+    if (forked_ && tail.find("kopt-bench sandbox setup failed") != std::string::npos) {
+      // The zygote's runner could not enter the sandbox: exec the runner instead (one LibTorch
+      // start more), with the same confinement, and say why.
+      exec_only_ = true;
+      if (!spawn(use_bwrap)) throw RunnerFailure("cannot start the runner process", false);
+      const bool ok = await_loaded(use_bwrap, why);
+      isolation_["start"] = "exec'd (the zygote's runner could not enter the sandbox: " + tail_of(tail, 200) + ")";
+      return ok;
+    }
     *why = e.what();
     bool setup_failed = use_bwrap && output_tail().find("bwrap:") != std::string::npos;
     if (setup_failed) *why = "bubblewrap could not set up the sandbox: " + tail_of(output_tail(), 300);

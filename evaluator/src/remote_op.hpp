@@ -82,6 +82,8 @@ class RemoteOp {
   int cmd_fd_ = -1, reply_fd_ = -1;
   nlohmann::json loaded_, isolation_;
   bool try_bwrap_ = false, loaded_ok_ = false;
+  bool forked_ = false;     // the running runner came from the zygote
+  bool exec_only_ = false;  // the zygote's runner failed to enter the sandbox: exec from now on
 };
 
 }  // namespace kopt::bench

@@ -1,6 +1,9 @@
 #include "zygote.hpp"
 
 #include <fcntl.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -34,29 +37,36 @@ int g_sock = -1;  // the judge's end; -1 when there is no zygote
 }
 
 // Joins every namespace of `holder` and takes its root (the sandbox's read-only tree).
+// bubblewrap nests two user namespaces: the outer one owns the mounts and the other namespaces,
+// the holder runs in the inner one (unprivileged, and as root with --uid 65534). Root has the
+// capabilities to join the others from where it is; anyone else first joins the outer user
+// namespace, which gives them. Either way the inner one comes last, after the root is taken.
 void join(pid_t holder) {
   const std::string base = "/proc/" + std::to_string(holder);
   // Opened first: after the user and mount namespaces change, /proc is no longer the judge's.
-  // Root's bubblewrap (--uid 65534) puts the sandbox in a second user namespace, below the one
-  // owning the mounts: root joins the others first, with its own capabilities, and the user
-  // namespace last. Anyone else joins the user namespace first, which gives the capabilities.
-  const bool root = geteuid() == 0;
-  const std::vector<const char*> kinds = root ? std::vector<const char*>{"mnt", "net", "ipc", "uts", "cgroup", "pid", "user"}
-                                              : std::vector<const char*>{"user", "mnt", "net", "ipc", "uts", "cgroup", "pid"};
-  std::vector<int> fds;
-  for (const char* k : kinds) {
-    fds.push_back(::open((base + "/ns/" + k).c_str(), O_RDONLY | O_CLOEXEC));
-    if (fds.back() < 0) die("opening the sandbox's namespaces");
-  }
-  int root_fd = ::open((base + "/root").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (root_fd < 0) die("opening the sandbox's root");
-  for (size_t i = 0; i < kinds.size(); ++i) {
-    if (std::strcmp(kinds[i], "user") == 0 && root && (fchdir(root_fd) != 0 || chroot(".") != 0)) die("entering the sandbox's root");
+  const char* kinds[] = {"mnt", "net", "ipc", "uts", "cgroup", "pid"};
+  int fds[6];
+  for (int i = 0; i < 6; ++i)
+    if ((fds[i] = ::open((base + "/ns/" + kinds[i]).c_str(), O_RDONLY | O_CLOEXEC)) < 0) die("opening the sandbox's namespaces");
+  const int inner = ::open((base + "/ns/user").c_str(), O_RDONLY | O_CLOEXEC);
+  const int root_fd = ::open((base + "/root").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (inner < 0 || root_fd < 0) die("opening the sandbox's user namespace and root");
+  const int outer = ioctl(fds[0], NS_GET_USERNS);  // the mounts' owner
+  if (outer < 0) die("finding the owner of the sandbox's mounts");
+  struct stat in_st {}, out_st {};
+  fstat(inner, &in_st);
+  fstat(outer, &out_st);
+  const bool nested = in_st.st_ino != out_st.st_ino || in_st.st_dev != out_st.st_dev;
+  if (geteuid() != 0 && setns(outer, CLONE_NEWUSER) != 0) die("user (the mounts' owner)");
+  for (int i = 0; i < 6; ++i) {
     if (setns(fds[i], 0) != 0) die(kinds[i]);
     ::close(fds[i]);
   }
-  if (!root && (fchdir(root_fd) != 0 || chroot(".") != 0)) die("entering the sandbox's root");
+  if (fchdir(root_fd) != 0 || chroot(".") != 0) die("entering the sandbox's root");
+  if ((geteuid() == 0 || nested) && setns(inner, CLONE_NEWUSER) != 0) die("user");
   ::close(root_fd);
+  ::close(inner);
+  ::close(outer);
 }
 
 // Mirrors how the runner ended, so the judge reads its status as if it had waited on it.

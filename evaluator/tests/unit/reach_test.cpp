@@ -252,6 +252,24 @@ TEST(Reach, NoJudgeOrZygoteOutlivesTheEvaluation) {
   }
 }
 
+// A forked runner joins bubblewrap's nested user namespaces one way as root and another way as
+// anyone else. As root, the same evaluation also runs as nobody (as any other user, every test
+// here already takes that path).
+TEST(Reach, ForkedRunnerJoinsTheSandboxAsAnUnprivilegedUser) {
+  if (geteuid() != 0) GTEST_SKIP() << "only as root: as another user every evaluation here already runs unprivileged";
+  if (::access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "setpriv (util-linux) is not installed";
+  std::string d = tmpdir();
+  ASSERT_EQ(::chmod(d.c_str(), 0777), 0);
+  Outcome r = bench({"--ref", F + "/relu.pt", "--inputs", F + "/relu.json", "--solution", T + "/honest/relu_loop.cpp",
+                     "--cache-dir", d + "/cache", "--baseline", d + "/b.json", "--no-timing"},
+                    "HOME=" + d + " setpriv --reuid=65534 --regid=65534 --clear-groups");
+  ASSERT_TRUE(r.eval.is_object()) << r.out;
+  EXPECT_EQ(r.eval["correct"], true) << r.out;
+  const json& iso = r.eval["native_metrics"]["isolation"];
+  EXPECT_EQ(iso.value("level", ""), "namespaces") << r.out;
+  EXPECT_EQ(iso.value("start", "").rfind("forked from the judge's pre-loaded zygote", 0), 0u) << r.out;
+}
+
 TEST(Reach, EnvironmentCannotSwapTheWorker) {
   Outcome r = eval_relu(T + "/honest/relu_loop.cpp", {"--no-timing"}, "KOPT_BENCH_WORKER=/bin/true KOPT_BENCH_CXX=/bin/false");
   ASSERT_TRUE(r.eval.is_object()) << r.out;
