@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "proc.hpp"
+#include "zygote.hpp"
 
 namespace kopt::bench {
 
@@ -119,7 +120,7 @@ bool RemoteOp::await_loaded(bool use_bwrap, std::string* why) {
     return true;
   } catch (const RunnerFailure& e) {
     const std::string tail = output_tail();
-    if (forked_ && tail.find("kopt-bench sandbox setup failed") != std::string::npos) {
+    if (forked_ && tail.find(zygote::kSetupFailed) != std::string::npos) {
       // The zygote's runner could not enter the sandbox: exec the runner instead (one LibTorch
       // start more), with the same confinement, and say why.
       exec_only_ = true;

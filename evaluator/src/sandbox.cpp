@@ -39,8 +39,8 @@ std::vector<std::string> nvidia_nodes() {
   return out;
 }
 
-}  // namespace
-
+// The runner's environment: what LibTorch and the driver need, nothing that steers the judge.
+// scratch: the runner's writable folder as the runner sees it (/tmp/scratch inside bubblewrap).
 std::vector<std::string> runner_env(const std::string& scratch) {
   std::vector<std::string> env{"TMPDIR=" + scratch, "HOME=" + scratch, "KOPT_RUNNER_SCRATCH=" + scratch};
   for (const char* k : {"PATH", "LD_LIBRARY_PATH", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
@@ -48,6 +48,11 @@ std::vector<std::string> runner_env(const std::string& scratch) {
     if (const char* v = std::getenv(k)) env.push_back(std::string(k) + "=" + v);
   return env;
 }
+
+// What the holder prints (a line) once bubblewrap's mounts are done.
+constexpr const char* kHolderReady = "kopt-sandbox-ready";
+
+}  // namespace
 
 std::string bwrap_path() {
   for (const char* p : {"/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"})
@@ -186,14 +191,16 @@ SandboxChild spawn_forked(const SandboxRequest& req, bool use_bwrap) {
     int info[2];
     if (pipe2(info, O_CLOEXEC) != 0) return c;
     std::vector<std::string> argv = bwrap_args(req, &iso);
-    argv.insert(argv.end(), {"--as-pid-1", "--info-fd", "3", "--", "/bin/sh", "-c", "echo kopt-sandbox-ready; exec /bin/sleep infinity"});
+    argv.insert(argv.end(), {"--as-pid-1", "--info-fd", "3", "--", "/bin/sh", "-c",
+                             std::string("echo ") + kHolderReady + "; exec /bin/sleep infinity"});
+    const std::string ready_line = std::string(kHolderReady) + "\n";
     SandboxChild h = fork_exec(argv, l.env, {info[1]}, false);
     ::close(info[1]);
     if (h.pid <= 0) {
       ::close(info[0]);
       return c;
     }
-    const std::string said = read_until(h.out_fd, 10, [](const std::string& t) { return t.find("kopt-sandbox-ready\n") != std::string::npos; });
+    const std::string said = read_until(h.out_fd, 10, [&](const std::string& t) { return t.find(ready_line) != std::string::npos; });
     const std::string info_text = read_until(info[0], 2, [](const std::string& t) {
       return nlohmann::json::accept(t);
     });
@@ -201,7 +208,7 @@ SandboxChild spawn_forked(const SandboxRequest& req, bool use_bwrap) {
     ::close(h.out_fd);
     auto info_json = nlohmann::json::parse(info_text, nullptr, false);
     l.holder = info_json.is_object() ? info_json.value("child-pid", 0) : 0;
-    if (said.find("kopt-sandbox-ready\n") == std::string::npos || l.holder <= 0) {
+    if (said.find(ready_line) == std::string::npos || l.holder <= 0) {
       kill_and_reap(h.pid);
       c.setup_error = said.empty() ? "bubblewrap did not start the sandbox" : said.substr(0, 300);
       return c;

@@ -42,10 +42,7 @@ SandboxChild spawn_sandboxed(const SandboxRequest& req, bool use_bwrap);
 // zygote is not there or failed (the caller execs instead), or with setup_error when bubblewrap
 // failed.
 SandboxChild spawn_forked(const SandboxRequest& req, bool use_bwrap);
-std::string bwrap_path();
-// The runner's environment: what LibTorch and the driver need, nothing that steers the judge.
-// scratch: the runner's writable folder as the runner sees it (/tmp/scratch inside bubblewrap).
-std::vector<std::string> runner_env(const std::string& scratch);  // "" when bubblewrap is not installed
+std::string bwrap_path();  // "" when bubblewrap is not installed
 
 // Keeps the last `cap` bytes a child printed and counts the rest (a candidate printing 1 GiB costs
 // the judge 4 KiB).

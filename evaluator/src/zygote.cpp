@@ -32,7 +32,7 @@ int g_sock = -1;  // the judge's end; -1 when there is no zygote
 
 [[noreturn]] void die(const char* what) {
   // stderr is the runner's output pipe here: the judge shows it with the failure
-  std::fprintf(stderr, "kopt-bench sandbox setup failed: %s: %s\n", what, std::strerror(errno));
+  std::fprintf(stderr, "%s: %s: %s\n", kSetupFailed, what, std::strerror(errno));
   _exit(126);
 }
 

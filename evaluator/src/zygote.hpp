@@ -38,4 +38,8 @@ pid_t spawn(const Launch& l, const std::array<int, 5>& fds, std::string* why);
 
 bool available();
 
+// How a forked runner that could not enter the sandbox starts its last words (on its output pipe):
+// the judge then execs the runner instead.
+inline constexpr const char* kSetupFailed = "kopt-bench sandbox setup failed";
+
 }  // namespace kopt::bench::zygote
