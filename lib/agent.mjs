@@ -3,6 +3,7 @@
 // The tools' arguments are the record the projection reads; kernel_finalize also re-measures.
 // Config and the native core come from the `kernelOpt` service of the profile half (lib/index.mjs).
 import { defineTool } from './host.mjs'
+import { REPLAY_TOOL } from './config.mjs'
 import { finalizeWithReplay, oneLine } from './finalize.mjs'
 import { registerLoopCommands } from './loop.mjs'
 
@@ -67,7 +68,7 @@ export function apply(ctx) {
   })), 'kernel-opt: kernel_env')
 
   ctx.effect(() => ctx.tools.register(defineTool({
-    name: 'kernel_finalize',
+    name: REPLAY_TOOL,
     description: '按产物路径记录你的最终选择（评测器不发放 evaluation id 时使用），只在最后调用一次。若该产物的最佳测量是自报的，'
       + '插件会在会话目录里把当时记录的完整基准命令重跑一次，输出附在结果后，作为复测的最终数字。 / Record your FINAL '
       + 'choice by artifact path (for pipelines without evaluator-issued ids); call once, at the end. When the '

@@ -27,7 +27,7 @@ window.__ModuleLoader__.load({
     const h = React.createElement
     const { useState, useEffect, useLayoutEffect, useMemo, useRef, useCallback, useSyncExternalStore, memo, Fragment } = React
 
-    // The plugin id, written in by the build from lib/config.mjs PLUGIN_ID (its one home): the
+    // The plugin id, written in by the build from lib/anchors.json (its one home, through lib/config.mjs): the
     // locale namespace, the preset id and the route base all derive from it.
     const PLUGIN_ID = 'kernel-opt'
     const NS = PLUGIN_ID

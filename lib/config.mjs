@@ -1,19 +1,22 @@
 // Plugin configuration: defaults, validation and the pieces other modules need.
 // Every key is optional. A bad value never takes the host down: it is reported in the host log
 // with its path and what was expected, and the default is used instead.
+import { readFileSync } from 'node:fs'
 
-// The plugin id's one home on the JS side (the browser half gets it written in by
-// scripts/build-client.mjs; the core's loop events carry the same id, include/kopt/anchors.hpp).
-// The preset and the routes derive from it.
-export const PLUGIN_ID = 'kernel-opt'
+// The strings both halves write or read in the log (the plugin id on loop messages, the finalize
+// tool's name, its replay lines) have one home, lib/anchors.json: the core is built with them
+// (CMakeLists.txt, include/kopt/anchors.hpp), this module reads them, and the browser half gets the
+// id written in by scripts/build-client.mjs. The preset and the routes derive from the id.
+const ANCHORS = JSON.parse(readFileSync(new URL('./anchors.json', import.meta.url), 'utf8'))
+export const PLUGIN_ID = ANCHORS.pluginId
 export const DEFAULT_PRESET_ID = PLUGIN_ID
 const ROUTE_BASE = `/plugins/${PLUGIN_ID}`
 export const SERIES_PATH = `${ROUTE_BASE}/series`
 export const CONTROL_PATH = `${ROUTE_BASE}/control`
 export const MODELS_PATH = `${ROUTE_BASE}/models`
 export const PUSH_PATH = `${ROUTE_BASE}/push` // WebSocket upgrade (lib/push.mjs); a plain GET answers 426
-export const REPLAY_TOOL = 'kernel_finalize'
-export const REPLAY_LINE_PREFIX = '[replay] '
+export const REPLAY_TOOL = ANCHORS.replayTool
+export const REPLAY_LINE_PREFIX = ANCHORS.replayLinePrefix
 
 /** Routing lists (spec A-10); the projector gets exactly these keys. */
 export const ROUTING_KEYS = ['benchTools', 'shellTools', 'jobTools', 'profileTools', 'profileCommands', 'finalizeTools', 'changeTools']

@@ -1,5 +1,5 @@
 // Builds lib/client.js, the browser half the host serves as one CommonJS file, from its parts in
-// lib/client/ (in the order below) and writes the plugin id in from lib/config.mjs.
+// lib/client/ (in the order below) and writes the plugin id in from lib/anchors.json (through lib/config.mjs).
 //   node scripts/build-client.mjs           write lib/client.js
 //   node scripts/build-client.mjs --check   exit 1 when lib/client.js is not what the parts build
 import { readFileSync, writeFileSync } from 'node:fs'

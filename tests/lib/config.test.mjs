@@ -1,6 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { resolveConfig, routingJson } from '../../lib/config.mjs'
+import { readFileSync } from 'node:fs'
+import { PLUGIN_ID, REPLAY_LINE_PREFIX, REPLAY_TOOL, resolveConfig, routingJson } from '../../lib/config.mjs'
 
 test('defaults when nothing is configured', () => {
   const { config, errors } = resolveConfig(undefined)
@@ -55,4 +56,15 @@ test('a config that is not a mapping is an error, not a crash', () => {
   const { config, errors } = resolveConfig([1, 2])
   assert.equal(errors.length, 1)
   assert.equal(config.replay.enabled, true)
+})
+
+// lib/anchors.json is the one home of the strings both halves put in the log: the JS half reads
+// it, the core is built with it (tests/core/test_unit_vectors.cpp checks the core's side against
+// the same vectors).
+test('the log anchors shared with the core come from lib/anchors.json and match the spec', () => {
+  const spec = JSON.parse(readFileSync(new URL('../fixtures/vectors/unit.expected.json', import.meta.url), 'utf8')).constants.anchors
+  assert.deepEqual({ PLUGIN_ID, REPLAY_TOOL, REPLAY_LINE_PREFIX },
+    { PLUGIN_ID: spec.LOOP_PLUGIN_ID, REPLAY_TOOL: spec.REPLAY_TOOL, REPLAY_LINE_PREFIX: spec.REPLAY_LINE_PREFIX })
+  const file = JSON.parse(readFileSync(new URL('../../lib/anchors.json', import.meta.url), 'utf8'))
+  assert.deepEqual(file, { pluginId: PLUGIN_ID, replayTool: REPLAY_TOOL, replayLinePrefix: REPLAY_LINE_PREFIX })
 })
