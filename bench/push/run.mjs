@@ -4,7 +4,7 @@
 //
 //   . $KOPT_HOST_DIR/env.sh
 //   KOPT_HOST_DIR=… node bench/push/run.mjs [--sizes 10000,1000000] [--tabs 1,20] [--samples 30]
-//                                          [--poll-samples 12] [--no-poll]
+//                                          [--poll-samples 12] [--no-poll] [--metrics]
 //
 // One scratch DSH_HOME with this plugin and bench/http/feeder (appends events through the host's
 // own Session.append, so the plugin sees real `session/event`s). Per size N: a live kernel-opt
@@ -21,9 +21,14 @@
 // while samples go on; the host's RSS and the push hub's held bytes (largest seen) are printed.
 // host_publish_*: the host's own part (first event of a revision -> its frame handed to the
 // sockets, lib/push.mjs), so the rest of a sample is transport + the browser.
+// --metrics adds what the tabs cost the machine: chromium_cpu_ms_per_sample_per_tab (user + system
+// CPU of every Chromium process over the samples, per sample and tab; it includes the idle cost
+// between samples), chromium_idle_cpu_ms_per_s_per_tab (the same with nothing arriving), and the
+// renderer main thread's own accounts (page_*_ms, Performance.getMetrics; wall time of its tasks,
+// so they stretch when the machine is busy).
 // One JSON line per measurement on stdout.
 import { execFile } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -51,6 +56,9 @@ const TABS = arg('tabs', '1,20').split(',').map(Number)
 const SAMPLES = Number(arg('samples', 30))
 const POLL_SAMPLES = Number(arg('poll-samples', 12))
 const WITH_POLL = !process.argv.includes('--no-poll')
+// --metrics: each page's main-thread time per sample (Chromium's Performance.getMetrics), so a
+// slow sample can be told apart as the tabs' own work or the machine's queue.
+const METRICS = process.argv.includes('--metrics')
 const BATCH = 5000
 
 const work = mkdtempSync(join(tmpdir(), 'kopt-bench-push-'))
@@ -128,14 +136,41 @@ async function openPages(sid, n, push) {
     await page.locator('[data-kopt=points]').waitFor()
     await page.evaluate(() => {
       window.__drawn = []
+      window.__waiters = new Set()
       new MutationObserver(() => {
         const cur = document.querySelector('[data-kopt=points]')
         window.__drawn.push({ n: Number(cur?.getAttribute('data-n')), t: Date.now() })
+        for (const w of window.__waiters) w()
       }).observe(document.body, { attributes: true, subtree: true, childList: true, attributeFilter: ['data-n'] })
     })
-    pages.push({ context, page })
+    let cdp = null
+    if (METRICS) {
+      cdp = await context.newCDPSession(page)
+      await cdp.send('Performance.enable')
+    }
+    pages.push({ context, page, cdp })
   }
   return pages
+}
+// CPU seconds (user + system) of every Chromium process: the browser, its renderers, GPU and utility
+// processes; what the tabs cost the machine, not only their main threads.
+function chromiumCpu() {
+  let ticks = 0
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue
+    try {
+      const st = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const comm = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'))
+      if (!/chrom/i.test(comm)) continue
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ')
+      ticks += Number(f[11]) + Number(f[12])
+    } catch {}
+  }
+  return ticks / 100 // USER_HZ
+}
+async function pageCpu(cdp) {
+  const { metrics } = await cdp.send('Performance.getMetrics')
+  return Object.fromEntries(metrics.map(m => [m.name, m.value]))
 }
 const drawnCount = (page) => page.evaluate(() => Number(document.querySelector('[data-kopt=points]')?.getAttribute('data-n')))
 
@@ -146,10 +181,20 @@ async function sample(sid, pages) {
   const want = before[0] + 1
   const t0 = Date.now()
   await append(sid, moreEvents(1, { tag: `b${++tagN}` }).map(e => ({ type: e.type, data: e.data })))
-  const times = await Promise.all(pages.map(async ({ page }) => {
-    const h = await page.waitForFunction((w) => (window.__drawn.find(d => d.n >= w) ?? null), want, { timeout: 60_000, polling: 10 })
-    return (await h.jsonValue()).t - t0
-  }))
+  // Each page answers once, when its observer has seen the point (no polling from here: with 20
+  // pages a poll every 10 ms each would be the bench's own load on the machine).
+  const times = await Promise.all(pages.map(async ({ page }) => (await page.evaluate((w) => new Promise((resolve, reject) => {
+    const check = () => {
+      const d = window.__drawn.find(x => x.n >= w)
+      if (!d) return
+      window.__waiters.delete(check)
+      clearTimeout(timer)
+      resolve(d.t)
+    }
+    const timer = setTimeout(() => { window.__waiters.delete(check); reject(new Error(`point ${w} not drawn in 60 s`)) }, 60_000)
+    window.__waiters.add(check)
+    check()
+  }), want)) - t0))
   return Math.max(...times) // the slowest tab
 }
 
@@ -172,6 +217,19 @@ async function measure(sid, n, tabs, push, samples, stalled) {
     await waitFor('the stalled client subscribed', () => slow.messages.length >= 1, 60_000, 20)
     slow.socket.pause()
   }
+  let idle = null
+  if (METRICS) { // the pages' cost with nothing arriving, per second
+    const a = await Promise.all(pages.map(p => pageCpu(p.cdp)))
+    const ca = chromiumCpu()
+    await sleep(2000)
+    const b = await Promise.all(pages.map(p => pageCpu(p.cdp)))
+    idle = {
+      page_idle_task_ms_per_s: r1(b.reduce((s, c, i) => s + c.TaskDuration - a[i].TaskDuration, 0) / pages.length / 2 * 1000),
+      chromium_idle_cpu_ms_per_s_per_tab: r1((chromiumCpu() - ca) / pages.length / 2 * 1000),
+    }
+  }
+  const cpu0 = METRICS ? await Promise.all(pages.map(p => pageCpu(p.cdp))) : null
+  const chrome0 = METRICS ? chromiumCpu() : 0
   const lat = []
   let heldMax = 0
   let rssMax = 0
@@ -187,10 +245,17 @@ async function measure(sid, n, tabs, push, samples, stalled) {
   }
   stop = true
   await pinger
+  const cpu1 = METRICS ? await Promise.all(pages.map(p => pageCpu(p.cdp))) : null
+  const chrome1 = METRICS ? chromiumCpu() : 0
   const out = {
     what: 'append -> point drawn', events: n, tabs, transport: push ? 'push' : 'poll (reference)', samples,
     p50_ms: r1(pct(lat, 0.5)), p95_ms: r1(pct(lat, 0.95)), max_ms: r1(Math.max(...lat)),
     host_get_max_ms: r1(Math.max(...pings)), host_get_p99_ms: r1(pct(pings, 0.99)), pings: pings.length,
+  }
+  if (METRICS) {
+    // Per page per sample, averaged over pages (ms of the renderer's main thread).
+    const per = (k) => r1(cpu1.reduce((a, c, i) => a + c[k] - cpu0[i][k], 0) / pages.length / samples * 1000)
+    Object.assign(out, { chromium_cpu_ms_per_sample_per_tab: r1((chrome1 - chrome0) / samples / pages.length * 1000), ...idle, page_task_ms: per('TaskDuration'), page_script_ms: per('ScriptDuration'), page_layout_ms: per('LayoutDuration'), page_style_ms: per('RecalcStyleDuration') })
   }
   const pub = (await hub()).publishMs
   if (push && pub) Object.assign(out, { host_publish_p50_ms: pub.p50, host_publish_p95_ms: pub.p95, host_publish_max_ms: pub.max })
