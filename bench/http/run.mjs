@@ -35,13 +35,14 @@
 // or more, and the longest full (mark-compact) and young-generation (scavenge) pause. The host's
 // own pauses bound from below what any plugin's stall figure can be.
 // Prints one JSON line per (plugin, size) and, with --before, the ratios before/after.
-import { execFile, spawn } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { detachedProcesses, freePort, http, pluginRoutesReady, rpc, sleep, waitFor } from '../../tests/e2e/harness.mjs'
+import { startPinger } from '../pinger.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const ROOT = resolve(here, '../..')
@@ -169,35 +170,6 @@ async function settle(port) {
     await sleep(20)
   }
   return { settle_ms: Date.now() - t0, settle_worst_ms: r2(worst) }
-}
-
-// A GET /ping every 20 ms from a process of its own, so that the benchmark's own work (reading a
-// 33 MB body, polling) never shows up as the host's stall. stop() resolves [[ms, ok] …]; a ping that
-// failed counts with the time it waited.
-function startPinger(port) {
-  const code = `
-    let stop = false
-    // Told to stop, or its parent gone (stdin closed): it never outlives the benchmark.
-    process.stdin.on('data', () => { stop = true })
-    process.stdin.on('end', () => { stop = true })
-    const out = []
-    ;(async () => {
-      while (!stop) {
-        const t = process.hrtime.bigint()
-        let ok = true
-        try {
-          await fetch('http://127.0.0.1:${port}/plugins/kopt-bench-feeder/ping', { signal: AbortSignal.timeout(120000) }).then(r => r.text())
-        } catch { ok = false }
-        out.push([Number(process.hrtime.bigint() - t) / 1e6, ok])
-        await new Promise(resolve => setTimeout(resolve, 20))
-      }
-      process.stdout.write(JSON.stringify(out), () => process.exit(0))
-    })()`
-  const child = spawn(process.execPath, ['-e', code], { stdio: ['pipe', 'pipe', 'inherit'] })
-  let text = ''
-  child.stdout.on('data', (d) => { text += d })
-  const done = new Promise((resolve) => child.on('exit', () => resolve(JSON.parse(text || '[]'))))
-  return { stop: () => { child.stdin.end('x'); return done } }
 }
 
 // A past session opened for the first time: first answer, full body, the host's stall meanwhile.

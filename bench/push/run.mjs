@@ -14,9 +14,10 @@
 // answers only the shell's static files: React, lib/client.js), so the origin, the socket and the
 // fence are the real ones. A sample: append one evaluation (2 events), note the time, and wait
 // until every page's curve shows the new point (a MutationObserver on [data-kopt=points] data-n
-// stamps the time the DOM got it). Meanwhile a GET /plugins/kopt-bench-feeder/ping every 20 ms
-// measures how long the host keeps a trivial request waiting. The reference in the same run: the
-// same pages with the push switched off (?kopt-push=0: the tab's poll, every 1.5 s).
+// stamps the time the DOM got it). Meanwhile a GET /plugins/kopt-bench-feeder/ping every 20 ms, from
+// a process of its own (bench/pinger.mjs), measures how long the host keeps a trivial request
+// waiting. The reference in the same run: the same pages with the push switched off (?kopt-push=0:
+// the tab's poll, every 1.5 s).
 // At the end of each size with the largest T: one more client that subscribes and never reads
 // while samples go on; the host's RSS and the push hub's held bytes (largest seen) are printed.
 // host_publish_*: the host's own part (first event of a revision -> its frame handed to the
@@ -37,6 +38,7 @@ import { createRequire } from 'node:module'
 import { detachedProcesses, freePort, http, pluginRoutesReady, rpc, sleep, waitFor } from '../../tests/e2e/harness.mjs'
 import { rawClient } from '../../tests/e2e/ws-client.mjs'
 import { moreEvents } from '../../tests/browser/lib/demo-run.mjs'
+import { startPinger } from '../pinger.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const ROOT = resolve(here, '../..')
@@ -201,16 +203,7 @@ async function sample(sid, pages) {
 async function measure(sid, n, tabs, push, samples, stalled) {
   const pages = await openPages(sid, tabs, push)
   await sleep(500)
-  const pings = []
-  let stop = false
-  const pinger = (async () => {
-    while (!stop) {
-      const t = process.hrtime.bigint()
-      try { await fetch(`http://127.0.0.1:${port}/plugins/kopt-bench-feeder/ping`).then(r => r.text()) } catch {}
-      pings.push(Number(process.hrtime.bigint() - t) / 1e6)
-      await sleep(20)
-    }
-  })()
+  const pinger = startPinger(port) // its own process: the stalled client's 33 MB body is read here
   let slow
   if (stalled) {
     slow = await rawClient(port, `sessionId=${encodeURIComponent(sid)}`, {}, '/plugins/kernel-opt/push')
@@ -243,8 +236,7 @@ async function measure(sid, n, tabs, push, samples, stalled) {
     }
     await sleep(100 + Math.floor(Math.random() * 200))
   }
-  stop = true
-  await pinger
+  const pings = (await pinger.stop()).map(([ms]) => ms)
   const cpu1 = METRICS ? await Promise.all(pages.map(p => pageCpu(p.cdp))) : null
   const chrome1 = METRICS ? chromiumCpu() : 0
   const out = {

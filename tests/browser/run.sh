@@ -9,7 +9,8 @@
 #   2. host.test.mjs — the tab inside a real `dsh web` (scripts/setup-host.sh) with the plugin
 #                      installed, a recorded session log and a live scripted session; skipped with a
 #                      note when the host is not installed (KOPT_BROWSER_HOST=0 skips it too).
-#   3. bench/tab/run.mjs at its smallest size (1k points; runs and prints figures, timing not asserted).
+#   3. bench/tab/run.mjs at its smallest size (1k points; runs and prints figures, timing not asserted),
+#      and with the host, bench/push/run.mjs and bench/http/run.mjs at theirs (2k events).
 # Screenshots and the benchmark line go to $KOPT_ARTIFACTS (default tests/browser/artifacts/).
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/lib.sh"
@@ -35,4 +36,15 @@ fi
 log "bench/tab (smallest size)"
 timeout 300 node "$KOPT_ROOT/bench/tab/run.mjs" --sizes 1000 --updates 3 --batches 1,100 | tee "$KOPT_ARTIFACTS/bench-tab.jsonl"
 [ "$(grep -c '"commitP50"' "$KOPT_ARTIFACTS/bench-tab.jsonl")" = 4 ] || { log "bench/tab printed no figures"; exit 1; }
+if [ "${KOPT_BROWSER_HOST:-1}" != 0 ] && [ -x "${KOPT_HOST_DIR:-}/bin/dsh" ]; then
+  # The benchmarks over a real `dsh web`, at their smallest sizes: they must run and print every
+  # figure line (1 tab, 2 tabs, 2 tabs + a client that never reads; one line per plugin and size).
+  . "$KOPT_HOST_DIR/env.sh"
+  log "bench/push (smallest size)"
+  timeout 600 node "$KOPT_ROOT/bench/push/run.mjs" --sizes 2000 --tabs 1,2 --samples 3 --no-poll --metrics | tee "$KOPT_ARTIFACTS/bench-push.jsonl"
+  [ "$(grep -c '"chromium_cpu_ms_per_sample_per_tab"' "$KOPT_ARTIFACTS/bench-push.jsonl")" = 3 ] || { log "bench/push printed no figures"; exit 1; }
+  log "bench/http (smallest size)"
+  timeout 600 node "$KOPT_ROOT/bench/http/run.mjs" --sizes 2000 --reps 3 --changed 2 --pollers 1 | tee "$KOPT_ARTIFACTS/bench-http.jsonl"
+  [ "$(grep -c '"stall_max_ms"' "$KOPT_ARTIFACTS/bench-http.jsonl")" -ge 1 ] || { log "bench/http printed no figures"; exit 1; }
+fi
 log "browser artifacts: $KOPT_ARTIFACTS"
