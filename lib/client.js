@@ -386,6 +386,7 @@ window.__ModuleLoader__.load({
       return next
     }
     // `chart.append` = k: the held chart's first k points, phases and row rounds, then the answer's;
+    // `chart.appendProfiled` = j: the same for the profile marks (markers.profiled) from mark j;
     // everything else as the answer says. It has no `line`: the tab draws the line from the points.
     const PER_POINT = ['points', 'phases', 'rowRounds']
     function appendChart(held, c) {
@@ -393,10 +394,17 @@ window.__ModuleLoader__.load({
       if (!held || !Number.isInteger(k) || k < 0) return null
       const next = { ...c }
       delete next.append
+      delete next.appendProfiled
       for (const key of PER_POINT) {
         const cur = held[key] ?? []
         if (cur.length < k) return null
         next[key] = cur.slice(0, k).concat(c[key] ?? [])
+      }
+      const j = c.appendProfiled
+      if (j !== undefined) { // a server before appendProfiled sends every mark
+        const cur = held.markers?.profiled ?? []
+        if (!Number.isInteger(j) || j < 0 || cur.length < j) return null
+        next.markers = { ...c.markers, profiled: cur.slice(0, j).concat(c.markers?.profiled ?? []) }
       }
       return next
     }
@@ -797,6 +805,14 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       }
       return d.includes('L') ? h('path', { d, fill: 'none', stroke: COLORS.line, strokeWidth: 1.8, strokeLinejoin: 'round', opacity: 0.9 }) : null
     }, sameRun)
+    // The profile marks (▲ under the axis, one per profile, thousands in a long run) move only when
+    // a profile is added or the x axis changes, but every answer carries the whole list: an equal
+    // list keeps the drawn marks instead of rebuilding them.
+    const sameMarks = (a, b) => a.y === b.y && a.marks.length === b.marks.length && a.marks.every((m, i) => m.x === b.marks[i].x)
+    const ProfileMarks = memo(function ProfileMarks({ marks, y }) {
+      return h('g', { 'data-kopt': 'profiled-marks' },
+        marks.map((m, i) => h('text', { key: `p${i}`, x: m.x, y: y + 4, textAnchor: 'middle', fontSize: 11, fill: COLORS.prof, 'data-kopt': 'profiled' }, '▲')))
+    }, sameMarks)
     function Curve({ pts, xStep }) {
       // Smaller dots when they crowd (a 1,000-point run), never below 1.6 units; the spacing is the
       // axis's (xStep), which stays put while points arrive, so the radius does too.
@@ -887,7 +903,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       // the line through successful evaluations, and the points
       h(Curve, { pts, xStep: chart.xStep }),
       // markers
-      (chart.markers?.profiled ?? []).map((m, i) => h('text', { key: `p${i}`, x: m.x, y: chart.profileY + 4, textAnchor: 'middle', fontSize: 11, fill: COLORS.prof, 'data-kopt': 'profiled' }, '▲')),
+      h(ProfileMarks, { marks: chart.markers?.profiled ?? [], y: chart.profileY }),
       (chart.markers?.finalized ?? []).map((m, i) => h('text', { key: `f${i}`, x: m.x + 7, y: m.y - 7, fontSize: 13, fill: COLORS.final, 'data-kopt': 'finalized' }, '⚑')),
       best ? h('text', { x: best.x, y: best.y - 9, textAnchor: 'middle', fontSize: 15, fill: COLORS.best, 'data-kopt': 'best' }, '★') : null,
       // selection

@@ -69,6 +69,7 @@ struct ChartLayout {
     std::string_view item(std::string_view text, std::size_t i) const;
   };
   Items points, phases, rowRounds;
+  Items profiled;  // markers.profiled: one item per profile, not per point (appended on its own)
   std::size_t line_begin = 0, line_end = 0;  // the `,"line":"…"` member
 };
 void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt, ChartLayout& layout);
@@ -100,10 +101,15 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
 // The first iteration at which chart `b` differs from chart `a` in any per-iteration item; the
 // shorter length when one is a prefix of the other (`b` only appended).
 std::size_t chart_first_change(std::string_view a, const ChartLayout& la, std::string_view b, const ChartLayout& lb);
-// Chart `b` for a reader holding a chart that agrees with it before iteration `from` (> 0): the same
-// object with "append":from first, the three arrays from `from` on, and no `line` (the reader
-// keeps its first `from` items and draws the line through the points of kind "ok").
-void write_chart_append(std::string& out, std::string_view b, const ChartLayout& lb, std::size_t from);
+// The first profile mark of chart b that differs from chart a's (b's count when b only adds marks).
+std::size_t profiled_first_change(std::string_view a, const ChartLayout& la, std::string_view b, const ChartLayout& lb);
+// Chart `b` for a reader holding a chart that agrees with it before iteration `from` (> 0) and
+// before profile mark `profiled_from`: the same object with "append":from and
+// "appendProfiled":profiled_from first, the three per-iteration arrays from `from` on,
+// markers.profiled from `profiled_from` on, and no `line` (the reader keeps its first items and
+// draws the line through the points of kind "ok").
+void write_chart_append(std::string& out, std::string_view b, const ChartLayout& lb, std::size_t from,
+                        std::size_t profiled_from);
 
 // The same from a series as it travels on the wire (the /series body or a vectors `series`).
 // Reads the fields the chart needs, rounds with their counters included; tolerant of anything else.

@@ -107,6 +107,7 @@ class Session {
     bool projection;                     // the projection changed since rev - 1 (so the chart may have)
     bool chart = false;                  // the chart was written at rev (a snapshot)
     std::size_t chart_from = 0;          // its first item changed since the snapshot before it
+    std::size_t profiled_from = 0;       // the same for its profile marks
   };
   // The chart for a reader that holds revision history_[at]: appended onto the chart it holds
   // when the snapshots since then say how, else whole.

@@ -40,6 +40,14 @@
       }
       return d.includes('L') ? h('path', { d, fill: 'none', stroke: COLORS.line, strokeWidth: 1.8, strokeLinejoin: 'round', opacity: 0.9 }) : null
     }, sameRun)
+    // The profile marks (▲ under the axis, one per profile, thousands in a long run) move only when
+    // a profile is added or the x axis changes, but every answer carries the whole list: an equal
+    // list keeps the drawn marks instead of rebuilding them.
+    const sameMarks = (a, b) => a.y === b.y && a.marks.length === b.marks.length && a.marks.every((m, i) => m.x === b.marks[i].x)
+    const ProfileMarks = memo(function ProfileMarks({ marks, y }) {
+      return h('g', { 'data-kopt': 'profiled-marks' },
+        marks.map((m, i) => h('text', { key: `p${i}`, x: m.x, y: y + 4, textAnchor: 'middle', fontSize: 11, fill: COLORS.prof, 'data-kopt': 'profiled' }, '▲')))
+    }, sameMarks)
     function Curve({ pts, xStep }) {
       // Smaller dots when they crowd (a 1,000-point run), never below 1.6 units; the spacing is the
       // axis's (xStep), which stays put while points arrive, so the radius does too.
@@ -130,7 +138,7 @@
       // the line through successful evaluations, and the points
       h(Curve, { pts, xStep: chart.xStep }),
       // markers
-      (chart.markers?.profiled ?? []).map((m, i) => h('text', { key: `p${i}`, x: m.x, y: chart.profileY + 4, textAnchor: 'middle', fontSize: 11, fill: COLORS.prof, 'data-kopt': 'profiled' }, '▲')),
+      h(ProfileMarks, { marks: chart.markers?.profiled ?? [], y: chart.profileY }),
       (chart.markers?.finalized ?? []).map((m, i) => h('text', { key: `f${i}`, x: m.x + 7, y: m.y - 7, fontSize: 13, fill: COLORS.final, 'data-kopt': 'finalized' }, '⚑')),
       best ? h('text', { x: best.x, y: best.y - 9, textAnchor: 'middle', fontSize: 15, fill: COLORS.best, 'data-kopt': 'best' }, '★') : null,
       // selection

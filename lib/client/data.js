@@ -35,6 +35,7 @@
       return next
     }
     // `chart.append` = k: the held chart's first k points, phases and row rounds, then the answer's;
+    // `chart.appendProfiled` = j: the same for the profile marks (markers.profiled) from mark j;
     // everything else as the answer says. It has no `line`: the tab draws the line from the points.
     const PER_POINT = ['points', 'phases', 'rowRounds']
     function appendChart(held, c) {
@@ -42,10 +43,17 @@
       if (!held || !Number.isInteger(k) || k < 0) return null
       const next = { ...c }
       delete next.append
+      delete next.appendProfiled
       for (const key of PER_POINT) {
         const cur = held[key] ?? []
         if (cur.length < k) return null
         next[key] = cur.slice(0, k).concat(c[key] ?? [])
+      }
+      const j = c.appendProfiled
+      if (j !== undefined) { // a server before appendProfiled sends every mark
+        const cur = held.markers?.profiled ?? []
+        if (!Number.isInteger(j) || j < 0 || cur.length < j) return null
+        next.markers = { ...c.markers, profiled: cur.slice(0, j).concat(c.markers?.profiled ?? []) }
       }
       return next
     }

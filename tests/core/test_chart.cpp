@@ -238,6 +238,7 @@ kopt::Series steady_run(bool spread) {
 TEST(Chart, AxesStayPutAsAPointArrives) {
   for (bool spread : {false, true}) {
     kopt::Series s = steady_run(spread);
+    s.profileSeqs = {{kopt::json(11), 11}, {kopt::json(151), 151}};  // marks between points
     std::string a_text;
     kopt::ChartLayout la;
     kopt::write_chart_json(a_text, s, {}, la);
@@ -247,6 +248,7 @@ TEST(Chart, AxesStayPutAsAPointArrives) {
     it.seq = {kopt::json(999), 999};
     it.speedup = 3.0 / *it.latencyMs;
     s.iterations.push_back(it);
+    s.profileSeqs.push_back({kopt::json(1000), 1000});  // a profile after the new point
     std::string b_text;
     kopt::ChartLayout lb;
     kopt::write_chart_json(b_text, s, {}, lb);
@@ -267,22 +269,33 @@ TEST(Chart, AxesStayPutAsAPointArrives) {
     EXPECT_EQ(kopt::chart_first_change(a_text, la, b_text, lb), 200u);
     EXPECT_EQ(kopt::chart_first_change(b_text, lb, a_text, la), 200u) << "a shorter chart changed at its end";
     EXPECT_EQ(kopt::chart_first_change(a_text, la, a_text, la), 200u);
+    // The profile marks compare on their own: the two earlier ones stay, the new one is appended.
+    EXPECT_EQ(kopt::profiled_first_change(a_text, la, b_text, lb), 2u);
+    EXPECT_EQ(kopt::profiled_first_change(b_text, lb, a_text, la), 2u) << "fewer marks: changed at their end";
     std::string app;
-    kopt::write_chart_append(app, b_text, lb, 200);
+    kopt::write_chart_append(app, b_text, lb, 200, 2);
     auto c = *kopt::parse_json(app);
     EXPECT_EQ(c["append"], 200);
+    EXPECT_EQ(c["appendProfiled"], 2);
     EXPECT_FALSE(c.contains("line"));
     EXPECT_EQ(c["points"].size(), 1u);
     EXPECT_EQ(c["phases"].size(), 1u);
     EXPECT_EQ(c["rowRounds"].size(), 1u);
+    ASSERT_EQ(c["markers"]["profiled"].size(), 1u);
+    EXPECT_EQ(c["markers"]["profiled"][0]["seq"], 1000);
     kopt::json merged = c;
     merged.erase("append");
+    merged.erase("appendProfiled");
     for (const char* k : {"points", "phases", "rowRounds"}) {
       kopt::json arr = kopt::json::array();
       for (std::size_t i = 0; i < 200; ++i) arr.push_back(a[k][i]);
       for (const auto& x : c[k]) arr.push_back(x);
       merged[k] = arr;
     }
+    kopt::json marks = kopt::json::array();
+    for (std::size_t i = 0; i < 2; ++i) marks.push_back(a["markers"]["profiled"][i]);
+    for (const auto& x : c["markers"]["profiled"]) marks.push_back(x);
+    merged["markers"]["profiled"] = marks;
     kopt::json whole = b;
     whole.erase("line");
     EXPECT_EQ(merged, whole);

@@ -203,10 +203,13 @@ void apply_delta(json& body, const json& d) {
     body["chart"] = c;
     return;
   }
-  // An append keeps the held items before `append` and has no `line` (the reader draws it).
+  // An append keeps the held items before `append` (profile marks: `appendProfiled`) and has no
+  // `line` (the reader draws it).
   const std::size_t k = c["append"].get<std::size_t>();
+  const std::size_t kp = c["appendProfiled"].get<std::size_t>();
   json next = c;
   next.erase("append");
+  next.erase("appendProfiled");
   for (const char* key : {"points", "phases", "rowRounds"}) {
     ASSERT_LE(k, body["chart"][key].size()) << key;
     json arr = json::array();
@@ -214,6 +217,13 @@ void apply_delta(json& body, const json& d) {
     for (const auto& x : c[key]) arr.push_back(x);
     next[key] = std::move(arr);
   }
+  // The profile marks: the held ones before `appendProfiled`, then these.
+  const json& held = body["chart"]["markers"]["profiled"];
+  ASSERT_LE(kp, held.size());
+  json marks = json::array();
+  for (std::size_t i = 0; i < kp; ++i) marks.push_back(held[i]);
+  for (const auto& x : c["markers"]["profiled"]) marks.push_back(x);
+  next["markers"]["profiled"] = std::move(marks);
   body["chart"] = std::move(next);
 }
 

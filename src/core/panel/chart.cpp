@@ -531,6 +531,8 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
     suffix_min[i] = i + 1 < n ? std::min(v, suffix_min[i + 1]) : v;
   }
   t.key("profiled").open('[');
+  layout.profiled.open = at();
+  layout.profiled.ends.reserve(s.profileSeqs.size());
   for (const auto& ps : s.profileSeqs) {
     long long before = -1;
     if (!std::isnan(ps.num)) {
@@ -554,7 +556,9 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
     t.value_done();
     t.key("x").num(x);
     t.close('}');
+    layout.profiled.ends.push_back(at());
   }
+  layout.profiled.close = at();
   t.close(']');
   t.close('}');
 
@@ -674,36 +678,50 @@ std::string_view ChartLayout::Items::item(std::string_view text, std::size_t i) 
   return text.substr(start(i), ends[i] - start(i));
 }
 
+namespace {
+// The first item of list `ib` (in text b) that differs from list `ia` (in text a), looking no
+// further than `limit`; the shorter length when one list is a prefix of the other.
+std::size_t items_first_change(std::string_view a, const ChartLayout::Items& ia, std::string_view b,
+                               const ChartLayout::Items& ib, std::size_t limit) {
+  const std::size_t common = std::min(ia.ends.size(), ib.ends.size());
+  std::size_t i = 0;
+  while (i < common && i < limit && ia.item(a, i) == ib.item(b, i)) ++i;
+  return i;
+}
+}  // namespace
+
 std::size_t chart_first_change(std::string_view a, const ChartLayout& la, std::string_view b, const ChartLayout& lb) {
   std::size_t first = std::numeric_limits<std::size_t>::max();
-  for (auto member : {&ChartLayout::points, &ChartLayout::phases, &ChartLayout::rowRounds}) {
-    const auto& ia = la.*member;
-    const auto& ib = lb.*member;
-    const std::size_t common = std::min(ia.ends.size(), ib.ends.size());
-    std::size_t i = 0;
-    while (i < common && i < first && ia.item(a, i) == ib.item(b, i)) ++i;
-    if (i == common && ia.ends.size() > ib.ends.size()) i = ib.ends.size();  // b is shorter: it changed there
-    first = std::min(first, i);
-  }
+  for (auto member : {&ChartLayout::points, &ChartLayout::phases, &ChartLayout::rowRounds})
+    first = std::min(first, items_first_change(a, la.*member, b, lb.*member, first));
   return first;
 }
 
-void write_chart_append(std::string& out, std::string_view b, const ChartLayout& lb, std::size_t from) {
-  // The text between the arrays is copied as it is; each array keeps its items from `from` on.
+std::size_t profiled_first_change(std::string_view a, const ChartLayout& la, std::string_view b, const ChartLayout& lb) {
+  return items_first_change(a, la.profiled, b, lb.profiled, std::numeric_limits<std::size_t>::max());
+}
+
+void write_chart_append(std::string& out, std::string_view b, const ChartLayout& lb, std::size_t from,
+                        std::size_t profiled_from) {
+  // The text between the arrays is copied as it is; each array keeps its items from its own start
+  // on. The arrays come in this order in the chart's text.
   out += "{\"append\":";
   out += std::to_string(from);
+  out += ",\"appendProfiled\":";
+  out += std::to_string(profiled_from);
   out.push_back(',');
   std::size_t pos = 1;  // past the chart's own `{`
-  auto items_from = [&](const ChartLayout::Items& it) {
+  auto items_from = [&](const ChartLayout::Items& it, std::size_t k) {
     out.append(b.substr(pos, it.open - pos));
-    if (from < it.ends.size()) out.append(b.substr(it.start(from), it.close - it.start(from)));
+    if (k < it.ends.size()) out.append(b.substr(it.start(k), it.close - it.start(k)));
     pos = it.close;
   };
-  items_from(lb.points);
+  items_from(lb.points, from);
   out.append(b.substr(pos, lb.line_begin - pos));
   pos = lb.line_end;
-  items_from(lb.phases);
-  items_from(lb.rowRounds);
+  items_from(lb.profiled, profiled_from);
+  items_from(lb.phases, from);
+  items_from(lb.rowRounds, from);
   out.append(b.substr(pos));
 }
 

@@ -96,6 +96,7 @@ const std::string& Session::chart_text() {
       step.chart_from = !prev_ok_                        ? 0
                         : known != ChartMemo::kUnknown ? known
                                                        : chart_first_change(prev_chart_, prev_layout_, chart_text_, chart_layout_);
+      step.profiled_from = prev_ok_ ? profiled_first_change(prev_chart_, prev_layout_, chart_text_, chart_layout_) : 0;
     }
     prev_ok_ = true;
   }
@@ -271,15 +272,20 @@ void Session::write_chart_since(std::string& out, std::size_t at) {
     }
     if (history_[k].projection) break;
   }
-  std::size_t from = 0;
+  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+  std::size_t from = 0, profiled_from = 0;
   if (k0 <= at) {
-    from = std::numeric_limits<std::size_t>::max();
+    from = profiled_from = kNone;
     for (std::size_t k = k0 + 1; k < history_.size(); ++k)
-      if (history_[k].chart) from = std::min(from, history_[k].chart_from);
-    if (from == std::numeric_limits<std::size_t>::max()) from = 0;
+      if (history_[k].chart) {
+        from = std::min(from, history_[k].chart_from);
+        profiled_from = std::min(profiled_from, history_[k].profiled_from);
+      }
+    if (from == kNone) from = 0;
+    if (profiled_from == kNone) profiled_from = 0;
   }
   if (from == 0) out += now;
-  else write_chart_append(out, now, chart_layout_, from);
+  else write_chart_append(out, now, chart_layout_, from, profiled_from);
 }
 
 }  // namespace kopt
