@@ -41,8 +41,8 @@
       return d.includes('L') ? h('path', { d, fill: 'none', stroke: COLORS.line, strokeWidth: 1.8, strokeLinejoin: 'round', opacity: 0.9 }) : null
     }, sameRun)
     // The profile marks (▲ under the axis, one per profile, thousands in a long run) move only when
-    // a profile is added or the x axis changes, but every answer carries the whole list: an equal
-    // list keeps the drawn marks instead of rebuilding them.
+    // a profile is added or the x axis changes, but every answer makes a new list (appended, or
+    // whole): an equal one keeps the drawn marks instead of rebuilding them.
     const sameMarks = (a, b) => a.y === b.y && a.marks.length === b.marks.length && a.marks.every((m, i) => m.x === b.marks[i].x)
     const ProfileMarks = memo(function ProfileMarks({ marks, y }) {
       return h('g', { 'data-kopt': 'profiled-marks' },
