@@ -58,8 +58,9 @@ const TABS = arg('tabs', '1,20').split(',').map(Number)
 const SAMPLES = Number(arg('samples', 30))
 const POLL_SAMPLES = Number(arg('poll-samples', 12))
 const WITH_POLL = !process.argv.includes('--no-poll')
-// --metrics: each page's main-thread time per sample (Chromium's Performance.getMetrics), so a
-// slow sample can be told apart as the tabs' own work or the machine's queue.
+// --metrics: what the tabs cost the machine per sample (the CPU of the benchmark's Chromium) and
+// each page's main-thread accounts (Performance.getMetrics), so a slow sample can be told apart as
+// the tabs' own work or the machine's queue.
 const METRICS = process.argv.includes('--metrics')
 const BATCH = 5000
 
@@ -154,20 +155,30 @@ async function openPages(sid, n, push) {
   }
   return pages
 }
-// CPU seconds (user + system) of every Chromium process: the browser, its renderers, GPU and utility
-// processes; what the tabs cost the machine, not only their main threads.
+// CPU seconds (user + system) of the Chromium this benchmark launched (Playwright starts it as our
+// child): the browser, its renderers, GPU and utility processes; what the tabs cost the machine,
+// not only their main threads. Another browser on the machine, and our other children (the
+// pinger), are not counted.
 function chromiumCpu() {
-  let ticks = 0
+  const procs = new Map() // pid -> { ppid, chromium, ticks }
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue
     try {
       const st = readFileSync(`/proc/${pid}/stat`, 'utf8')
       const comm = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'))
-      if (!/chrom/i.test(comm)) continue
-      const f = st.slice(st.lastIndexOf(')') + 2).split(' ')
-      ticks += Number(f[11]) + Number(f[12])
-    } catch {}
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ') // fields from the 3rd (state) on
+      procs.set(Number(pid), { ppid: Number(f[1]), chromium: /chrom/i.test(comm), ticks: Number(f[11]) + Number(f[12]) })
+    } catch {} // gone meanwhile
   }
+  let ticks = 0
+  const tree = new Set([process.pid])
+  for (let grew = true; grew;) { // children may be listed before their parents
+    grew = false
+    for (const [pid, p] of procs) {
+      if (!tree.has(pid) && tree.has(p.ppid)) { tree.add(pid); grew = true }
+    }
+  }
+  for (const pid of tree) if (procs.get(pid)?.chromium) ticks += procs.get(pid).ticks
   return ticks / 100 // USER_HZ
 }
 async function pageCpu(cdp) {

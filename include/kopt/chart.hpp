@@ -101,7 +101,8 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
 // The first iteration at which chart `b` differs from chart `a` in any per-iteration item; the
 // shorter length when one is a prefix of the other (`b` only appended).
 std::size_t chart_first_change(std::string_view a, const ChartLayout& la, std::string_view b, const ChartLayout& lb);
-// The first profile mark of chart b that differs from chart a's (b's count when b only adds marks).
+// The first profile mark of chart b that differs from chart a's; the shorter count when one list is a
+// prefix of the other (a's when b only adds marks).
 std::size_t profiled_first_change(std::string_view a, const ChartLayout& la, std::string_view b, const ChartLayout& lb);
 // Chart `b` for a reader holding a chart that agrees with it before iteration `from` (> 0) and
 // before profile mark `profiled_from`: the same object with "append":from and
