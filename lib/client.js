@@ -766,44 +766,63 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
     // ───────────────────────────── the curve ─────────────────────────────
     const COLORS = { line: '#4d6bfe', ok: '#4d6bfe', bad: '#d64545', grid: 'rgba(120,128,140,.22)', best: '#1f8f5f', final: '#8a5cf6', prof: '#c27c0e', faint: '#7b8391' }
 
-    // All points of one kind as a single path of circles: one DOM node per kind and run.
-    function circlesPath(list, r) {
+    // Where the core's frame puts point i (docs/protocol.md, `chart.frame`): the points carry frame
+    // values, so that the axes moving changes only the frame.
+    const xOf = (chart, i) => chart.frame.x0 + chart.frame.dx * i
+    const yOf = (chart, p) => (p.v === undefined ? chart.baselineY : chart.frame.y0 + chart.frame.dy * p.v)
+
+    // All points of one kind as a single path: measured ones as round dots in frame units (a zero-length
+    // stroke with round caps keeps its width under the frame's stretched transform); those under the axis
+    // as circles in viewBox units.
+    const dotsPath = (list) => { let d = ''; for (const p of list) d += `M${p.index} ${p.v}h0`; return d }
+    function circlesPath(list, r, x0, dx, y) {
       let d = ''
-      for (const p of list) d += `M${p.x - r} ${p.y}a${r} ${r} 0 1 0 ${2 * r} 0a${r} ${r} 0 1 0 ${-2 * r} 0`
+      for (const p of list) { const x = x0 + dx * p.index; d += `M${x - r} ${y}a${r} ${r} 0 1 0 ${2 * r} 0a${r} ${r} 0 1 0 ${-2 * r} 0` }
       return d
     }
-    // The points are drawn in runs of RUN, each run its own few paths. The core keeps the axes still
-    // while points arrive (src/core/panel/chart.cpp) and a delta keeps the held point objects
-    // (applyAnswer), so an update rebuilds the last run and React skips every other one.
+    const FLAT = { fill: 'none', strokeLinecap: 'round', vectorEffect: 'non-scaling-stroke' }
+    // The points are drawn in runs of RUN, each run its own few paths. A delta keeps the held point
+    // objects (applyAnswer) and the axes moving changes only the frame, so an update rebuilds the
+    // last run and React skips every other one.
     const RUN = 256
     function sameRun(a, b) { // props a run does not take are undefined on both sides
-      if (a.r !== b.r || a.ru !== b.ru || a.from !== b.from || a.to !== b.to || a.join !== b.join) return false
+      if (a.r !== b.r || a.from !== b.from || a.to !== b.to || a.join !== b.join || a.x0 !== b.x0 || a.dx !== b.dx || a.y !== b.y) return false
       for (let i = a.from; i < a.to; i++) if (a.pts[i] !== b.pts[i]) return false
       return true
     }
     // How a point is drawn: the core's kind, and for an unmeasured one whether it is pending or failed.
     const drawnAs = (p) => (p.kind === 'ok' || p.kind === 'failed' ? p.kind : p.pending ? 'pending' : p.failed ? 'bad' : 'unmeasured')
-    const DotRun = memo(function DotRun({ pts, from, to, r, ru }) {
-      const by = { ok: [], failed: [], unmeasured: [], bad: [], pending: [] }
-      for (let i = from; i < to; i++) by[drawnAs(pts[i])].push(pts[i])
-      const { ok, failed, unmeasured, bad, pending } = by
+    // Measured points, in frame units (under the frame's transform); r in screen pixels.
+    const DotRun = memo(function DotRun({ pts, from, to, r }) {
+      const ok = [], failed = []
+      for (let i = from; i < to; i++) { const k = pts[i].kind; if (k === 'ok') ok.push(pts[i]); else if (k === 'failed') failed.push(pts[i]) }
+      const sw = r < 3 ? 1.1 : 1.8
       return h('g', null,
-        ok.length ? h('path', { d: circlesPath(ok, r), fill: COLORS.ok }) : null,
-        failed.length ? h('path', { d: circlesPath(failed, r), fill: 'var(--k-bg, #fff)', stroke: COLORS.bad, strokeWidth: r < 3 ? 1.1 : 1.8 }) : null,
-        bad.length ? h('path', { d: circlesPath(bad, ru), fill: 'none', stroke: COLORS.bad, strokeWidth: 1.5 }) : null,
-        unmeasured.length ? h('path', { d: circlesPath(unmeasured, ru), fill: 'none', stroke: COLORS.faint, strokeWidth: 1.5 }) : null,
-        pending.length ? h('path', { d: circlesPath(pending, ru), fill: 'none', stroke: COLORS.faint, strokeWidth: 1.5, strokeDasharray: '2 2', className: 'kopt-pulse' }) : null)
+        ok.length ? h('path', { d: dotsPath(ok), stroke: COLORS.ok, strokeWidth: 2 * r, ...FLAT }) : null,
+        failed.length ? h('path', { d: dotsPath(failed), stroke: COLORS.bad, strokeWidth: 2 * r + sw, ...FLAT }) : null,
+        failed.length ? h('path', { d: dotsPath(failed), stroke: 'var(--k-bg, #fff)', strokeWidth: 2 * r - sw, ...FLAT }) : null)
     }, sameRun)
-    // The line through the points of kind "ok", in runs; each run starts at the last ok point
-    // before it (`join`), so the runs meet.
+    // Points without a latency, on the baseline under the axis (viewBox units).
+    const BaseRun = memo(function BaseRun({ pts, from, to, r, x0, dx, y }) {
+      const by = { unmeasured: [], bad: [], pending: [] }
+      for (let i = from; i < to; i++) { const k = drawnAs(pts[i]); if (by[k]) by[k].push(pts[i]) }
+      const { unmeasured, bad, pending } = by
+      if (!unmeasured.length && !bad.length && !pending.length) return null
+      return h('g', null,
+        bad.length ? h('path', { d: circlesPath(bad, r, x0, dx, y), fill: 'none', stroke: COLORS.bad, strokeWidth: 1.5 }) : null,
+        unmeasured.length ? h('path', { d: circlesPath(unmeasured, r, x0, dx, y), fill: 'none', stroke: COLORS.faint, strokeWidth: 1.5 }) : null,
+        pending.length ? h('path', { d: circlesPath(pending, r, x0, dx, y), fill: 'none', stroke: COLORS.faint, strokeWidth: 1.5, strokeDasharray: '2 2', className: 'kopt-pulse' }) : null)
+    }, sameRun)
+    // The line through the points of kind "ok", in runs and frame units; each run starts at the last ok
+    // point before it (`join`), so the runs meet.
     const LineRun = memo(function LineRun({ pts, from, to, join }) {
-      let d = join ? `M${join.x} ${join.y}` : ''
+      let d = join ? `M${join.index} ${join.v}` : ''
       for (let i = from; i < to; i++) {
         const p = pts[i]
         if (p.kind !== 'ok') continue
-        d += `${d ? 'L' : 'M'}${p.x} ${p.y}`
+        d += `${d ? 'L' : 'M'}${p.index} ${p.v}`
       }
-      return d.includes('L') ? h('path', { d, fill: 'none', stroke: COLORS.line, strokeWidth: 1.8, strokeLinejoin: 'round', opacity: 0.9 }) : null
+      return d.includes('L') ? h('path', { d, fill: 'none', stroke: COLORS.line, strokeWidth: 1.8, strokeLinejoin: 'round', opacity: 0.9, vectorEffect: 'non-scaling-stroke' }) : null
     }, sameRun)
     // The profile marks (▲ under the axis, one per profile, thousands in a long run) move only when
     // a profile is added or the x axis changes, but every answer makes a new list (appended, or
@@ -813,30 +832,34 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       return h('g', { 'data-kopt': 'profiled-marks' },
         marks.map((m, i) => h('text', { key: `p${i}`, x: m.x, y: y + 4, textAnchor: 'middle', fontSize: 11, fill: COLORS.prof, 'data-kopt': 'profiled' }, '▲')))
     }, sameMarks)
-    function Curve({ pts, xStep }) {
-      // Smaller dots when they crowd (a 1,000-point run), never below 1.6 units; the spacing is the
-      // axis's (xStep), which stays put while points arrive, so the radius does too.
-      const gap = xStep > 0 ? xStep : pts.length > 1 ? Math.abs(pts[pts.length - 1].x - pts[0].x) / (pts.length - 1) : 20
+    function Curve({ chart }) {
+      const pts = chart.points, f = chart.frame
+      // Smaller dots when they crowd (a 1,000-point run), never below 1.6; the spacing is the axis's
+      // (xStep), which stays put while points arrive, so the radius does too.
+      const gap = chart.xStep > 0 ? chart.xStep : 20
       const r = Math.max(1.6, Math.min(4, gap * 0.42))
       const ru = Math.max(1.4, Math.min(3.5, gap * 0.38))
       const counts = { ok: 0, failed: 0, bad: 0, unmeasured: 0, pending: 0 }
-      const lines = [], dots = []
+      const lines = [], dots = [], base = []
       let lastOk = null
       for (let from = 0; from < pts.length; from += RUN) {
         const to = Math.min(pts.length, from + RUN)
         lines.push(h(LineRun, { key: from, pts, from, to, join: lastOk }))
-        dots.push(h(DotRun, { key: from, pts, from, to, r, ru }))
+        dots.push(h(DotRun, { key: from, pts, from, to, r }))
+        base.push(h(BaseRun, { key: from, pts, from, to, r: ru, x0: f.x0, dx: f.dx, y: chart.baselineY }))
         for (let i = from; i < to; i++) {
           counts[drawnAs(pts[i])]++
           if (pts[i].kind === 'ok') lastOk = pts[i]
         }
       }
+      // One point has no x spread (dx = 0); a transform that cannot be inverted would draw nothing.
+      const transform = `matrix(${f.dx || 1} 0 0 ${f.dy} ${f.x0} ${f.y0})`
       return h(Fragment, null,
-        h('g', { 'data-kopt': 'line' }, lines),
+        h('g', { 'data-kopt': 'line', transform }, lines),
         h('g', {
           'data-kopt': 'points', 'data-n': pts.length, 'data-ok': counts.ok, 'data-failed': counts.failed,
           'data-unmeasured-failed': counts.bad, 'data-unmeasured': counts.unmeasured, 'data-pending': counts.pending,
-        }, dots))
+        }, h('g', { transform }, dots), base))
     }
     function Dot({ x, y, kind, pending, failed }) {
       if (kind === 'ok') return h('circle', { cx: x, cy: y, r: 6.5, fill: COLORS.ok, stroke: '#fff', strokeWidth: 2 })
@@ -848,13 +871,11 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       const pts = chart.points
       const W = chart.width, H = chart.height, P = chart.plot
       const find = useCallback((vx) => {
-        // Points are ordered by x; binary search the nearest.
-        let lo = 0, hi = pts.length - 1
-        if (hi < 0) return -1
-        while (lo < hi) { const mid = (lo + hi) >> 1; if (pts[mid].x < vx) lo = mid + 1; else hi = mid }
-        if (lo > 0 && Math.abs(pts[lo - 1].x - vx) <= Math.abs(pts[lo].x - vx)) lo -= 1
-        return lo
-      }, [pts])
+        // Point i sits at x0 + dx·i: the nearest is a division away.
+        if (!pts.length) return -1
+        const dx = chart.frame.dx
+        return dx > 0 ? Math.max(0, Math.min(pts.length - 1, Math.round((vx - chart.frame.x0) / dx))) : 0
+      }, [pts, chart.frame])
       const toView = (ev) => {
         const svg = svgRef.current
         if (!svg) return 0
@@ -901,15 +922,15 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         h('line', { x1: P.left, x2: P.right, y1: chart.bestLine.y, y2: chart.bestLine.y, stroke: COLORS.best, strokeDasharray: '6 5', strokeWidth: 1.2, opacity: 0.75 }),
         h('text', { x: P.left + 6, y: chart.bestLine.y - 6, textAnchor: 'start', fontSize: 12, fill: COLORS.best }, `${t('axis.best')} ${chart.bestLine.label}`)) : null,
       // the line through successful evaluations, and the points
-      h(Curve, { pts, xStep: chart.xStep }),
+      h(Curve, { chart }),
       // markers
       h(ProfileMarks, { marks: chart.markers?.profiled ?? [], y: chart.profileY }),
       (chart.markers?.finalized ?? []).map((m, i) => h('text', { key: `f${i}`, x: m.x + 7, y: m.y - 7, fontSize: 13, fill: COLORS.final, 'data-kopt': 'finalized' }, '⚑')),
       best ? h('text', { x: best.x, y: best.y - 9, textAnchor: 'middle', fontSize: 15, fill: COLORS.best, 'data-kopt': 'best' }, '★') : null,
       // selection
       sp ? h('g', { pointerEvents: 'none' },
-        h('line', { x1: sp.x, x2: sp.x, y1: P.top - 4, y2: chart.baselineY + 6, stroke: COLORS.line, strokeOpacity: 0.35 }),
-        h(Dot, { x: sp.x, y: sp.y, kind: sp.kind, pending: !!sp.pending, failed: !!sp.failed })) : null)
+        h('line', { x1: xOf(chart, selected), x2: xOf(chart, selected), y1: P.top - 4, y2: chart.baselineY + 6, stroke: COLORS.line, strokeOpacity: 0.35 }),
+        h(Dot, { x: xOf(chart, selected), y: yOf(chart, sp), kind: sp.kind, pending: !!sp.pending, failed: !!sp.failed })) : null)
     }
 
     // Where a Slurm point was measured (the core's `slurm` record, shown as it came).
@@ -931,14 +952,14 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       const phase = chart.phases?.[index]
       const metrics = it.metrics && typeof it.metrics === 'object' ? Object.entries(it.metrics) : []
       // Place it beside the point, inside the chart box.
-      const leftPct = (pt.x / chart.width) * 100
+      const leftPct = (xOf(chart, index) / chart.width) * 100
       // Beside the point, on the side with more room; never past the box's edge in a narrow tab.
       const edge = 'max(0px, calc(100% - 344px))'
       const style = leftPct > 55 ? { right: `min(${100 - leftPct + 1.5}%, ${edge})` } : { left: `min(${leftPct + 1.5}%, ${edge})` }
       // Vertically: a point in the upper half opens downwards, a low one upwards (its bottom edge near the
       // point), and the height is capped by the room on that side, so the box never leaves the chart box
       // (and so never runs under the composer below it); the rest scrolls inside.
-      const yPct = (Math.min(pt.y, chart.plot.bottom) / chart.height) * 100
+      const yPct = (Math.min(yOf(chart, pt), chart.plot.bottom) / chart.height) * 100
       if (yPct <= 50) {
         const top = Math.max(0, yPct - 10)
         style.top = `${top}%`

@@ -38,10 +38,15 @@ std::string format_latency(double ms);
 inline constexpr std::size_t kExactSpan = 64;
 
 // The chart object (keys camelCase):
-//   width, height, plot {left, top, right, bottom}, xStep (units per iteration), empty,
+//   width, height, plot {left, top, right, bottom}, xStep (units per iteration),
+//   frame {x0, dx, y0, dy} (point i with frame value v sits at x0 + dx·i, y0 + dy·v in viewBox
+//   units; an unmeasured one at baselineY), empty,
 //   mode "speedup" | "latency", scale "linear" | "log", ticks [{y, label}], xTicks [{x, label}],
-//   points [{index, seq, x, y, kind "ok" | "failed" | "unmeasured", pending?, label?, value?}],
-//   line (SVG path through the ok points in iteration order, "" when none),
+//   points [{index, seq, v?, kind "ok" | "failed" | "unmeasured", pending?, failed?, label?,
+//   speedupLabel?}] (v: log10(latency) on a log scale, 1/latency on a linear one, for measured
+//   points only: a point's item does not depend on the axes, so moving them changes only `frame`),
+//   line (SVG path through the ok points in iteration order in frame units "M i v L i v …", to be
+//   drawn under the frame's transform; "" when none),
 //   markers {best {index, x, y} | null, finalized [{index, x, y}], profiled [{seq, x}]},
 //   bestLine {y, label} | null, reference {latencyMs, label} | null, drift {min, max, ratio, count,
 //   minLabel, maxLabel} | null, baselineY (where unmeasured points sit, below the axis),
@@ -84,12 +89,12 @@ struct ChartMemo {
   };
   std::vector<Point> points;
   std::vector<std::size_t> line_at;  // where each point's piece of `line` starts in its text (n + 1)
-  std::array<double, 7> axes{};  // width, height, x span, y domain (2), log scale, speedup mode
+  bool log_scale = false;            // the scale the frame values were written for
   std::vector<Phase> phases;        // each iteration's phase code
   std::vector<long long> row_rounds;  // each iteration's round in force, -1 for none
   bool valid = false;
   // Set by each write: the first iteration whose item (point, phase or round in force) may differ
-  // from the previous chart's, or kUnknown when the axes moved (then compare the texts:
+  // from the previous chart's, or kUnknown when the scale changed (then compare the texts:
   // chart_first_change). Never after the true first change.
   static constexpr std::size_t kUnknown = static_cast<std::size_t>(-1);
   std::size_t first_change = kUnknown;
@@ -117,5 +122,13 @@ void write_chart_append(std::string& out, std::string_view b, const ChartLayout&
 // The in-memory loop state (`control`) is not read: the phases are the log's, so a live view and a
 // replay after a restart draw the same.
 json chart_json_from_wire(const json& series, const ChartOptions& opt = {});
+
+// Where a chart object (chart_json) draws its points, in viewBox units.
+struct ChartFrame {
+  double x0 = 0, dx = 0, y0 = 0, dy = 0, baseline = 0;
+  static ChartFrame of(const json& chart);
+  double x(std::size_t index) const { return x0 + dx * static_cast<double>(index); }
+  double y(const json& point) const;  // baseline for a point without a frame value
+};
 
 }  // namespace kopt

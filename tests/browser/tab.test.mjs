@@ -154,12 +154,13 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
     const { page, errors } = await open('demo', 'en', { viewport: { width: 1200, height: 800 } })
     await page.waitForSelector('[data-kopt=chart]')
     const series = JSON.parse(host.state.get('demo').body)
-    // Screen position of point i, through the SVG's own transform.
+    // Screen position of point i: the core's frame (docs/protocol.md), then the SVG's own transform.
+    const c = series.chart
     const at = (i) => page.evaluate(([x, y]) => {
       const svg = document.querySelector('[data-kopt=chart]')
       const p = new DOMPoint(x, y).matrixTransform(svg.getScreenCTM())
       return { x: p.x, y: p.y }
-    }, [series.chart.points[i].x, series.chart.points[i].y])
+    }, [c.frame.x0 + c.frame.dx * i, c.points[i].v === undefined ? c.baselineY : c.frame.y0 + c.frame.dy * c.points[i].v])
     const a = await at(1)
     await page.mouse.move(a.x, a.y)
     const pop = page.locator('[data-kopt=popover]')

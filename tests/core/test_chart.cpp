@@ -24,6 +24,10 @@ kopt::json chart_of(const std::string& vector_case) {
 
 double num(const kopt::json& j) { return j.get<double>(); }
 
+// Where chart c draws point i, in viewBox units (the points carry frame values).
+double px(const kopt::json& c, std::size_t i) { return kopt::ChartFrame::of(c).x(i); }
+double py(const kopt::json& c, std::size_t i) { return kopt::ChartFrame::of(c).y(c["points"][i]); }
+
 }  // namespace
 
 TEST(Chart, O1_FormatLatencyUnitVectors) {
@@ -48,11 +52,14 @@ TEST(Chart, O2_LinearLatencyLabelsHigherIsFaster) {
   ASSERT_EQ(p.size(), 4u);
   for (std::size_t i = 1; i < p.size(); ++i) {
     EXPECT_EQ(p[i]["kind"], "ok");
-    EXPECT_LT(num(p[i]["y"]), num(p[i - 1]["y"])) << "faster points sit higher";
-    EXPECT_GT(num(p[i]["x"]), num(p[i - 1]["x"]));
+    EXPECT_LT(py(c, i), py(c, i - 1)) << "faster points sit higher";
+    EXPECT_GT(px(c, i), px(c, i - 1));
+    EXPECT_GE(py(c, i), num(c["plot"]["top"]));
+    EXPECT_LE(py(c, i), num(c["plot"]["bottom"]));
   }
   EXPECT_EQ(c["markers"]["best"]["index"], 3);
-  EXPECT_EQ(c["bestLine"]["y"], p[3]["y"]);
+  EXPECT_NEAR(num(c["bestLine"]["y"]), py(c, 3), 0.051) << "the marker sits on the point (to a tenth)";
+  EXPECT_NEAR(num(c["markers"]["best"]["x"]), px(c, 3), 0.051);
   ASSERT_GE(c["ticks"].size(), 2u);
   for (const auto& t : c["ticks"]) {
     const auto label = t["label"].get<std::string>();
@@ -90,12 +97,14 @@ TEST(Chart, O4_UnmeasuredBelowAxisAndProfileAfterLastRow) {
   ASSERT_EQ(p.size(), 3u);
   EXPECT_EQ(p[0]["kind"], "unmeasured");
   EXPECT_EQ(p[0]["failed"], true);
-  EXPECT_GT(num(p[0]["y"]), num(c["plot"]["bottom"]));
+  EXPECT_FALSE(p[0].contains("v")) << "unmeasured: no frame value";
+  EXPECT_EQ(py(c, 0), num(c["baselineY"]));
+  EXPECT_GT(py(c, 0), num(c["plot"]["bottom"]));
   EXPECT_EQ(p[1]["kind"], "ok");
   EXPECT_EQ(p[2]["kind"], "unmeasured");
   EXPECT_EQ(p[2]["pending"], true);
   ASSERT_EQ(c["markers"]["profiled"].size(), 1u);
-  EXPECT_GT(num(c["markers"]["profiled"][0]["x"]), num(p[2]["x"]));
+  EXPECT_GT(num(c["markers"]["profiled"][0]["x"]), px(c, 2));
   EXPECT_EQ(c["markers"]["best"]["index"], 1);
 }
 
@@ -133,7 +142,7 @@ TEST(Chart, FailedPointsKeepTheirPlaceOffTheLine) {
   s.bestIndex = 2;
   const auto c = kopt::chart_json(s, {});
   EXPECT_EQ(c["points"][1]["kind"], "failed");
-  EXPECT_LT(num(c["points"][1]["y"]), num(c["points"][2]["y"])) << "a fast wrong answer still sits where its latency says";
+  EXPECT_LT(py(c, 1), py(c, 2)) << "a fast wrong answer still sits where its latency says";
   const auto line = c["line"].get<std::string>();
   EXPECT_EQ(std::count(line.begin(), line.end(), 'L'), 1) << line;
 }
@@ -255,15 +264,13 @@ TEST(Chart, AxesStayPutAsAPointArrives) {
     const auto b = *kopt::parse_json(b_text);
     EXPECT_NE(a["reference"]["latencyMs"], b["reference"]["latencyMs"]);
     EXPECT_NE(a["ticks"], b["ticks"]) << "the labels follow the reference";
-    for (std::size_t i = 0; i < 200; ++i) {
-      ASSERT_EQ(a["points"][i]["x"], b["points"][i]["x"]) << i;
-      ASSERT_EQ(a["points"][i]["y"], b["points"][i]["y"]) << i;
-    }
+    EXPECT_EQ(a["frame"], b["frame"]);
+    for (std::size_t i = 0; i < 200; ++i) ASSERT_EQ(a["points"][i], b["points"][i]) << i;
     // 201 points: the axis spans 200 iterations, numbered to #201.
     const double w = num(b["plot"]["right"]) - num(b["plot"]["left"]) - 28;
     EXPECT_NEAR(num(b["xStep"]), w / 200, 1e-3);
     EXPECT_EQ(b["xTicks"].back()["label"], "#200");
-    EXPECT_EQ(b["xTicks"].back()["x"], b["points"][199]["x"]);
+    EXPECT_NEAR(num(b["xTicks"].back()["x"]), px(b, 199), 0.051);
 
     // The text compares item by item: only the new point differs, and the append form carries it.
     EXPECT_EQ(kopt::chart_first_change(a_text, la, b_text, lb), 200u);
@@ -307,8 +314,55 @@ TEST(Chart, SmallRunsFillTheAxis) {
   kopt::Series s = steady_run(false);
   s.iterations.resize(kopt::kExactSpan);
   const auto c = kopt::chart_json(s, {});
-  EXPECT_EQ(num(c["points"].back()["x"]), num(c["plot"]["right"]) - 14);
+  EXPECT_NEAR(px(c, kopt::kExactSpan - 1), num(c["plot"]["right"]) - 14, 1e-9);
   s.iterations.resize(kopt::kExactSpan + 2);
   const auto d = kopt::chart_json(s, {});
-  EXPECT_LT(num(d["points"].back()["x"]), num(d["plot"]["right"]) - 14) << "66 points: the axis spans 80";
+  EXPECT_LT(px(d, kopt::kExactSpan + 1), num(d["plot"]["right"]) - 14) << "66 points: the axis spans 80";
+}
+
+// The axes moving (a new fastest point past the snapped y domain, a longer x axis) changes the
+// frame and nothing in the earlier points: their items, and the line through them, stay as they
+// were, so a live chart still only appends. Only a change of scale (linear ↔ log) rewrites them.
+TEST(Chart, AxesMovingChangesOnlyTheFrame) {
+  for (bool spread : {false, true}) {
+    kopt::Series s = steady_run(spread);
+    std::string a_text;
+    kopt::ChartLayout la;
+    kopt::write_chart_json(a_text, s, {}, la);
+    const auto a = *kopt::parse_json(a_text);
+    // Faster than any point so far, by a factor that keeps the scale (spread: 1…25.5 ms, log).
+    kopt::Iteration it = s.iterations[3];
+    it.seq = {kopt::json(999), 999};
+    it.latencyMs = spread ? 0.5 : 0.9;
+    for (int k = 0; k < 30; ++k) s.iterations.push_back(it);  // 230 points: the x axis grows to 250
+    std::string b_text;
+    kopt::ChartLayout lb;
+    kopt::write_chart_json(b_text, s, {}, lb);
+    const auto b = *kopt::parse_json(b_text);
+    ASSERT_EQ(a["scale"], b["scale"]);
+    EXPECT_NE(a["frame"]["dx"], b["frame"]["dx"]) << "the x axis grew";
+    EXPECT_NE(a["frame"]["y0"], b["frame"]["y0"]) << "the y axis stretched";
+    EXPECT_NE(a["ticks"], b["ticks"]);
+    for (std::size_t i = 0; i < 200; ++i) ASSERT_EQ(a["points"][i], b["points"][i]) << i;
+    EXPECT_EQ(kopt::chart_first_change(a_text, la, b_text, lb), 200u);
+    const auto line_a = a["line"].get<std::string>(), line_b = b["line"].get<std::string>();
+    EXPECT_EQ(line_b.substr(0, line_a.size()), line_a) << "the line only grows";
+    // Still inside the plot, the new fastest point at its top.
+    for (std::size_t i = 0; i < b["points"].size(); ++i) {
+      EXPECT_GE(py(b, i), num(b["plot"]["top"])) << i;
+      EXPECT_LE(py(b, i), num(b["plot"]["bottom"])) << i;
+      EXPECT_GT(px(b, i), num(b["plot"]["left"])) << i;
+      EXPECT_LT(px(b, i), num(b["plot"]["right"])) << i;
+    }
+    EXPECT_LT(py(b, 229), py(b, 0)) << "faster sits higher";
+  }
+  // A change of scale rewrites every point's frame value.
+  kopt::Series s = steady_run(false);
+  const auto a = kopt::chart_json(s, {});
+  kopt::Iteration it = s.iterations[3];
+  it.latencyMs = 0.01;  // 100× faster than the rest: log
+  s.iterations.push_back(it);
+  const auto b = kopt::chart_json(s, {});
+  ASSERT_EQ(b["scale"], "log");
+  EXPECT_NE(a["points"][0]["v"], b["points"][0]["v"]);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -169,10 +170,25 @@ class Text {
 };
 
 struct PointGeo {
-  double x = 0, y = 0;
+  double x = 0, y = 0;  // viewBox units, for the markers
   bool measured = false;
   double speedup = 0;  // the labelled speedup when in speedup mode and measured
 };
+
+// Latencies within this fraction of the fastest draw flat (on an axis 20 % of it wide): the frame
+// keeps its precision, and differences below 0.1 % are noise on any GPU timer.
+constexpr double kFlatSpan = 1e-3;
+
+// A measured point's frame value (`v`): log10(latency) on a log axis, 1/latency on a linear one,
+// to 7 significant digits. It depends on the latency and the scale alone, so that the axes can move
+// without touching a point. A browser draws the frame in single precision: on the narrowest domain
+// (a linear one a thousandth of its top wide, see kFlatSpan) a point is then off by ~0.02 units.
+double frame_value(double latency_ms, bool log_scale) {
+  const double v = log_scale ? std::log10(latency_ms) : 1.0 / latency_ms;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.7g", v);
+  return std::strtod(buf, nullptr);
+}
 
 }  // namespace
 
@@ -256,17 +272,18 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   } else if (any_measured) {
     const double wlo = 1.0 / lat_max, whi = 1.0 / lat_min;
     double span = whi - wlo;
-    if (span <= whi * 1e-9) span = whi * 0.2;
+    if (span <= whi * kFlatSpan) span = whi * 0.2;
     const double lo = std::max(0.0, wlo - span * 0.12), hi = whi + span * 0.12;
     const double step = round_step((hi - lo) / 5);
     dlo = std::max(0.0, std::floor(lo / step) * step);
     dhi = std::ceil(hi / step) * step;
     if (!(dhi > dlo)) dhi = dlo + step;
   }
-  auto y_of_latency = [&](double lat) {
-    const double tt = log_scale ? (std::log10(lat) - dlo) / (dhi - dlo) : (1.0 / lat - dlo) / (dhi - dlo);
-    return r1(log_scale ? top + tt * (bottom - top) : bottom - tt * (bottom - top));
-  };
+  // The y frame: a measured point sits at y0 + dy × v (its frame value); only these two numbers
+  // follow the y domain.
+  const double dy = (log_scale ? 1 : -1) * (bottom - top) / (dhi - dlo);
+  const double y0 = (log_scale ? top : bottom) - dlo * dy;
+  auto y_of_latency = [&](double lat) { return r1(y0 + dy * (log_scale ? std::log10(lat) : 1.0 / lat)); };
   auto latency_of_value = [&](double v) { return speedup_mode ? *ref / v : 1.0 / v; };
   auto y_of_value = [&](double v) { return y_of_latency(latency_of_value(v)); };
   // The value domain (for the ticks): slowest at the bottom, fastest at the top.
@@ -292,26 +309,31 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
         }
     }
   }
+  // The x frame: iteration i sits at x0 + dx × i.
   const double pad = n > 1 ? 14 : 0;
-  const double x_step = n > 1 ? (right - left - 2 * pad) / span : 0;
-  t.key("xStep").num(std::round(x_step * 1000) / 1000);
-  auto x_of = [&](double i) {
-    if (n <= 1) return r1((left + right) / 2);
-    return r1(left + pad + (right - left - 2 * pad) * i / span);
-  };
+  const double dx = n > 1 ? (right - left - 2 * pad) / span : 0;
+  const double x0 = n > 1 ? left + pad : (left + right) / 2;
+  t.key("xStep").num(std::round(dx * 1000) / 1000);
+  auto x_of = [&](double i) { return r1(x0 + dx * i); };
+  t.key("frame").open('{');
+  t.key("x0").num(x0);
+  t.key("dx").num(dx);
+  t.key("y0").num(y0);
+  t.key("dy").num(dy);
+  t.close('}');
 
-  // Points and the line through the successful ones.
-  // A point whose inputs and axes are those of the previous chart keeps its text (and its piece
-  // of the line): only changed and new points are formatted.
-  const std::array<double, 7> axes{W, H, n > 1 ? span : -1.0, dlo, dhi, log_scale ? 1.0 : 0.0, speedup_mode ? 1.0 : 0.0};
-  const bool reuse = memo.valid && memo.axes == axes && prev_layout.points.ends.size() == memo.points.size() &&
+  // Points and the line through the successful ones, in frame units (index, v): the axes moving
+  // changes the frame, not them. A point whose inputs and scale are those of the previous chart
+  // keeps its text (and its piece of the line): only changed and new points are formatted.
+  const bool reuse = memo.valid && memo.log_scale == log_scale && prev_layout.points.ends.size() == memo.points.size() &&
                      memo.line_at.size() == memo.points.size() + 1 && prev_layout.line_end > prev_layout.line_begin;
   const std::string_view prev_line =
       reuse ? prev_text.substr(prev_layout.line_begin + 9, prev_layout.line_end - prev_layout.line_begin - 10) : std::string_view();
   std::vector<ChartMemo::Point> sig(n);
   std::vector<std::size_t> line_at(n + 1, 0);
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  std::vector<PointGeo> geo(n);
+  std::vector<PointGeo> geo;
+  geo.resize(n);  // not geo(n): GCC 12 then misreports a size above the maximum (-Walloc-size-larger-than)
   std::string line;
   line.reserve(n * 14);
   t.key("points").open('[');
@@ -351,6 +373,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
     const bool bad = bad_point(it);
     const bool ok = g.measured && !bad && it.correct == std::optional<bool>(true);
     g.y = g.measured ? y_of_latency(*it.latencyMs) : baseline;
+    const double v = g.measured ? frame_value(*it.latencyMs, log_scale) : nan;
     g.speedup = g.measured && speedup_mode ? (it.speedup && *it.speedup > 0 ? *it.speedup : value_of(*it.latencyMs)) : nan;
     ChartMemo::Point& p = sig[i];
     p.seq = it.seq.raw.is_number() ? it.seq.num : nan;
@@ -371,17 +394,16 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
     t.key("seq");
     js_stringify_to(out, it.seq.raw);
     t.value_done();
-    t.key("x").num(g.x);
-    t.key("y").num(g.y);
+    if (g.measured) t.key("v").num(v);
     if (g.measured) {
       t.key("kind").str(ok ? "ok" : "failed");
       t.key("label").str(format_latency(*it.latencyMs));
       if (speedup_mode) t.key("speedupLabel").str("×" + short_number(g.speedup));
       if (ok) {
         line += line.empty() ? "M" : " L";
-        line += js_number(g.x);
+        line += js_number(static_cast<double>(i));
         line.push_back(' ');
-        line += js_number(g.y);
+        line += js_number(v);
       }
     } else {
       t.key("kind").str("unmeasured");
@@ -395,7 +417,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   line_at[n] = line.size();
   memo.points = std::move(sig);
   memo.line_at = std::move(line_at);
-  memo.axes = axes;
+  memo.log_scale = log_scale;
   memo.valid = true;
   layout.points.close = at();
   t.close(']');
@@ -723,6 +745,24 @@ void write_chart_append(std::string& out, std::string_view b, const ChartLayout&
   items_from(lb.phases, from);
   items_from(lb.rowRounds, from);
   out.append(b.substr(pos));
+}
+
+ChartFrame ChartFrame::of(const json& chart) {
+  ChartFrame f;
+  if (!chart.is_object()) return f;
+  if (auto it = chart.find("frame"); it != chart.end() && it->is_object()) {
+    f.x0 = num_of(*it, "x0").value_or(0);
+    f.dx = num_of(*it, "dx").value_or(0);
+    f.y0 = num_of(*it, "y0").value_or(0);
+    f.dy = num_of(*it, "dy").value_or(0);
+  }
+  f.baseline = num_of(chart, "baselineY").value_or(0);
+  return f;
+}
+
+double ChartFrame::y(const json& point) const {
+  const auto v = point.is_object() ? num_of(point, "v") : std::nullopt;
+  return v ? y0 + dy * *v : baseline;
 }
 
 json chart_json(const Series& s, const ChartOptions& opt) {

@@ -17,6 +17,7 @@ void svg_curve(std::string& o, const Report& r, ReportLang lang) {
   const json& P = c["plot"];
   const double L = jnum(P, "left"), R = jnum(P, "right"), Tp = jnum(P, "top"), B = jnum(P, "bottom");
   const json& pts = c["points"];
+  const ChartFrame f = ChartFrame::of(c);
   const json& phases = c["phases"];
   const bool speedup = jstr(c, "mode") == "speedup";
 
@@ -31,8 +32,8 @@ void svg_curve(std::string& o, const Report& r, ReportLang lang) {
     std::size_t j = i;
     while (j + 1 < n && j + 1 < phases.size() && phases[j + 1] == ph) ++j;
     if (ph != "optimization") {
-      const double x0 = i == 0 ? L : (jnum(pts[i - 1], "x") + jnum(pts[i], "x")) / 2;
-      const double x1 = j + 1 >= n ? R : (jnum(pts[j], "x") + jnum(pts[j + 1], "x")) / 2;
+      const double x0 = i == 0 ? L : (f.x(i - 1) + f.x(i)) / 2;
+      const double x1 = j + 1 >= n ? R : (f.x(j) + f.x(j + 1)) / 2;
       const bool over = ph == "over-budget";
       o += "<rect class=\"" + std::string(over ? "band-over" : "band-wrap") + "\" data-kopt=\"band-" + ph + "\" x=\"" +
            num(x0) + "\" y=\"" + num(Tp) + "\" width=\"" + num(std::max(0.0, x1 - x0)) + "\" height=\"" + num(B - Tp) +
@@ -79,7 +80,9 @@ void svg_curve(std::string& o, const Report& r, ReportLang lang) {
          html_escape(std::string(T(lang, "axis.best")) + " " + jstr(c["bestLine"], "label")) + "</text>\n";
   }
   if (const std::string line = jstr(c, "line"); !line.empty())
-    o += "<path class=\"line\" d=\"" + html_escape(line) + "\"/>\n";
+    // In frame units, under the frame's transform; the stroke keeps its width.
+    o += "<g transform=\"matrix(" + num(f.dx) + " 0 0 " + num(f.dy) + " " + num(f.x0) + " " + num(f.y0) +
+         ")\"><path class=\"line\" vector-effect=\"non-scaling-stroke\" d=\"" + html_escape(line) + "\"/></g>\n";
   o += "<g data-kopt=\"points\" data-n=\"" + std::to_string(n) + "\">\n";
   for (std::size_t i = 0; i < n; ++i) {
     const json& p = pts[i];
@@ -104,7 +107,7 @@ void svg_curve(std::string& o, const Report& r, ReportLang lang) {
       tip += " · " + sl;
     if (i < r.rows.size()) tip += " · " + std::string(T(lang, ("trust." + r.rows[i].trust).c_str()));
     o += "<a href=\"#e" + std::to_string(i + 1) + "\"><circle class=\"pt " + cls + "\" data-kopt=\"point\" cx=\"" +
-         num(jnum(p, "x")) + "\" cy=\"" + num(jnum(p, "y")) + "\" r=\"" + num(rad) + "\"><title>" + html_escape(tip) +
+         num(std::round(f.x(i) * 10) / 10) + "\" cy=\"" + num(std::round(f.y(p) * 10) / 10) + "\" r=\"" + num(rad) + "\"><title>" + html_escape(tip) +
          "</title></circle></a>\n";
   }
   o += "</g>\n";
