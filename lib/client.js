@@ -363,12 +363,13 @@ window.__ModuleLoader__.load({
       const d = ans.iterations
       const from = series.iterations.length
       if (d.from !== from) return null
-      const iterations = series.iterations.slice()
+      // One copy at most (at 50k points every array copied is a large allocation): the held arrays are
+      // never written, so that an answer from any held state applies to it.
+      const iterations = d.items.length || d.changed.length ? series.iterations.concat(d.items) : series.iterations
       for (const [i, row] of d.changed) {
         if (!(i >= 0 && i < from)) return null
         iterations[i] = row
       }
-      for (const row of d.items) iterations.push(row)
       const next = { ...series, iterations, sessionId: ans.sessionId, updatedAt: ans.updatedAt, bestIndex: ans.bestIndex }
       for (const key of GROWING) {
         const l = ans[key]
@@ -398,7 +399,8 @@ window.__ModuleLoader__.load({
       for (const key of PER_POINT) {
         const cur = held[key] ?? []
         if (cur.length < k) return null
-        next[key] = cur.slice(0, k).concat(c[key] ?? [])
+        const add = c[key] ?? []
+        next[key] = k === cur.length ? (add.length ? cur.concat(add) : cur) : cur.slice(0, k).concat(add)
       }
       const j = c.appendProfiled
       if (j !== undefined) { // a server before appendProfiled sends every mark
@@ -783,11 +785,26 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
     const FLAT = { fill: 'none', strokeLinecap: 'round', vectorEffect: 'non-scaling-stroke' }
     // The points are drawn in runs of RUN, each run its own few paths. A delta keeps the held point
     // objects (applyAnswer) and the axes moving changes only the frame, so an update rebuilds the
-    // last run and React skips every other one.
+    // last run and React skips every other one. A run's `stamp` changes when one of its point
+    // objects does (Curve keeps what each run was made of).
     const RUN = 256
     function sameRun(a, b) { // props a run does not take are undefined on both sides
-      if (a.r !== b.r || a.from !== b.from || a.to !== b.to || a.join !== b.join || a.x0 !== b.x0 || a.dx !== b.dx || a.y !== b.y) return false
-      for (let i = a.from; i < a.to; i++) if (a.pts[i] !== b.pts[i]) return false
+      return a.stamp === b.stamp && a.r === b.r && a.from === b.from && a.to === b.to && a.join === b.join && a.x0 === b.x0 && a.dx === b.dx && a.y === b.y
+    }
+    let runStamps = 0
+    // What run [from, to) of pts is made of: its point objects, how many of each kind, its last ok point.
+    function runOf(pts, from, to) {
+      const counts = { ok: 0, failed: 0, bad: 0, unmeasured: 0, pending: 0 }
+      let lastOk = null
+      for (let i = from; i < to; i++) {
+        counts[drawnAs(pts[i])]++
+        if (pts[i].kind === 'ok') lastOk = pts[i]
+      }
+      return { items: pts.slice(from, to), counts, lastOk, stamp: ++runStamps }
+    }
+    function sameItems(items, pts, from, to) {
+      if (items.length !== to - from) return false
+      for (let i = from; i < to; i++) if (items[i - from] !== pts[i]) return false
       return true
     }
     // How a point is drawn: the core's kind, and for an unmeasured one whether it is pending or failed.
@@ -834,6 +851,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
     }, sameMarks)
     function Curve({ chart }) {
       const pts = chart.points, f = chart.frame
+      const runs = useRef([])
       // Smaller dots when they crowd (a 1,000-point run), never below 1.6; the spacing is the axis's
       // (xStep), which stays put while points arrive, so the radius does too.
       const gap = chart.xStep > 0 ? chart.xStep : 20
@@ -842,16 +860,18 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       const counts = { ok: 0, failed: 0, bad: 0, unmeasured: 0, pending: 0 }
       const lines = [], dots = [], base = []
       let lastOk = null
-      for (let from = 0; from < pts.length; from += RUN) {
+      for (let k = 0, from = 0; from < pts.length; k++, from += RUN) {
         const to = Math.min(pts.length, from + RUN)
-        lines.push(h(LineRun, { key: from, pts, from, to, join: lastOk }))
-        dots.push(h(DotRun, { key: from, pts, from, to, r }))
-        base.push(h(BaseRun, { key: from, pts, from, to, r: ru, x0: f.x0, dx: f.dx, y: chart.baselineY }))
-        for (let i = from; i < to; i++) {
-          counts[drawnAs(pts[i])]++
-          if (pts[i].kind === 'ok') lastOk = pts[i]
-        }
+        let run = runs.current[k]
+        if (!run || !sameItems(run.items, pts, from, to)) run = runs.current[k] = runOf(pts, from, to)
+        const stamp = run.stamp
+        lines.push(h(LineRun, { key: from, pts, from, to, join: lastOk, stamp }))
+        dots.push(h(DotRun, { key: from, pts, from, to, r, stamp }))
+        base.push(h(BaseRun, { key: from, pts, from, to, r: ru, x0: f.x0, dx: f.dx, y: chart.baselineY, stamp }))
+        for (const kind in run.counts) counts[kind] += run.counts[kind]
+        if (run.lastOk) lastOk = run.lastOk
       }
+      runs.current.length = Math.ceil(pts.length / RUN)
       // One point has no x spread (dx = 0); a transform that cannot be inverted would draw nothing.
       const transform = `matrix(${f.dx || 1} 0 0 ${f.dy} ${f.x0} ${f.y0})`
       return h(Fragment, null,

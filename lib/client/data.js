@@ -12,12 +12,13 @@
       const d = ans.iterations
       const from = series.iterations.length
       if (d.from !== from) return null
-      const iterations = series.iterations.slice()
+      // One copy at most (at 50k points every array copied is a large allocation): the held arrays are
+      // never written, so that an answer from any held state applies to it.
+      const iterations = d.items.length || d.changed.length ? series.iterations.concat(d.items) : series.iterations
       for (const [i, row] of d.changed) {
         if (!(i >= 0 && i < from)) return null
         iterations[i] = row
       }
-      for (const row of d.items) iterations.push(row)
       const next = { ...series, iterations, sessionId: ans.sessionId, updatedAt: ans.updatedAt, bestIndex: ans.bestIndex }
       for (const key of GROWING) {
         const l = ans[key]
@@ -47,7 +48,8 @@
       for (const key of PER_POINT) {
         const cur = held[key] ?? []
         if (cur.length < k) return null
-        next[key] = cur.slice(0, k).concat(c[key] ?? [])
+        const add = c[key] ?? []
+        next[key] = k === cur.length ? (add.length ? cur.concat(add) : cur) : cur.slice(0, k).concat(add)
       }
       const j = c.appendProfiled
       if (j !== undefined) { // a server before appendProfiled sends every mark
