@@ -373,7 +373,6 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
     const bool bad = bad_point(it);
     const bool ok = g.measured && !bad && it.correct == std::optional<bool>(true);
     g.y = g.measured ? y_of_latency(*it.latencyMs) : baseline;
-    const double v = g.measured ? frame_value(*it.latencyMs, log_scale) : nan;
     g.speedup = g.measured && speedup_mode ? (it.speedup && *it.speedup > 0 ? *it.speedup : value_of(*it.latencyMs)) : nan;
     ChartMemo::Point& p = sig[i];
     p.seq = it.seq.raw.is_number() ? it.seq.num : nan;
@@ -388,6 +387,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
     }
     flush_run();
     first_formatted = std::min(first_formatted, i);
+    const double v = g.measured ? frame_value(*it.latencyMs, log_scale) : nan;  // formatted points only: it is a printf
     line_at[i] = line.size();
     t.open('{');
     t.key("index").num(static_cast<double>(i));
