@@ -245,6 +245,32 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
     await page.close()
   })
 
+  test('a new fastest point stretches the y axis: the frame moves, the points drawn before stay as they were', async () => {
+    const { page, errors } = await open('demo', 'en')
+    await page.waitForSelector('[data-kopt=chart]')
+    const dots = page.locator('[data-kopt=points] > g[transform]')
+    const first = dots.locator('path').first()
+    await first.evaluate(el => { el.__kept = true })
+    const d0 = await first.getAttribute('d')
+    const t0 = await dots.getAttribute('transform')
+    const scale0 = JSON.parse(host.state.get('demo').body).chart.scale
+    const before = Number(await page.locator('[data-kopt=points]').getAttribute('data-n'))
+    host.append('demo', moreEvents(1, { tag: 'fastest', seq0: 20_000, latency: 0.2 }))
+    await page.waitForFunction(b => Number(document.querySelector('[data-kopt=points]').dataset.n) > b, before, { timeout: 8000 })
+    const chart = JSON.parse(host.state.get('demo').body).chart
+    assert.equal(chart.scale, scale0, 'the same scale (a change of scale rewrites every point)')
+    assert.notEqual(await dots.getAttribute('transform'), t0, 'the y axis stretched')
+    assert.equal(await first.evaluate(el => el.__kept === true), true, 'the same DOM node')
+    // The demo's points fit in one run of 256: the new point is appended to the same path.
+    assert.ok((await first.getAttribute('d')).startsWith(d0), 'the points before are drawn as they were')
+    // The new point is the highest one, inside the plot.
+    const ys = chart.points.filter(p => p.v !== undefined).map(p => chart.frame.y0 + chart.frame.dy * p.v)
+    const top = ys.at(-1)
+    assert.ok(ys.every(y => y >= top - 1e-9) && top >= chart.plot.top, JSON.stringify({ top, plot: chart.plot }))
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
   test('focus mode fills the window and Esc returns', async () => {
     const { page } = await open('demo', 'zh')
     await page.locator('[data-kopt=focus]').click()
