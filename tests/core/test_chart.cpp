@@ -318,6 +318,13 @@ TEST(Chart, SmallRunsFillTheAxis) {
   s.iterations.resize(kopt::kExactSpan + 2);
   const auto d = kopt::chart_json(s, {});
   EXPECT_LT(px(d, kopt::kExactSpan + 1), num(d["plot"]["right"]) - 14) << "66 points: the axis spans 80";
+  // One point: no x spread, in the middle of the plot.
+  s.iterations.resize(1);
+  const auto e = kopt::chart_json(s, {});
+  EXPECT_EQ(num(e["frame"]["dx"]), 0);
+  EXPECT_EQ(px(e, 0), (num(e["plot"]["left"]) + num(e["plot"]["right"])) / 2);
+  EXPECT_GE(py(e, 0), num(e["plot"]["top"]));
+  EXPECT_LE(py(e, 0), num(e["plot"]["bottom"]));
 }
 
 // The axes moving (a new fastest point past the snapped y domain, a longer x axis) changes the
