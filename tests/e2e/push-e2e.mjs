@@ -12,6 +12,7 @@ import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import vm from 'node:vm'
@@ -192,19 +193,23 @@ try {
   let maxFrame = 0
   // Until its queue overflowed (and a few revisions more), as long as the generated run lasts.
   let after = 0
-  // Each step also brings an evaluation faster than any before by a factor 0.7 — past the y axis's
-  // snapped bound (an eighth of a decade) — so every delta carries the whole chart, as a run whose
-  // axes keep moving does. Appended deltas alone are a few KB: the kernel's socket buffers absorb
-  // them and the hub's queue never fills.
-  let fastest = 0.05
-  const faster = async (k) => {
-    fastest *= 0.7
-    const id = `fast_${k}`
+  // Each step also brings an evaluation with eight whole-file writes attached (12,000 characters
+  // each, the cap of spec K-2; random text, so that nothing on the way compresses it away), so every
+  // delta carries about 100 KB, as a run with large edits does. Appended deltas alone are a few KB
+  // (an axis that moves changes only the chart's frame, docs/protocol.md): the kernel's socket
+  // buffers absorb them and the hub's queue never fills.
+  const result = (id, text) => ({ type: 'tool/result', data: { message: { role: 'user', content: [{ type: 'tool-result', toolCallId: id, content: [{ type: 'text', text }], isError: false }], source: { kind: 'tool', callId: id } } } })
+  const bigEval = async (k) => {
+    const events = []
+    for (let w = 0; w < 8; w++) {
+      const wid = `write_${k}_${w}`
+      events.push({ type: 'tool/call', data: { callId: wid, name: 'write', arguments: JSON.stringify({ file_path: 'solution/k.cu', content: randomBytes(9000).toString('base64') }) } }, result(wid, 'wrote'))
+    }
+    const id = `big_${k}`
+    events.push({ type: 'tool/call', data: { callId: id, name: 'kernel_evaluate', arguments: JSON.stringify({ artifact_path: 'solution/k.cu' }) } },
+      result(id, JSON.stringify({ correct: true, latency_ms: 1 + (k % 7) / 10 })))
     const r = await http(port, '/plugins/kopt-bench-feeder/append', {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId: sid, events: [
-        { type: 'tool/call', data: { callId: id, name: 'kernel_evaluate', arguments: '{}' } },
-        { type: 'tool/result', data: { message: { role: 'user', content: [{ type: 'tool-result', toolCallId: id, content: [{ type: 'text', text: JSON.stringify({ correct: true, latency_ms: fastest }) }], isError: false }], source: { kind: 'tool', callId: id } } } },
-      ] }),
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId: sid, events }),
     })
     assert.equal(r.status, 200, r.text)
   }
@@ -213,7 +218,7 @@ try {
     let upTo = Math.min(events.length, next + 30)
     while (upTo < events.length && events[upTo].type !== 'tool/call') upTo++
     await append(upTo - next)
-    await faster(i)
+    await bigEval(i)
     await sleep(20)
     const s = await hubStats()
     maxHeld = Math.max(maxHeld, s.queuedBytes + s.socketBytes)
