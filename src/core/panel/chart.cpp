@@ -74,6 +74,8 @@ double round_step(double raw) {
   return mag * 10;
 }
 
+bool is_measured(const Iteration& it) { return it.latencyMs && *it.latencyMs > 0 && std::isfinite(*it.latencyMs); }
+
 bool bad_point(const Iteration& it) {
   return it.correct == std::optional<bool>(false) || it.rewardHack || it.error.has_value() ||
          it.evaluatorFailed || it.compiled == std::optional<bool>(false);
@@ -169,12 +171,6 @@ class Text {
   bool first_ = true;
 };
 
-struct PointGeo {
-  double x = 0, y = 0;  // viewBox units, for the markers
-  bool measured = false;
-  double speedup = 0;  // the labelled speedup when in speedup mode and measured
-};
-
 // Latencies within this fraction of the fastest draw flat (on an axis 20 % of it wide): the frame
 // keeps its precision, and differences below 0.1 % are noise on any GPU timer.
 constexpr double kFlatSpan = 1e-3;
@@ -247,10 +243,12 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
 
   // Axis value of a measured point: higher is faster.
   auto value_of = [&](double lat) { return speedup_mode ? *ref / lat : 1.0 / lat; };
+  // A measured point's speedup label in speedup mode: its own reported speedup, else the pooled one.
+  auto labelled_speedup = [&](const Iteration& it) { return it.speedup && *it.speedup > 0 ? *it.speedup : value_of(*it.latencyMs); };
 
   double lat_min = std::numeric_limits<double>::infinity(), lat_max = 0;
   for (const auto& it : its) {
-    if (it.latencyMs && *it.latencyMs > 0 && std::isfinite(*it.latencyMs)) {
+    if (is_measured(it)) {
       lat_min = std::min(lat_min, *it.latencyMs);
       lat_max = std::max(lat_max, *it.latencyMs);
     }
@@ -284,6 +282,8 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   const double dy = (log_scale ? 1 : -1) * (bottom - top) / (dhi - dlo);
   const double y0 = (log_scale ? top : bottom) - dlo * dy;
   auto y_of_latency = [&](double lat) { return r1(y0 + dy * (log_scale ? std::log10(lat) : 1.0 / lat)); };
+  // Where point i sits, in viewBox units (for the markers; the points themselves carry frame values).
+  auto y_at = [&](std::size_t i) { return is_measured(its[i]) ? y_of_latency(*its[i].latencyMs) : baseline; };
   auto latency_of_value = [&](double v) { return speedup_mode ? *ref / v : 1.0 / v; };
   auto y_of_value = [&](double v) { return y_of_latency(latency_of_value(v)); };
   // The value domain (for the ticks): slowest at the bottom, fastest at the top.
@@ -332,8 +332,6 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   std::vector<ChartMemo::Point> sig(n);
   std::vector<std::size_t> line_at(n + 1, 0);
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  std::vector<PointGeo> geo;
-  geo.resize(n);  // not geo(n): GCC 12 then misreports a size above the maximum (-Walloc-size-larger-than)
   std::string line;
   line.reserve(n * 14);
   t.key("points").open('[');
@@ -367,19 +365,16 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   };
   for (std::size_t i = 0; i < n; ++i) {
     const auto& it = its[i];
-    PointGeo& g = geo[i];
-    g.x = x_of(static_cast<double>(i));
-    g.measured = it.latencyMs && *it.latencyMs > 0 && std::isfinite(*it.latencyMs);
+    const bool measured = is_measured(it);
     const bool bad = bad_point(it);
-    const bool ok = g.measured && !bad && it.correct == std::optional<bool>(true);
-    g.y = g.measured ? y_of_latency(*it.latencyMs) : baseline;
-    g.speedup = g.measured && speedup_mode ? (it.speedup && *it.speedup > 0 ? *it.speedup : value_of(*it.latencyMs)) : nan;
+    const bool ok = measured && !bad && it.correct == std::optional<bool>(true);
+    const double speedup = measured && speedup_mode ? labelled_speedup(it) : nan;
     ChartMemo::Point& p = sig[i];
     p.seq = it.seq.raw.is_number() ? it.seq.num : nan;
     if (!it.seq.raw.is_number()) p.seq_text = js_stringify(it.seq.raw);
-    p.latency = g.measured ? *it.latencyMs : nan;
-    p.speedup = g.speedup;
-    p.flags = (g.measured ? 1u : 0u) | (ok ? 2u : 0u) | (it.pending ? 4u : 0u) | (bad ? 8u : 0u);
+    p.latency = measured ? *it.latencyMs : nan;
+    p.speedup = speedup;
+    p.flags = (measured ? 1u : 0u) | (ok ? 2u : 0u) | (it.pending ? 4u : 0u) | (bad ? 8u : 0u);
     if (reuse && i < memo.points.size() && memo.points[i] == p) {
       if (run_end != i) run = i;  // a new run (the previous one was flushed)
       run_end = i + 1;
@@ -387,18 +382,18 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
     }
     flush_run();
     first_formatted = std::min(first_formatted, i);
-    const double v = g.measured ? frame_value(*it.latencyMs, log_scale) : nan;  // formatted points only: it is a printf
+    const double v = measured ? frame_value(*it.latencyMs, log_scale) : nan;  // formatted points only: it is a printf
     line_at[i] = line.size();
     t.open('{');
     t.key("index").num(static_cast<double>(i));
     t.key("seq");
     js_stringify_to(out, it.seq.raw);
     t.value_done();
-    if (g.measured) t.key("v").num(v);
-    if (g.measured) {
+    if (measured) t.key("v").num(v);
+    if (measured) {
       t.key("kind").str(ok ? "ok" : "failed");
       t.key("label").str(format_latency(*it.latencyMs));
-      if (speedup_mode) t.key("speedupLabel").str("×" + short_number(g.speedup));
+      if (speedup_mode) t.key("speedupLabel").str("×" + short_number(speedup));
       if (ok) {
         line += line.empty() ? "M" : " L";
         line += js_number(static_cast<double>(i));
@@ -508,14 +503,14 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   t.close(']');
 
   // Best line (before the markers, as the object has always listed them).
-  const bool best_drawn = s.bestIndex && *s.bestIndex < n && geo[*s.bestIndex].measured;
+  const bool best_drawn = s.bestIndex && *s.bestIndex < n && is_measured(its[*s.bestIndex]);
   t.key("bestLine");
   if (best_drawn) {
-    const PointGeo& bp = geo[*s.bestIndex];
-    std::string label = format_latency(*its[*s.bestIndex].latencyMs);
-    if (speedup_mode) label = "×" + short_number(bp.speedup) + " · " + label;
+    const Iteration& b = its[*s.bestIndex];
+    std::string label = format_latency(*b.latencyMs);
+    if (speedup_mode) label = "×" + short_number(labelled_speedup(b)) + " · " + label;
     t.open('{');
-    t.key("y").num(bp.y);
+    t.key("y").num(y_at(*s.bestIndex));
     t.key("label").str(label);
     t.close('}');
   } else {
@@ -526,11 +521,10 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   t.key("markers").open('{');
   t.key("best");
   if (best_drawn) {
-    const PointGeo& bp = geo[*s.bestIndex];
     t.open('{');
     t.key("index").num(static_cast<double>(*s.bestIndex));
-    t.key("x").num(bp.x);
-    t.key("y").num(bp.y);
+    t.key("x").num(x_of(static_cast<double>(*s.bestIndex)));
+    t.key("y").num(y_at(*s.bestIndex));
     t.close('}');
   } else {
     t.null().value_done();
@@ -540,8 +534,8 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
     if (!its[i].finalized) continue;
     t.open('{');
     t.key("index").num(static_cast<double>(i));
-    t.key("x").num(geo[i].x);
-    t.key("y").num(geo[i].y);
+    t.key("x").num(x_of(static_cast<double>(i)));
+    t.key("y").num(y_at(i));
     t.close('}');
   }
   t.close(']');
