@@ -105,8 +105,7 @@
         if (run.lastOk) lastOk = run.lastOk
       }
       runs.current.length = Math.ceil(pts.length / RUN)
-      // One point has no x spread (dx = 0); a transform that cannot be inverted would draw nothing.
-      const transform = `matrix(${f.dx || 1} 0 0 ${f.dy} ${f.x0} ${f.y0})`
+      const transform = `matrix(${f.dx} 0 0 ${f.dy} ${f.x0} ${f.y0})`
       return h(Fragment, null,
         h('g', { 'data-kopt': 'line', transform }, lines),
         h('g', {
@@ -126,8 +125,7 @@
       const find = useCallback((vx) => {
         // Point i sits at x0 + dx·i: the nearest is a division away.
         if (!pts.length) return -1
-        const dx = chart.frame.dx
-        return dx > 0 ? Math.max(0, Math.min(pts.length - 1, Math.round((vx - chart.frame.x0) / dx))) : 0
+        return Math.max(0, Math.min(pts.length - 1, Math.round((vx - chart.frame.x0) / chart.frame.dx)))
       }, [pts, chart.frame])
       const toView = (ev) => {
         const svg = svgRef.current

@@ -447,7 +447,7 @@ TEST(Report, CommandRejectsBadArguments) {
 // never passes the chart's right edge, the log-scale label sits at the right end (clear of the best label
 // at the left), and a hollow point is clickable on its whole disc.
 TEST(Report, MarkersAndLabelsStayClearOfTheEdges) {
-  std::size_t flags = 0, logs = 0;
+  std::size_t flags = 0, logs = 0, frames = 0;
   double right_most = 0;
   // Every prefix of the small vectors too: a log cut right after a finalize puts ⚑ on the last point, at the
   // right edge.
@@ -482,6 +482,13 @@ TEST(Report, MarkersAndLabelsStayClearOfTheEdges) {
       EXPECT_LE(x + 14, W) << path << ": ⚑ at " << x << " passes the edge " << W;
       EXPECT_GE(y - 12, 0) << path << ": ⚑ at y " << y << " passes the top";
     }
+    // The line is drawn under the chart's frame: a transform with a zero scale (one point) draws nothing.
+    const std::regex frame("<g transform=\"matrix\\(([-0-9.e]+) 0 0 ([-0-9.e]+) ");
+    for (auto it = std::sregex_iterator(html.begin(), html.end(), frame); it != std::sregex_iterator(); ++it) {
+      ++frames;
+      EXPECT_NE(std::stod((*it)[1]), 0) << path;
+      EXPECT_NE(std::stod((*it)[2]), 0) << path;
+    }
     const std::regex log("data-kopt=\"log-scale\" x=\"([-0-9.]+)\" y=\"[-0-9.]+\" text-anchor=\"end\"");
     const auto anchored = std::distance(std::sregex_iterator(html.begin(), html.end(), log), std::sregex_iterator());
     EXPECT_EQ(anchored, static_cast<long>(count(html, "data-kopt=\"log-scale\""))) << path;
@@ -490,6 +497,7 @@ TEST(Report, MarkersAndLabelsStayClearOfTheEdges) {
   EXPECT_GT(flags, 0u) << "some vector has a finalized point";
   EXPECT_GT(right_most, 900) << "some prefix puts ⚑ on the last point, at the right edge";
   EXPECT_GT(logs, 0u) << "some vector is drawn on a log scale";
+  EXPECT_GT(frames, 0u) << "some chart has a line";
   std::filesystem::remove_all(cut);
   const std::string html = kopt::report_html(report_of(kZ03));
   EXPECT_NE(html.find("svg.curve .pt{pointer-events:all}"), std::string::npos);

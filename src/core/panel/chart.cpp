@@ -309,11 +309,12 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
         }
     }
   }
-  // The x frame: iteration i sits at x0 + dx × i.
+  // The x frame: iteration i sits at x0 + dx × i. One point has no spacing (xStep 0) and sits in
+  // the middle; its dx is 1 so that the frame stays an invertible transform for every reader.
   const double pad = n > 1 ? 14 : 0;
-  const double dx = n > 1 ? (right - left - 2 * pad) / span : 0;
+  const double dx = n > 1 ? (right - left - 2 * pad) / span : 1;
   const double x0 = n > 1 ? left + pad : (left + right) / 2;
-  t.key("xStep").num(std::round(dx * 1000) / 1000);
+  t.key("xStep").num(n > 1 ? std::round(dx * 1000) / 1000 : 0);
   auto x_of = [&](double i) { return r1(x0 + dx * i); };
   t.key("frame").open('{');
   t.key("x0").num(x0);

@@ -80,9 +80,8 @@ void svg_curve(std::string& o, const Report& r, ReportLang lang) {
          html_escape(std::string(T(lang, "axis.best")) + " " + jstr(c["bestLine"], "label")) + "</text>\n";
   }
   if (const std::string line = jstr(c, "line"); !line.empty())
-    // In frame units, under the frame's transform (one point: dx = 0, and a transform that cannot be
-    // inverted draws nothing); the stroke keeps its width.
-    o += "<g transform=\"matrix(" + num(f.dx != 0 ? f.dx : 1) + " 0 0 " + num(f.dy) + " " + num(f.x0) + " " + num(f.y0) +
+    // In frame units, under the frame's transform; the stroke keeps its width.
+    o += "<g transform=\"matrix(" + num(f.dx) + " 0 0 " + num(f.dy) + " " + num(f.x0) + " " + num(f.y0) +
          ")\"><path class=\"line\" vector-effect=\"non-scaling-stroke\" d=\"" + html_escape(line) + "\"/></g>\n";
   o += "<g data-kopt=\"points\" data-n=\"" + std::to_string(n) + "\">\n";
   for (std::size_t i = 0; i < n; ++i) {
