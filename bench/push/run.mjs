@@ -29,7 +29,7 @@
 // so they stretch when the machine is busy).
 // One JSON line per measurement on stdout.
 import { execFile } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -39,6 +39,7 @@ import { detachedProcesses, freePort, http, pluginRoutesReady, rpc, sleep, waitF
 import { rawClient } from '../../tests/e2e/ws-client.mjs'
 import { moreEvents } from '../../tests/browser/lib/demo-run.mjs'
 import { startPinger } from '../pinger.mjs'
+import { chromiumCpu } from '../chromium-cpu.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const ROOT = resolve(here, '../..')
@@ -154,32 +155,6 @@ async function openPages(sid, n, push) {
     pages.push({ context, page, cdp })
   }
   return pages
-}
-// CPU seconds (user + system) of the Chromium this benchmark launched (Playwright starts it as our
-// child): the browser, its renderers, GPU and utility processes; what the tabs cost the machine,
-// not only their main threads. Another browser on the machine, and our other children (the
-// pinger), are not counted.
-function chromiumCpu() {
-  const procs = new Map() // pid -> { ppid, chromium, ticks }
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue
-    try {
-      const st = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      const comm = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'))
-      const f = st.slice(st.lastIndexOf(')') + 2).split(' ') // fields from the 3rd (state) on
-      procs.set(Number(pid), { ppid: Number(f[1]), chromium: /chrom/i.test(comm), ticks: Number(f[11]) + Number(f[12]) })
-    } catch {} // gone meanwhile
-  }
-  let ticks = 0
-  const tree = new Set([process.pid])
-  for (let grew = true; grew;) { // children may be listed before their parents
-    grew = false
-    for (const [pid, p] of procs) {
-      if (!tree.has(pid) && tree.has(p.ppid)) { tree.add(pid); grew = true }
-    }
-  }
-  for (const pid of tree) if (procs.get(pid)?.chromium) ticks += procs.get(pid).ticks
-  return ticks / 100 // USER_HZ
 }
 async function pageCpu(cdp) {
   const { metrics } = await cdp.send('Performance.getMetrics')

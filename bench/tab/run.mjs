@@ -19,6 +19,12 @@
 // batch) on stdout, with the warm-up update's figures beside them (warmUp*: the first update
 // after the load; at N = 20000 or 50000 with one new point it is the one that stretches the x axis
 // to the next round span, so every point moves and all of them are redrawn). Exit 0 when every configuration produced its samples; no timing is asserted.
+//
+// --waiting T (off by default): what T open tabs cost the machine while an evaluation is under way
+// (its call logged, no result yet) and nothing else arrives: per client, T pages on the smallest
+// size plus that call, left to settle for --settle seconds (default 6: the pending pulse is three
+// 1.2 s cycles), then the CPU of every Chromium process over --measure seconds (default 8), per
+// second and tab, with the number of animations still running in the first page.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -28,6 +34,7 @@ import { fileURLToPath } from 'node:url'
 import { chromium } from '../../tests/browser/node_modules/playwright-core/index.mjs'
 import { bigEvents, moreEvents } from '../../tests/browser/lib/demo-run.mjs'
 import { startMockHost } from '../../tests/browser/lib/mock-host.mjs'
+import { chromiumCpu } from '../chromium-cpu.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '../..')
@@ -35,6 +42,9 @@ const arg = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); retur
 const sizes = arg('sizes', '1000,5000,20000,50000').split(',').map(Number)
 const batches = arg('batches', '1,100').split(',').map(Number)
 const updates = Number(arg('updates', '20'))
+const waitingTabs = Number(arg('waiting', '0'))
+const settleS = Number(arg('settle', '6'))
+const measureS = Number(arg('measure', '8'))
 const kopt = createRequire(import.meta.url)(path.resolve(process.env.KOPT_ADDON || path.join(root, 'build/kopt.node')))
 
 let refPath = arg('ref', '')
@@ -138,7 +148,40 @@ try {
       }
     }
   }
+  if (waitingTabs > 0) failed += await waiting(sizes[0], waitingTabs)
 } finally {
   await browser.close()
 }
 process.exit(failed ? 1 : 0)
+
+// The idle cost of T tabs with an evaluation under way, per client (--waiting).
+async function waiting (n, tabs) {
+  const call = { type: 'tool/call', seq: 800_000_000, time: 1_900_000_000_000, data: { callId: 'call_waiting', name: 'kernel_evaluate', arguments: JSON.stringify({ artifact_path: 'k.cu' }) } }
+  let bad = 0
+  for (const [who, file, addon] of clients) {
+    const host = await startMockHost({ kopt: addon, sessions: { w: { events: [...bigEvents(n), call] } }, clientPath: file })
+    const pages = []
+    try {
+      for (let i = 0; i < tabs; i++) {
+        const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
+        pages.push(page)
+        await page.goto(`${host.url}/?session=w&lang=en&tab=kernel-opt`)
+        await page.waitForSelector('[data-kopt=points][data-pending="1"]', { timeout: 120_000 })
+      }
+      await new Promise(r => setTimeout(r, settleS * 1000))
+      const c0 = chromiumCpu(); const t0 = performance.now()
+      await new Promise(r => setTimeout(r, measureS * 1000))
+      const perS = (chromiumCpu() - c0) * 1000 / ((performance.now() - t0) / 1000) / tabs
+      const running = await pages[0].evaluate(() => document.getAnimations().filter(a => a.playState === 'running').length)
+      console.log(JSON.stringify({ what: 'tabs idle, an evaluation under way', client: who, points: n, tabs, settleS, measureS,
+        chromiumCpuMsPerSPerTab: r2(perS), runningAnimations: running }))
+    } catch (e) {
+      bad++
+      console.log(JSON.stringify({ what: 'tabs idle, an evaluation under way', client: who, error: String(e.message).split('\n')[0] }))
+    } finally {
+      for (const p of pages) await p.close()
+      await host.close()
+    }
+  }
+  return bad
+}

@@ -1,4 +1,6 @@
     // ───────────────────────────── styles ─────────────────────────────
+    // The pending pulse runs three times, not forever: an endless animation keeps Chromium drawing
+    // frames, ≈ 40–65 ms of CPU per second for every open tab while a run waits (docs/performance.md).
     const CSS = `
 .kopt{--k-text:var(--dsw-alias-label-primary,#1f2329);--k-dim:var(--dsw-alias-label-secondary,#4e5969);--k-faint:var(--dsw-alias-label-tertiary,#7b8391);
 --k-border:var(--dsw-alias-border-l1,rgba(120,128,140,.22));--k-card:var(--dsw-alias-bg-layer-1,rgba(127,127,127,.045));--k-bg:var(--dsw-alias-bg-base,#fff);
@@ -94,7 +96,8 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
 .kopt-err{color:var(--k-bad);font-size:12.5px}
 .kopt-row-err{max-width:340px;white-space:pre-wrap;word-break:break-word;margin-top:3px}
 @keyframes kopt-pulse{0%,100%{opacity:1}50%{opacity:.25}}
-.kopt-pulse{animation:kopt-pulse 1.2s ease-in-out infinite}
+.kopt-pulse{animation:kopt-pulse 1.2s ease-in-out 3}
+@media (prefers-reduced-motion: reduce){.kopt-pulse{animation:none}}
 `
     function installCss() {
       if (typeof document === 'undefined' || document.getElementById('kopt-style')) return () => {}

@@ -34,6 +34,8 @@ before(async () => {
       armed8: { events: demoEvents({ n: 6, finalize: false }) },
       plain: { preset: 'standard', events: [] },
       big: { events: bigEvents(1000) },
+      // An evaluation under way: its call logged, no result yet.
+      waiting: { events: [...demoEvents({ n: 6, finalize: false }), { type: 'tool/call', seq: 50_000, time: 1_900_000_000_000, data: { callId: 'call_waiting', name: 'kernel_evaluate', arguments: JSON.stringify({ artifact_path: 'k.cu' }) } }] },
     },
   })
   browser = await chromium.launch({
@@ -267,6 +269,23 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
     const ys = chart.points.filter(p => p.v !== undefined).map(p => chart.frame.y0 + chart.frame.dy * p.v)
     const top = ys.at(-1)
     assert.ok(ys.every(y => y >= top - 1e-9) && top >= chart.plot.top, JSON.stringify({ top, plot: chart.plot }))
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
+  test('an evaluation under way pulses a few times, then stays marked without animating (no frames while a run waits)', async () => {
+    const { page, errors } = await open('waiting', 'en')
+    await page.waitForSelector('[data-kopt=chart]')
+    assert.equal(await page.locator('[data-kopt=points]').getAttribute('data-pending'), '1')
+    const chip = page.locator('[data-kopt=chips] .kopt-pulse')
+    assert.equal(await chip.innerText(), 'evaluating…')
+    for (const el of [chip, page.locator('[data-kopt=points] path.kopt-pulse')]) {
+      assert.deepEqual(await el.evaluate(e => [getComputedStyle(e).animationName, getComputedStyle(e).animationIterationCount]), ['kopt-pulse', '3'], 'it pulses, three times')
+    }
+    // An endless pulse cost each open tab ≈ 130 ms of Chromium CPU per second (docs/performance.md).
+    await page.waitForFunction(() => document.getAnimations().every(a => a.playState !== 'running'), null, { timeout: 8000 })
+    assert.equal(await chip.innerText(), 'evaluating…', 'still marked')
+    assert.equal(await page.locator('[data-kopt=points]').getAttribute('data-pending'), '1')
     assert.deepEqual(errors, [])
     await page.close()
   })
