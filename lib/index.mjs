@@ -640,14 +640,12 @@ export function apply(ctx, rawConfig) {
 }
 
 /**
- * What a tab at revision `since` needs, as one JSON text (bytes): the session's delta when the
- * core has one, else the whole body marked {"kind":"full","revision":R,"body":…} (the body's bytes
- * are wrapped, never re-parsed).
+ * What a tab at revision `since` needs, as one JSON text in Buffers to write in order: the
+ * session's delta when the core keeps that revision, else the whole body marked
+ * {"kind":"full","revision":R,"body":…} (the body's bytes shared with the session, not copied).
  */
 export function pushPayload(session, since) {
-  if (typeof session.delta === 'function') return session.delta(since ?? -1)
-  const body = session.body()
-  return Buffer.concat([Buffer.from(`{"kind":"full","revision":${session.revision},"body":`), body, Buffer.from('}')])
+  return session.parts(since ?? -1)
 }
 
 function modelInfoWire(info, provider, model) {

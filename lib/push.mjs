@@ -15,7 +15,7 @@
 // catch-up message from the revision it really received (so it re-syncs from its revision, never
 // a lost or doubled point). A tab that stays behind for `stalledMs`, or answers no ping for
 // 2 × `pingMs`, is disconnected.
-import { FrameReader, OP, acceptResponse, checkHandshake, closeFrame, frame, refuse } from './ws.mjs'
+import { FrameReader, OP, acceptResponse, checkHandshake, closeFrame, frame, frameParts, refuse } from './ws.mjs'
 
 export const PUSH_LIMITS = Object.freeze({
   highWater: 1 << 20, // bytes in a socket's own buffer before frames wait in its queue
@@ -31,7 +31,8 @@ export const PUSH_LIMITS = Object.freeze({
 /**
  * @param source {fence(req) -> boolean, validId(id) -> boolean, open(id) -> Promise<{st} | {status, error}>,
  *   current(id, st) -> st (the live state when there is one, else st), revise(id, st) -> revision,
- *   payload(id, st, since) -> Buffer (the answer for `since`, at the revision revise() returned)}
+ *   payload(id, st, since) -> [Buffer] (the answer for `since`, at the revision revise() returned, in
+ *   parts written in order and never copied)}
  */
 export function createPushHub(source, limits = {}) {
   const L = { ...PUSH_LIMITS, ...limits }
@@ -43,12 +44,14 @@ export function createPushHub(source, limits = {}) {
   const timer = setInterval(() => sweep(), Math.max(1000, Math.min(L.pingMs, L.stalledMs) / 2))
   timer.unref?.()
 
-  // The answer for `since` at the room's current revision, framed once and shared while it lasts.
+  // The answer for `since` at the room's current revision, framed once and shared while it lasts:
+  // {chunks, length}, the Buffers to write in order and their bytes.
   function framed(room, since) {
     const key = since === undefined ? 'full' : String(since)
     let f = room.frames.get(key)
     if (f === undefined) {
-      f = frame(OP.TEXT, source.payload(room.id, room.st, since))
+      const chunks = frameParts(OP.TEXT, source.payload(room.id, room.st, since))
+      f = { chunks, length: chunks.reduce((n, c) => n + c.length, 0) }
       if (room.frames.size >= L.maxFrameCache) room.frames.delete(room.frames.keys().next().value)
       room.frames.set(key, f)
     }
@@ -93,8 +96,16 @@ export function createPushHub(source, limits = {}) {
   }
 
   function write(peer, f, revision) {
-    peer.socket.write(f)
+    send(peer.socket, f)
     peer.rev = peer.sentRev = revision
+  }
+
+  // One frame's Buffers in one writev.
+  function send(socket, f) {
+    if (f.chunks.length === 1) { socket.write(f.chunks[0]); return }
+    socket.cork()
+    for (const c of f.chunks) socket.write(c)
+    socket.uncork()
   }
 
   function markBehind(peer) {
@@ -112,7 +123,7 @@ export function createPushHub(source, limits = {}) {
     while (peer.queue.length > 0 && s.writableLength < L.highWater) {
       const { f, revision } = peer.queue.shift()
       peer.queuedBytes -= f.length
-      s.write(f)
+      send(s, f)
       peer.sentRev = revision
     }
     if (!peer.behind || peer.queue.length > 0 || s.writableLength >= L.highWater) return

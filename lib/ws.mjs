@@ -56,18 +56,31 @@ export function acceptResponse(accept) {
   return `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`
 }
 
-/** One unmasked server frame (FIN set) around payload, as one Buffer: built once, written to many sockets. */
-export function frame(opcode, payload = Buffer.alloc(0)) {
-  const data = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload
-  const n = data.length
-  const head = n < 126 ? 2 : n < 65536 ? 4 : 10
-  const out = Buffer.allocUnsafe(head + n)
+/** The header of one unmasked server frame (FIN set) whose payload is n bytes. */
+function frameHeader(opcode, n) {
+  const out = Buffer.allocUnsafe(n < 126 ? 2 : n < 65536 ? 4 : 10)
   out[0] = 0x80 | opcode
   if (n < 126) out[1] = n
   else if (n < 65536) { out[1] = 126; out.writeUInt16BE(n, 2) }
   else { out[1] = 127; out.writeBigUInt64BE(BigInt(n), 2) }
-  data.copy(out, head)
   return out
+}
+
+/** One unmasked server frame (FIN set) around payload, as one Buffer. */
+export function frame(opcode, payload = Buffer.alloc(0)) {
+  const data = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload
+  return Buffer.concat([frameHeader(opcode, data.length), data])
+}
+
+/**
+ * One frame around a payload given as Buffers in order, as Buffers to write in order: the header,
+ * then the parts themselves, not copied (a full answer's 33 MB body stays shared with the session;
+ * copying it twice held the host's event loop ≈ 0.25 s at 1M events). Built once, written to many sockets.
+ */
+export function frameParts(opcode, parts) {
+  let n = 0
+  for (const p of parts) n += p.length
+  return [frameHeader(opcode, n), ...parts]
 }
 
 /** A close frame with a status code and a short reason (≤ 123 bytes, RFC 6455 §5.5). */

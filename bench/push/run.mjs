@@ -18,6 +18,8 @@
 // a process of its own (bench/pinger.mjs), measures how long the host keeps a trivial request
 // waiting. The reference in the same run: the same pages with the push switched off (?kopt-push=0:
 // the tab's poll, every 1.5 s).
+// Then, per size, a tab opening on a session that has just moved on (three times): how long until
+// it has drawn the points, and the trivial GET meanwhile (the host hands it the whole body).
 // At the end of each size with the largest T: one more client that subscribes and never reads
 // while samples go on; the host's RSS and the push hub's held bytes (largest seen) are printed.
 // host_publish_*: the host's own part (first event of a revision -> its frame handed to the
@@ -252,6 +254,27 @@ async function measure(sid, n, tabs, push, samples, stalled) {
   return out
 }
 
+// A tab opening (or reconnecting) on a session that has just moved on: its first message is the
+// full answer at a revision no other tab has asked for yet, so no framed answer is cached. Each
+// of `times` opens follows one appended evaluation; the trivial GET runs throughout.
+async function opening(sid, n, times) {
+  const pinger = startPinger(port)
+  const open = []
+  for (let i = 0; i < times; i++) {
+    await append(sid, moreEvents(1, { tag: `o${++tagN}` }).map(e => ({ type: e.type, data: e.data })))
+    await sleep(500)
+    const t0 = Date.now()
+    const [p] = await openPages(sid, 1, true)
+    open.push(Date.now() - t0)
+    await p.context.close()
+    await sleep(300)
+  }
+  const pings = (await pinger.stop()).map(([ms]) => ms)
+  const out = { what: 'a tab opens', events: n, opens: times, open_ms_max: Math.max(...open), host_get_max_ms: r1(Math.max(...pings)), host_get_p99_ms: r1(pct(pings, 0.99)), pings: pings.length }
+  console.log(JSON.stringify(out))
+  return out
+}
+
 log(`generating ${Math.max(...SIZES)} events`)
 const file = join(work, 'gen.json')
 await run('bash', ['-c', 'exec "$0" "$1" "$2" > "$3"', process.execPath, join(ROOT, 'tests/fixtures/vectors/gen-large.mjs'), String(Math.max(...SIZES)), file], { maxBuffer: 1 << 20 })
@@ -272,6 +295,8 @@ for (const n of SIZES) {
       await measure(sid, n, tabs, false, POLL_SAMPLES, false)
     }
   }
+  log(`${n} events, a tab opens (3 times)`)
+  await opening(sid, n, 3)
   log(`${n} events, ${maxTabs} tabs + one client that never reads`)
   await measure(sid, n, maxTabs, true, Math.max(10, SAMPLES >> 1), true)
 }

@@ -40,11 +40,13 @@ timeout 300 node "$KOPT_ROOT/bench/tab/run.mjs" --sizes 1000 --updates 3 --batch
 [ "$(grep -c '"chromiumCpuMsPerSPerTab"' "$KOPT_ARTIFACTS/bench-tab.jsonl")" = 2 ] || { log "bench/tab printed no idle figures"; exit 1; }
 if [ "${KOPT_BROWSER_HOST:-1}" != 0 ] && [ -x "${KOPT_HOST_DIR:-}/bin/dsh" ]; then
   # The benchmarks over a real `dsh web`, at their smallest sizes: they must run and print every
-  # figure line (1 tab, 2 tabs, 2 tabs + a client that never reads; one line per plugin and size).
+  # figure line (1 tab, 2 tabs, a tab opening, 2 tabs + a client that never reads; for bench/http one
+  # line per plugin and size).
   . "$KOPT_HOST_DIR/env.sh"
   log "bench/push (smallest size)"
   timeout 600 node "$KOPT_ROOT/bench/push/run.mjs" --sizes 2000 --tabs 1,2 --samples 3 --no-poll --metrics | tee "$KOPT_ARTIFACTS/bench-push.jsonl"
   [ "$(grep -c '"chromium_cpu_ms_per_sample_per_tab"' "$KOPT_ARTIFACTS/bench-push.jsonl")" = 3 ] || { log "bench/push printed no figures"; exit 1; }
+  [ "$(grep -c '"open_ms_max"' "$KOPT_ARTIFACTS/bench-push.jsonl")" = 1 ] || { log "bench/push printed no tab-open figures"; exit 1; }
   log "bench/http (smallest size)"
   timeout 600 node "$KOPT_ROOT/bench/http/run.mjs" --sizes 2000 --reps 3 --changed 2 --pollers 1 | tee "$KOPT_ARTIFACTS/bench-http.jsonl"
   [ "$(grep -c '"stall_max_ms"' "$KOPT_ARTIFACTS/bench-http.jsonl")" -ge 1 ] || { log "bench/http printed no figures"; exit 1; }

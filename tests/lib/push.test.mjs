@@ -5,7 +5,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
-import { FrameReader, OP, acceptKey, checkHandshake, frame } from '../../lib/ws.mjs'
+import { FrameReader, OP, acceptKey, checkHandshake, frame, frameParts } from '../../lib/ws.mjs'
 import { createPushHub } from '../../lib/push.mjs'
 import { rawClient as client, maskedFrame } from '../e2e/ws-client.mjs'
 
@@ -16,6 +16,14 @@ test('RFC 6455 examples: accept key, unmasked server frames, masked client frame
   assert.deepEqual([...frame(OP.TEXT, 'Hello')], [0x81, 0x05, 0x48, 0x65, 0x6c, 0x6c, 0x6f]) // §5.7
   assert.deepEqual([...frame(OP.BINARY, Buffer.alloc(256)).subarray(0, 4)], [0x82, 0x7e, 0x01, 0x00])
   assert.deepEqual([...frame(OP.BINARY, Buffer.alloc(65536)).subarray(0, 10)], [0x82, 0x7f, 0, 0, 0, 0, 0, 1, 0, 0])
+  // A frame around parts: the same bytes, the parts themselves (not copies) after the header.
+  for (const n of [5, 300, 70000]) {
+    const body = Buffer.alloc(n, 0x61)
+    const parts = [body.subarray(0, 1), body.subarray(1, n - 1), body.subarray(n - 1)]
+    const chunks = frameParts(OP.TEXT, parts)
+    assert.deepEqual(Buffer.concat(chunks), frame(OP.TEXT, body))
+    assert.equal(chunks[2], parts[1])
+  }
   const r = new FrameReader()
   const hello = Buffer.from([0x81, 0x85, 0x37, 0xfa, 0x21, 0x3d, 0x7f, 0x9f, 0x4d, 0x51, 0x58]) // §5.7 masked "Hello"
   // Byte by byte: a frame split anywhere is still read once.
@@ -53,7 +61,10 @@ function fakeSessions(padBytes = 0) {
       revise: (id, st) => st.revision,
       payload: (id, st, since) => {
         calls.push([id, since, st.revision])
-        return Buffer.from(JSON.stringify({ kind: 'full', revision: st.revision, since: since ?? null, pad }))
+        // In three parts, as the core gives a full answer (prefix, shared body, tail).
+        const text = Buffer.from(JSON.stringify({ kind: 'full', revision: st.revision, since: since ?? null, pad }))
+        const a = Math.floor(text.length / 3), b = Math.floor((2 * text.length) / 3)
+        return [text.subarray(0, a), text.subarray(a, b), text.subarray(b)]
       },
     },
   }
