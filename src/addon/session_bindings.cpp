@@ -166,19 +166,13 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
   }
 
   // A Buffer over the bytes of a shared immutable string, which it keeps alive (no copy). Its size
-  // is reported to V8 as external memory, so that dropped answers are collected in time.
+  // is not reported as external memory: V8 counts an external buffer's backing store itself
+  // (ArrayBufferSweeper), and counted twice, each 33 MB body at 1M events hurried the host into
+  // full collections of its whole heap (0.1–0.35 s each; docs/performance.md, run P11).
   static Napi::Buffer<char> SharedBuffer(Napi::Env env, std::shared_ptr<const std::string> text) {
     auto* keep = new std::shared_ptr<const std::string>(std::move(text));
-    const std::size_t size = (*keep)->size();
-    Napi::Buffer<char> buf = Napi::Buffer<char>::New(
-        env, const_cast<char*>((*keep)->data()), size,
-        [](Napi::Env e, char*, std::shared_ptr<const std::string>* k) {
-          Napi::MemoryManagement::AdjustExternalMemory(e, -static_cast<std::int64_t>((*k)->size()));
-          delete k;
-        },
-        keep);
-    Napi::MemoryManagement::AdjustExternalMemory(env, static_cast<std::int64_t>(size));
-    return buf;
+    return Napi::Buffer<char>::New(
+        env, const_cast<char*>((*keep)->data()), (*keep)->size(), [](Napi::Env, char*, std::shared_ptr<const std::string>* k) { delete k; }, keep);
   }
 
   Napi::Value ProjectorObj(const Napi::CallbackInfo&) { return projector_.Value(); }
