@@ -3,8 +3,9 @@
 # says the few exceptions), each document in a clean clone of the current commit named dsh-kernel-opt
 # (docs/install.md makes its own with its `git clone` line) and with a DSH home of its own, then checks
 # that the `dsh web` it started serves the plugin's route, and stops it by process group.
-#   Host: the one in $KOPT_HOST_DIR (default this checkout's .dsh-host/) must be complete; the docs'
-#   `bash scripts/setup-host.sh` then reuses it instead of installing Node/pnpm/dsh again.
+#   Host: the one in $KOPT_HOST_DIR must be complete; without it, this checkout's .dsh-host/ is
+#   installed or reused (scripts/setup-host.sh). The docs' `bash scripts/setup-host.sh` then reuses
+#   it instead of installing Node/pnpm/dsh again.
 #   KOPT_NO_CLI: defaults to 1 here, so scripts/install-plugin.sh does not build build/kopt from source
 #   (minutes on 2 cores, once per clone); KOPT_NO_CLI=0 runs that step too and then the README's
 #   offline line `build/kopt parse`.
@@ -13,8 +14,13 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 say() { echo "[docs] $*"; }
 t0=$SECONDS
 HOST=${KOPT_HOST_DIR:-$ROOT/.dsh-host}
-[ -x "$HOST/bin/dsh" ] && [ -e "$HOST/dsh/node_modules/@deepseek-ai/dsh/lib/bin.js" ] ||
-  { say "FAIL: no complete DSH host in $HOST (bash scripts/setup-host.sh)"; exit 1; }
+complete() { [ -x "$1/bin/dsh" ] && [ -e "$1/dsh/node_modules/@deepseek-ai/dsh/lib/bin.js" ]; }
+# This checkout's own host is installed (or reused) here as the e2e suite does, so that the suite
+# also runs alone (KOPT_TEST_ONLY=docs on a fresh clone); a host named by KOPT_HOST_DIR must exist.
+if [ -z "${KOPT_HOST_DIR:-}" ] && ! complete "$HOST"; then
+  HOST=$(cd "$ROOT" && bash scripts/setup-host.sh | tail -n 1)
+fi
+complete "$HOST" || { say "FAIL: no complete DSH host in $HOST (bash scripts/setup-host.sh)"; exit 1; }
 export KOPT_HOST_DIR=$HOST
 export KOPT_NO_CLI=${KOPT_NO_CLI:-1}
 export DSH_TELEMETRY_DISABLED=1
