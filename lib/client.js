@@ -659,8 +659,8 @@ window.__ModuleLoader__.load({
     }
 
     // ───────────────────────────── styles ─────────────────────────────
-    // The pending pulse runs three times, not forever: an endless animation keeps Chromium drawing
-    // frames, ≈ 40–65 ms of CPU per second for every open tab while a run waits (docs/performance.md).
+    // The pending pulse runs three times, not forever: an endless animation kept Chromium drawing
+    // frames, ≈ 0.1 s of CPU per second for every open tab while a run waited (docs/performance.md, T4).
     const CSS = `
 .kopt{--k-text:var(--dsw-alias-label-primary,#1f2329);--k-dim:var(--dsw-alias-label-secondary,#4e5969);--k-faint:var(--dsw-alias-label-tertiary,#7b8391);
 --k-border:var(--dsw-alias-border-l1,rgba(120,128,140,.22));--k-card:var(--dsw-alias-bg-layer-1,rgba(127,127,127,.045));--k-bg:var(--dsw-alias-bg-base,#fff);

@@ -44,14 +44,13 @@ export function createPushHub(source, limits = {}) {
   const timer = setInterval(() => sweep(), Math.max(1000, Math.min(L.pingMs, L.stalledMs) / 2))
   timer.unref?.()
 
-  // The answer for `since` at the room's current revision, framed once and shared while it lasts:
-  // {chunks, length}, the Buffers to write in order and their bytes.
+  // The answer for `since` at the room's current revision, framed once (frameParts) and shared
+  // while it lasts.
   function framed(room, since) {
     const key = since === undefined ? 'full' : String(since)
     let f = room.frames.get(key)
     if (f === undefined) {
-      const chunks = frameParts(OP.TEXT, source.payload(room.id, room.st, since))
-      f = { chunks, length: chunks.reduce((n, c) => n + c.length, 0) }
+      f = frameParts(OP.TEXT, source.payload(room.id, room.st, since))
       if (room.frames.size >= L.maxFrameCache) room.frames.delete(room.frames.keys().next().value)
       room.frames.set(key, f)
     }
@@ -100,9 +99,8 @@ export function createPushHub(source, limits = {}) {
     peer.rev = peer.sentRev = revision
   }
 
-  // One frame's Buffers in one writev.
+  // One frame's Buffers (a header and the parts) in one writev.
   function send(socket, f) {
-    if (f.chunks.length === 1) { socket.write(f.chunks[0]); return }
     socket.cork()
     for (const c of f.chunks) socket.write(c)
     socket.uncork()

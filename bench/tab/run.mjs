@@ -32,7 +32,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { chromium } from '../../tests/browser/node_modules/playwright-core/index.mjs'
-import { bigEvents, moreEvents } from '../../tests/browser/lib/demo-run.mjs'
+import { bigEvents, moreEvents, pendingEvaluation } from '../../tests/browser/lib/demo-run.mjs'
 import { startMockHost } from '../../tests/browser/lib/mock-host.mjs'
 import { chromiumCpu } from '../chromium-cpu.mjs'
 
@@ -156,10 +156,9 @@ process.exit(failed ? 1 : 0)
 
 // The idle cost of T tabs with an evaluation under way, per client (--waiting).
 async function waiting (n, tabs) {
-  const call = { type: 'tool/call', seq: 800_000_000, time: 1_900_000_000_000, data: { callId: 'call_waiting', name: 'kernel_evaluate', arguments: JSON.stringify({ artifact_path: 'k.cu' }) } }
   let bad = 0
   for (const [who, file, addon] of clients) {
-    const host = await startMockHost({ kopt: addon, sessions: { w: { events: [...bigEvents(n), call] } }, clientPath: file })
+    const host = await startMockHost({ kopt: addon, sessions: { w: { events: [...bigEvents(n), pendingEvaluation(800_000_000)] } }, clientPath: file })
     const pages = []
     try {
       for (let i = 0; i < tabs; i++) {

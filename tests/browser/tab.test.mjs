@@ -10,7 +10,7 @@ import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { chromium } from 'playwright-core'
-import { bigEvents, demoEvents, moreEvents } from './lib/demo-run.mjs'
+import { bigEvents, demoEvents, moreEvents, pendingEvaluation } from './lib/demo-run.mjs'
 import { startMockHost } from './lib/mock-host.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -35,7 +35,7 @@ before(async () => {
       plain: { preset: 'standard', events: [] },
       big: { events: bigEvents(1000) },
       // An evaluation under way: its call logged, no result yet.
-      waiting: { events: [...demoEvents({ n: 6, finalize: false }), { type: 'tool/call', seq: 50_000, time: 1_900_000_000_000, data: { callId: 'call_waiting', name: 'kernel_evaluate', arguments: JSON.stringify({ artifact_path: 'k.cu' }) } }] },
+      waiting: { events: [...demoEvents({ n: 6, finalize: false }), pendingEvaluation(50_000)] },
     },
   })
   browser = await chromium.launch({

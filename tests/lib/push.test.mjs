@@ -20,8 +20,9 @@ test('RFC 6455 examples: accept key, unmasked server frames, masked client frame
   for (const n of [5, 300, 70000]) {
     const body = Buffer.alloc(n, 0x61)
     const parts = [body.subarray(0, 1), body.subarray(1, n - 1), body.subarray(n - 1)]
-    const chunks = frameParts(OP.TEXT, parts)
+    const { chunks, length } = frameParts(OP.TEXT, parts)
     assert.deepEqual(Buffer.concat(chunks), frame(OP.TEXT, body))
+    assert.equal(length, frame(OP.TEXT, body).length)
     assert.equal(chunks[2], parts[1])
   }
   const r = new FrameReader()

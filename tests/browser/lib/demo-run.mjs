@@ -90,6 +90,11 @@ export function bigEvents (points = 1000) {
   return demoEvents({ n: points, seed: 11, finalize: true, rounds: true })
 }
 
+// An evaluation under way: its kernel_evaluate call logged at `seq`, no result yet.
+export function pendingEvaluation (seq) {
+  return { type: 'tool/call', seq, time: 1_900_000_000_000, data: { callId: `call_waiting_${seq}`, name: 'kernel_evaluate', arguments: JSON.stringify({ artifact_path: 'k.cu' }) } }
+}
+
 // `count` further shell evaluations with fresh call ids, seqs and payloads (live-update tests).
 export function moreEvents (count, { tag = 'x', seq0 = 1_000_000, latency = 0.5 } = {}) {
   const ev = []
