@@ -13,8 +13,9 @@ ctest --test-dir $B --output-on-failure -j"$(nproc)" -E 'Soak'
 # Node is not instrumented: preload the runtimes; its own allocations at exit are not ours to judge.
 asan=$(g++ -print-file-name=libasan.so)
 ubsan=$(g++ -print-file-name=libubsan.so)
-node_tests=(tests/addon)
-[ -d tests/lib ] && node_tests+=(tests/lib)
+# The test files by name: Node 22 reads a bare directory argument as a module, not a folder of tests.
+node_tests=(tests/addon/*.test.mjs)
+[ -d tests/lib ] && node_tests+=(tests/lib/*.test.mjs)
 # unpreload.mjs: the commands the tests run (replays under a data limit) do not inherit the runtimes.
 ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 LD_PRELOAD="$asan $ubsan" KOPT_ADDON="$KOPT_ROOT/$B/kopt.node" \
   NODE_OPTIONS="--import=$KOPT_ROOT/tests/sanitize/unpreload.mjs" node --test "${node_tests[@]}"
