@@ -11,6 +11,7 @@
 #include "kopt/config.hpp"
 #include "kopt/json.hpp"
 #include "kopt/series.hpp"
+#include "kopt/text_rope.hpp"
 
 namespace kopt {
 
@@ -51,9 +52,12 @@ class Projector {
   // per projector: the session's): only the iterations changed in place or appended since are
   // copied, and the rounds and profileSeqs past into's (they only grow). O(changed), not O(points).
   void update_outline(Series& into);
-  // The /series body (a reference to an internal buffer, valid until the next call).
-  // control_json, when non-empty, is inserted verbatim as "control". Cost: the fragments that
-  // changed since the last call, plus the small lists after the iterations.
+  // The /series body without its closing brace, as shared immutable pieces appended to `out` (no
+  // copy of the body: a piece stays valid while held, whatever the projector does next). Cost: the
+  // fragments changed since the last call, the open block of each list, and the few bytes after.
+  void series_pieces(std::vector<TextPiece>& out, std::string_view session_id, double updated_at);
+  // The same as one text, then `control` (control_json verbatim, when non-empty) and the closing
+  // brace: a copy, for tests and the CLI (a reference to an internal buffer, valid until the next call).
   const std::string& series_json(std::string_view session_id, double updated_at, std::string_view control_json = {});
 
   const ProjectionConfig& config() const;

@@ -15,6 +15,7 @@
 #include "kopt/json.hpp"
 #include "kopt/projector.hpp"
 #include "kopt/series.hpp"
+#include "kopt/text_rope.hpp"
 
 namespace kopt {
 
@@ -46,12 +47,13 @@ class Session {
   std::uint64_t revision() const { return revision_; }
 
   // The /series body of the current revision (UTF-8 JSON) is head + tail:
-  //   head  the series without `control`, then `,"chart":` and the chart — shared and immutable
-  //         (valid as long as it is held, whatever the session does next), assembled once per
+  //   head  the series without `control`, then `,"chart":` and the chart, as pieces: shared and
+  //         immutable (each valid as long as it is held, whatever the session does next), most of
+  //         them the projector's own blocks, so no revision copies the body; gathered once per
   //         change of the projection or updatedAt, not per control change; so a past session's
   //         can be made on the worker thread that read its log, and a reader sends it as it is;
   //   tail  `,"control":` and the control object, then `}` (or only `}` without a control).
-  std::shared_ptr<const std::string> body_head();
+  const std::vector<TextPiece>& body_head();
   std::string body_tail() const;
   // The same as one string (tests and simple callers; a copy).
   std::string body();
@@ -68,7 +70,7 @@ class Session {
   struct Answer {
     const std::string* delta = nullptr;  // valid until the next delta() call
     std::string prefix;
-    std::shared_ptr<const std::string> head;
+    std::vector<TextPiece> head;
     std::string tail;
     std::size_t size() const;
     void copy_to(char* out) const;  // size() bytes
@@ -129,18 +131,20 @@ class Session {
   std::uint64_t outline_version_ = UINT64_MAX;
   Series outline_;
   long long evals_ = 0;
-  std::string chart_text_;  // storage reused from revision to revision
+  // The chart, handed out in the head as it is: its storage is reused from revision to revision
+  // unless a reader still holds it (then the next chart is written in new storage).
+  std::shared_ptr<std::string> chart_text_ = std::make_shared<std::string>();
   ChartLayout chart_layout_;
-  std::string prev_chart_;  // the snapshot before, to find the first item that changed
+  std::shared_ptr<std::string> prev_chart_ = std::make_shared<std::string>();  // the snapshot before, to find the first item that changed
   ChartLayout prev_layout_;
   ChartMemo chart_memo_;    // what the last chart (prev_chart_ once swapped) was made of
   bool prev_ok_ = false;
-  std::shared_ptr<const std::string> head_;  // null when the projection or updatedAt moved
+  std::vector<TextPiece> head_;  // empty when the projection or updatedAt moved
   // approx_bytes of the state it was taken in: (projector version, head, chart) → bytes (a new
   // revision of the control alone changes the figure by a few bytes: not worth O(points)).
   struct BytesMemo {
     std::uint64_t version = UINT64_MAX;
-    const std::string* head = nullptr;
+    const std::string* head = nullptr;  // the head's last piece (a new one per head)
     bool chart = false;
     std::size_t bytes = 0;
   };

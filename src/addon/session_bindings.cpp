@@ -129,9 +129,9 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
     return buf;
   }
 
-  // The answer as Buffers to write one after the other, without copying the body: [body head,
-  // tail] for `since` null or undefined (the plain body), [delta] for a kept revision, else the
-  // full answer [prefix, body head, tail].
+  // The answer as Buffers to write one after the other, without copying the body: [body head's
+  // pieces…, tail] for `since` null or undefined (the plain body), [delta] for a kept revision,
+  // else the full answer [prefix, body head's pieces…, tail].
   Napi::Value Parts(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     const bool plain = info.Length() < 1 || info[0].IsNull() || info[0].IsUndefined();
@@ -143,7 +143,7 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
     }
     std::uint32_t k = 0;
     if (!a.prefix.empty()) out.Set(k++, Napi::Buffer<char>::Copy(env, a.prefix.data(), a.prefix.size()));
-    out.Set(k++, SharedBuffer(env, a.head));
+    for (const TextPiece& p : a.head) out.Set(k++, SharedBuffer(env, p));
     out.Set(k++, Napi::Buffer<char>::Copy(env, a.tail.data(), a.tail.size()));
     return out;
   }
@@ -219,7 +219,7 @@ class LoadSessionWorker : public Napi::AsyncWorker {
       core_.feed_event(ev);
     }, stats_);
     if (!ok_) return;
-    session_->body_head();     // the outline, the points' texts and the chart, in the body's first part
+    session_->body_head();     // the outline, the points' texts and the chart, in the body's pieces
     session_->approx_bytes();  // its size, for the past-session cache (O(points), so here)
   }
   void OnOK() override {

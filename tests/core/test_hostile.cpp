@@ -190,7 +190,12 @@ SoakFigures soak(int every) {
   kopt::Projector p;
   kopt::LogReadStats st;
   EXPECT_TRUE(kopt::read_log_file(path, [&](const json& e) { p.feed_event(e); }, st));
-  std::size_t series_kb = p.series_json("m", 0).size() >> 10;
+  // The body as the route holds it: the projector's shared pieces (series_json would add a copy).
+  std::vector<kopt::TextPiece> pieces;
+  p.series_pieces(pieces, "m", 0);
+  std::size_t series_bytes = 0;
+  for (const auto& piece : pieces) series_bytes += piece->size();
+  std::size_t series_kb = series_bytes >> 10;
   long after = rss_kb();
   std::remove(path.c_str());
   SoakFigures f{st.events, p.series().iterations.size(), log_mb, series_kb, after - before};

@@ -125,6 +125,11 @@ TEST(J3_PooledReference, MedianAndDriftInAnyOrder) {
 
 namespace {
 json ev(const char* text) { return *parse_json(text); }
+std::string joined(const std::vector<TextPiece>& pieces) {
+  std::string out;
+  for (const TextPiece& p : pieces) out += *p;
+  return out;
+}
 }  // namespace
 
 // The outline carries exactly what the chart reads: its chart equals the full series' chart.
@@ -154,11 +159,11 @@ TEST(P_SeriesRoute, BodyOncePerRevision) {
   const auto r1 = s.revise("{}");
   const std::string b1 = s.body();
   EXPECT_EQ(s.revise("{}"), r1);
-  EXPECT_EQ(s.body_head().get(), s.body_head().get());
-  const auto held = s.body_head();
-  const std::string held_text = *held;
+  EXPECT_EQ(s.body_head(), s.body_head());
+  const std::vector<TextPiece> held = s.body_head();
+  const std::string held_text = joined(held);
   EXPECT_EQ(s.revise("{\"x\":1}"), r1 + 1);
-  EXPECT_EQ(s.body_head().get(), held.get()) << "the control is the tail";
+  EXPECT_EQ(s.body_head(), held) << "the control is the tail";
   EXPECT_EQ(s.body_tail(), ",\"control\":{\"x\":1}}");
   EXPECT_EQ(s.revise("{}"), r1 + 2);
   EXPECT_EQ(s.body(), b1);
@@ -169,8 +174,8 @@ TEST(P_SeriesRoute, BodyOncePerRevision) {
   const auto r2 = s.revise("{}");
   EXPECT_GT(r2, r1 + 2);
   EXPECT_NE(s.body(), b1);
-  EXPECT_NE(s.body_head().get(), held.get());
-  EXPECT_EQ(*held, held_text) << "a held head keeps its bytes";
+  EXPECT_NE(s.body_head(), held);
+  EXPECT_EQ(joined(held), held_text) << "a held head keeps its bytes";
   EXPECT_EQ(s.completed_evals(), 1);
   auto body = parse_json(s.body());
   ASSERT_TRUE(body);
@@ -402,6 +407,53 @@ TEST(P_SeriesRoute, ChartCopiedPointsEqualAFreshChart) {
     else run.push_back(result);
   }
   check(run, "generated run");
+}
+
+// A long body is handed out as shared pieces: what a reader holds keeps its bytes while the session
+// goes on (new points, a row far back changed in place, which rewrites its sealed block), the body
+// equals a fresh projection's, and a chart nobody holds any more is written over, not reallocated.
+TEST(P_SeriesRoute, HeldPiecesKeepTheirBytes) {
+  json events = json::array({*parse_json(R"({"type":"tool/call","seq":0,"time":0,"data":{"callId":"late","name":"kernel_evaluate","arguments":"{}"}})")});
+  for (const auto& e : evals(1, 1500)) events.push_back(e);
+  Projector p;
+  Session s(p, "s");
+  s.feed(events);
+  s.revise("{}");
+  const std::vector<TextPiece> held = s.body_head();
+  ASSERT_GT(held.size(), 10u) << "more than one block";
+  const std::string held_text = joined(held);
+  const json late = *parse_json(R"({"type":"tool/result","seq":9000,"time":9000,"data":{"callId":"late","message":{"content":[{"text":"{\"correct\":true,\"latency_ms\":0.5}"}]}}})");
+  const json more = evals(2000, 40);
+  s.feed(late);
+  s.feed(more);
+  s.revise("{}");
+  EXPECT_EQ(joined(held), held_text);
+  events.push_back(late);
+  for (const auto& e : more) events.push_back(e);
+  Projector fresh_p;
+  Session fresh(fresh_p, "s");
+  fresh.feed(events);
+  fresh.revise("{}");
+  EXPECT_EQ(s.body(), fresh.body());
+  EXPECT_EQ(parse_json(s.body())->at("iterations").at(0).at("latencyMs"), 0.5) << "the row far back changed";
+
+  // Nobody holds the charts: the chart two revisions on is written in the storage of the first.
+  const std::string* first = s.body_head().back().get();
+  s.feed(evals(3000, 1));
+  s.revise("{}");
+  s.body_head();
+  s.feed(evals(3001, 1));
+  s.revise("{}");
+  EXPECT_EQ(s.body_head().back().get(), first);
+  // Held, it is left alone.
+  const TextPiece chart = s.body_head().back();
+  const std::string chart_text = *chart;
+  for (int i = 0; i < 3; ++i) {
+    s.feed(evals(3002 + i, 1));
+    s.revise("{}");
+    EXPECT_NE(s.body_head().back().get(), chart.get());
+  }
+  EXPECT_EQ(*chart, chart_text);
 }
 
 // The size figure follows the session: taken again after the projection grew or the body was

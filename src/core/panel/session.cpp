@@ -63,7 +63,7 @@ std::uint64_t Session::revise(std::string_view control_json) {
   const bool projection = v != seen_version_;
   seen_version_ = v;
   ++revision_;
-  if (projection || seen_updated_ != updated_before) head_.reset();
+  if (projection || seen_updated_ != updated_before) head_.clear();
   chart_ok_ = chart_ok_ && !projection;
   deltas_.clear();
   // The history: what this revision changed, oldest dropped past kHistory revisions or
@@ -84,9 +84,11 @@ const std::string& Session::chart_text() {
     refresh_outline();
     std::swap(prev_chart_, chart_text_);
     std::swap(prev_layout_, chart_layout_);
-    chart_text_.clear();
+    // A chart a reader still holds (in a head being written) is never written over.
+    if (chart_text_.use_count() > 1) chart_text_ = std::make_shared<std::string>();
+    chart_text_->clear();
     // Points unchanged since the previous chart are copied from it, not formatted again.
-    write_chart_json(chart_text_, outline_, chart_, chart_layout_, chart_memo_, prev_chart_, prev_layout_);
+    write_chart_json(*chart_text_, outline_, chart_, chart_layout_, chart_memo_, *prev_chart_, prev_layout_);
     chart_ok_ = true;
     if (!history_.empty() && history_.back().rev == revision_) {
       Step& step = history_.back();
@@ -95,25 +97,23 @@ const std::string& Session::chart_text() {
       const std::size_t known = chart_memo_.first_change;
       step.chart_from = !prev_ok_                        ? 0
                         : known != ChartMemo::kUnknown ? known
-                                                       : chart_first_change(prev_chart_, prev_layout_, chart_text_, chart_layout_);
-      step.profiled_from = prev_ok_ ? profiled_first_change(prev_chart_, prev_layout_, chart_text_, chart_layout_) : 0;
+                                                       : chart_first_change(*prev_chart_, prev_layout_, *chart_text_, chart_layout_);
+      step.profiled_from = prev_ok_ ? profiled_first_change(*prev_chart_, prev_layout_, *chart_text_, chart_layout_) : 0;
     }
     prev_ok_ = true;
   }
-  return chart_text_;
+  return *chart_text_;
 }
 
-std::shared_ptr<const std::string> Session::body_head() {
+const std::vector<TextPiece>& Session::body_head() {
   if (!revised_) revise(control_);
-  if (head_) return head_;
-  // series_json keeps its text between calls and returns it unchanged when nothing changed.
-  const std::string& series = projector_->series_json(id_, updated_at_, {});
-  const std::string& chart = chart_text();
-  constexpr std::string_view key = ",\"chart\":";
-  auto head = std::make_shared<std::string>();
-  // The series object is never `{}`: the chart goes before its closing brace.
-  head->reserve(series.size() + key.size() + chart.size());
-  head->append(series, 0, series.size() - 1).append(key).append(chart);
+  if (!head_.empty()) return head_;
+  static const TextPiece kChartKey = std::make_shared<const std::string>(",\"chart\":");
+  chart_text();
+  std::vector<TextPiece> head;
+  projector_->series_pieces(head, id_, updated_at_);
+  head.push_back(kChartKey);
+  head.push_back(chart_text_);
   head_ = std::move(head);
   return head_;
 }
@@ -127,7 +127,10 @@ std::string Session::body_tail() const {
 }
 
 std::size_t Session::Answer::size() const {
-  return delta ? delta->size() : prefix.size() + head->size() + tail.size();
+  if (delta) return delta->size();
+  std::size_t n = prefix.size() + tail.size();
+  for (const TextPiece& p : head) n += p->size();
+  return n;
 }
 
 void Session::Answer::copy_to(char* out) const {
@@ -135,7 +138,9 @@ void Session::Answer::copy_to(char* out) const {
     std::copy(delta->begin(), delta->end(), out);
     return;
   }
-  std::copy(tail.begin(), tail.end(), std::copy(head->begin(), head->end(), std::copy(prefix.begin(), prefix.end(), out)));
+  out = std::copy(prefix.begin(), prefix.end(), out);
+  for (const TextPiece& p : head) out = std::copy(p->begin(), p->end(), out);
+  std::copy(tail.begin(), tail.end(), out);
 }
 
 Session::Answer Session::answer_parts(std::optional<std::uint64_t> since) {
@@ -243,13 +248,15 @@ const std::string* Session::delta(std::uint64_t since) {
 
 std::size_t Session::approx_bytes() const {
   BytesMemo& m = bytes_memo_;
-  if (m.version == projector_->version() && m.head == head_.get() && m.chart == chart_ok_) return m.bytes;
-  m = {projector_->version(), head_.get(), chart_ok_, 0};
+  const std::string* head = head_.empty() ? nullptr : head_.back().get();
+  if (m.version == projector_->version() && m.head == head && m.chart == chart_ok_) return m.bytes;
+  m = {projector_->version(), head, chart_ok_, 0};
   std::size_t& b = m.bytes;
   b = sizeof(Session) + projector_->approx_bytes();
   b += outline_.iterations.capacity() * sizeof(Iteration) + outline_.rounds.capacity() * sizeof(Round);
   b += outline_.profileSeqs.capacity() * sizeof(Seq);
-  b += (head_ ? head_->capacity() : 0) + chart_text_.capacity() + prev_chart_.capacity() + control_.capacity();
+  // The head's pieces are the projector's blocks and the chart, counted with them.
+  b += head_.capacity() * sizeof(TextPiece) + chart_text_->capacity() + prev_chart_->capacity() + control_.capacity();
   for (const ChartLayout* l : {&chart_layout_, &prev_layout_})
     b += (l->points.ends.capacity() + l->phases.ends.capacity() + l->rowRounds.ends.capacity()) * sizeof(std::size_t);
   for (const auto& step : history_) b += sizeof(Step) + step.touched.capacity() * sizeof(std::uint32_t);

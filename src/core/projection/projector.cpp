@@ -11,6 +11,7 @@
 #include "kopt/events.hpp"
 #include "kopt/match.hpp"
 #include "kopt/shell.hpp"
+#include "kopt/text_rope.hpp"
 #include "kopt/utf16.hpp"
 
 namespace kopt {
@@ -151,11 +152,11 @@ struct Projector::Impl {
   // Serialisation cache: one fragment per iteration, re-rendered when it changes.
   std::vector<std::string> frag;
   std::vector<char> frag_ok;
-  std::string body;                   // the last /series body; its iterations part is reused
-  std::vector<std::size_t> frag_off;  // where each fragment's text starts in body (its comma included)
-  std::size_t body_frags = 0, iter_end = 0;
-  std::string plans_text, envs_text, rounds_text, profile_text, uncollected_text, echoed_text;
-  std::size_t plans_done = 0, envs_done = 0, rounds_done = 0, profile_done = 0, uncollected_done = 0, echoed_done = 0;
+  // The /series lists' texts, kept between calls as shared blocks: the iterations are cut back to
+  // the first fragment that changed (usually near the end); the other lists only grow.
+  TextRope iter_text, plans_text, envs_text, rounds_text, profile_text, uncollected_text, echoed_text;
+  std::string item_scratch;
+  std::string joined;  // series_json's copy
 
   // Points changed in place since the last take_touched() (for /series deltas): each listed once,
   // at most kMaxTouched of them; past that only the overflow is known.
@@ -650,17 +651,19 @@ struct Projector::Impl {
   }
 
   template <class T>
-  static void append_items(std::string& text, std::size_t& done, const std::vector<T>& items) {
-    for (; done < items.size(); ++done) {
-      if (done) text.push_back(',');
-      write_json(text, items[done]);
+  void append_items(TextRope& text, const std::vector<T>& items) {
+    for (std::size_t i = text.items(); i < items.size(); ++i) {
+      item_scratch.clear();
+      write_json(item_scratch, items[i]);
+      text.append(item_scratch);
     }
   }
 
-  static void append_seqs(std::string& text, std::size_t& done, const std::vector<Seq>& items) {
-    for (; done < items.size(); ++done) {
-      if (done) text.push_back(',');
-      js_stringify_to(text, items[done].raw);
+  void append_seqs(TextRope& text, const std::vector<Seq>& items) {
+    for (std::size_t i = text.items(); i < items.size(); ++i) {
+      item_scratch.clear();
+      js_stringify_to(item_scratch, items[i].raw);
+      text.append(item_scratch);
     }
   }
 };
@@ -689,9 +692,9 @@ std::size_t Projector::approx_bytes() const {
   b += m.iterations.capacity() * sizeof(Iteration) + m.frag.capacity() * sizeof(std::string);
   // A point's own strings (command, error, metrics …) are about as long as its cached text.
   for (const auto& f : m.frag) b += 2 * f.capacity();
-  b += m.frag_ok.capacity() + m.frag_off.capacity() * sizeof(std::size_t) + m.body.capacity();
-  for (const std::string* t : {&m.plans_text, &m.envs_text, &m.rounds_text, &m.profile_text, &m.uncollected_text, &m.echoed_text})
-    b += t->capacity();
+  b += m.frag_ok.capacity() + m.joined.capacity() + m.item_scratch.capacity();
+  for (const TextRope* t : {&m.iter_text, &m.plans_text, &m.envs_text, &m.rounds_text, &m.profile_text, &m.uncollected_text, &m.echoed_text})
+    b += t->approx_bytes();
   b += m.plans.capacity() * (sizeof(Plan) + 128) + m.envs.capacity() * (sizeof(Env) + 128) + m.rounds.capacity() * (sizeof(Round) + 128);
   b += (m.profile_seqs.capacity() + m.uncollected.capacity() + m.echoed.capacity()) * (sizeof(Seq) + 16);
   constexpr std::size_t kNode = 64;  // a hash node and its bucket, about
@@ -790,52 +793,52 @@ void Projector::update_outline(Series& s) {
   s.bestIndex = m.best;
 }
 
-const std::string& Projector::series_json(std::string_view session_id, double updated_at, std::string_view control_json) {
-  Impl& m = *impl_;
-  // The body keeps the iterations part between calls; it is cut back to the first fragment that
-  // changed (usually near the end), so a warm call costs the changed suffix plus the small tail.
-  std::size_t first_dirty = std::min(m.min_dirty, m.body_frags);
-  for (std::size_t i = first_dirty; i < m.iterations.size(); ++i) m.render(i);
-  m.min_dirty = kNoPoint;
-  std::string& out = m.body;
-  if (out.empty()) {
-    out = "{\"iterations\":[";
-    m.iter_end = out.size();
-  }
-  out.resize(first_dirty < m.frag_off.size() ? m.frag_off[first_dirty] : m.iter_end);
-  m.frag_off.resize(first_dirty);
-  for (std::size_t i = first_dirty; i < m.frag.size(); ++i) {
-    if (i) out.push_back(',');
-    m.frag_off.push_back(out.size() - (i ? 1 : 0));
-    out += m.frag[i];
-  }
-  m.body_frags = m.frag.size();
-  m.iter_end = out.size();
+namespace {
 
-  m.append_items(m.plans_text, m.plans_done, m.plans);
-  m.append_items(m.envs_text, m.envs_done, m.envs);
-  m.append_items(m.rounds_text, m.rounds_done, m.rounds);
-  m.append_seqs(m.profile_text, m.profile_done, m.profile_seqs);
-  m.append_seqs(m.uncollected_text, m.uncollected_done, m.uncollected);
-  m.append_seqs(m.echoed_text, m.echoed_done, m.echoed);
-  auto list = [&](const char* key, const std::string& text) {
-    out += "],\"";
-    out += key;
-    out += "\":[";
-    out += text;
-  };
-  list("plans", m.plans_text);
-  list("envs", m.envs_text);
-  list("profileSeqs", m.profile_text);
-  list("uncollectedSeqs", m.uncollected_text);
-  list("echoedSeqs", m.echoed_text);
-  list("rounds", m.rounds_text);
-  out += "],\"bestIndex\":";
-  out += m.best ? std::to_string(*m.best) : "null";
-  out += ",\"sessionId\":";
-  js_quote_to(out, session_id);
-  out += ",\"updatedAt\":";
-  out += js_number(updated_at);
+TextPiece literal(const char* text) { return std::make_shared<const std::string>(text); }
+
+}  // namespace
+
+void Projector::series_pieces(std::vector<TextPiece>& out, std::string_view session_id, double updated_at) {
+  Impl& m = *impl_;
+  // Cost: the fragments from the first that changed (or the start of its sealed block) on, and
+  // the small tail; the blocks before are handed out as they are.
+  const std::size_t dirty = std::min(m.min_dirty, m.iterations.size());
+  for (std::size_t i = dirty; i < m.iterations.size(); ++i) m.render(i);
+  m.min_dirty = kNoPoint;
+  for (std::size_t i = m.iter_text.cut(dirty); i < m.frag.size(); ++i) m.iter_text.append(m.frag[i]);
+  m.append_items(m.plans_text, m.plans);
+  m.append_items(m.envs_text, m.envs);
+  m.append_items(m.rounds_text, m.rounds);
+  m.append_seqs(m.profile_text, m.profile_seqs);
+  m.append_seqs(m.uncollected_text, m.uncollected);
+  m.append_seqs(m.echoed_text, m.echoed);
+  // The keys between the lists never change: made once, shared by every body and thread.
+  static const TextPiece kOpen = literal("{\"iterations\":["), kPlans = literal("],\"plans\":["), kEnvs = literal("],\"envs\":["),
+                         kProfile = literal("],\"profileSeqs\":["), kUncollected = literal("],\"uncollectedSeqs\":["),
+                         kEchoed = literal("],\"echoedSeqs\":["), kRounds = literal("],\"rounds\":[");
+  out.push_back(kOpen);
+  m.iter_text.pieces(out);
+  for (auto [key, text] : {std::pair{&kPlans, &m.plans_text}, {&kEnvs, &m.envs_text}, {&kProfile, &m.profile_text},
+                           {&kUncollected, &m.uncollected_text}, {&kEchoed, &m.echoed_text}, {&kRounds, &m.rounds_text}}) {
+    out.push_back(*key);
+    text->pieces(out);
+  }
+  auto end = std::make_shared<std::string>("],\"bestIndex\":");
+  *end += m.best ? std::to_string(*m.best) : "null";
+  *end += ",\"sessionId\":";
+  js_quote_to(*end, session_id);
+  *end += ",\"updatedAt\":";
+  *end += js_number(updated_at);
+  out.push_back(std::move(end));
+}
+
+const std::string& Projector::series_json(std::string_view session_id, double updated_at, std::string_view control_json) {
+  std::vector<TextPiece> pieces;
+  series_pieces(pieces, session_id, updated_at);
+  std::string& out = impl_->joined;
+  out.clear();
+  for (const TextPiece& p : pieces) out += *p;
   if (!control_json.empty()) {
     out += ",\"control\":";
     out += control_json;
