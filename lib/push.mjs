@@ -16,6 +16,7 @@
 // a lost or doubled point). A tab that stays behind for `stalledMs`, or answers no ping for
 // 2 × `pingMs`, is disconnected.
 import { FrameReader, OP, acceptResponse, checkHandshake, closeFrame, frame, frameParts, refuse } from './ws.mjs'
+import { writeRuns } from './paced.mjs'
 
 export const PUSH_LIMITS = Object.freeze({
   highWater: 1 << 20, // bytes in a socket's own buffer before frames wait in its queue
@@ -82,7 +83,7 @@ export function createPushHub(source, limits = {}) {
     if (peer.behind) return // it catches up from its own revision when its socket drains
     if (peer.rev !== base) { markBehind(peer); return }
     const s = peer.socket
-    if (peer.queue.length === 0 && s.writableLength < L.highWater) {
+    if (peer.queue.length === 0 && !peer.sending && s.writableLength < L.highWater) {
       write(peer, f, revision)
     } else if (peer.queue.length < L.maxQueue && peer.queuedBytes + f.length <= L.maxQueueBytes) {
       peer.queue.push({ f, revision })
@@ -95,15 +96,21 @@ export function createPushHub(source, limits = {}) {
   }
 
   function write(peer, f, revision) {
-    send(peer.socket, f)
+    send(peer, f)
     peer.rev = peer.sentRev = revision
   }
 
-  // One frame's Buffers (a header and the parts) in one writev.
-  function send(socket, f) {
-    socket.cork()
-    for (const c of f.chunks) socket.write(c)
-    socket.uncork()
+  // A message's runs, one writev per event-loop turn (lib/paced.mjs): a delta is one run, written
+  // at once; while a long one is under way no other message goes to this socket (pings and pongs
+  // may: they fall between its fragments), and when it is done the queue moves on.
+  function send(peer, f) {
+    let h = null
+    h = writeRuns(peer.socket, f.runs, (error, later) => {
+      if (!later) return // written at once: the caller goes on
+      if (peer.sending === h) peer.sending = null
+      if (!error) drain(peer)
+    })
+    peer.sending = h.finished ? null : h
   }
 
   function markBehind(peer) {
@@ -118,13 +125,13 @@ export function createPushHub(source, limits = {}) {
   function drain(peer) {
     const s = peer.socket
     if (s.destroyed || !peer.open) return
-    while (peer.queue.length > 0 && s.writableLength < L.highWater) {
+    while (peer.queue.length > 0 && !peer.sending && s.writableLength < L.highWater) {
       const { f, revision } = peer.queue.shift()
       peer.queuedBytes -= f.length
-      send(s, f)
+      send(peer, f)
       peer.sentRev = revision
     }
-    if (!peer.behind || peer.queue.length > 0 || s.writableLength >= L.highWater) return
+    if (!peer.behind || peer.sending || peer.queue.length > 0 || s.writableLength >= L.highWater) return
     const room = peer.room
     publishNow(room) // the catch-up is at the revision every other tab has
     if (peer.sentRev !== room.revision || peer.needsFirst) {
@@ -152,6 +159,8 @@ export function createPushHub(source, limits = {}) {
   function closePeer(peer, code, reason) {
     if (!peer.open) return
     peer.open = false
+    // No data frame may follow a close: a long message under way stops at a fragment's end.
+    peer.sending?.abort()
     try {
       peer.socket.end(closeFrame(code, reason))
     } catch {
@@ -185,6 +194,7 @@ export function createPushHub(source, limits = {}) {
     stats.closed++
     peer.queue = []
     peer.queuedBytes = 0
+    peer.sending?.abort()
     if (room.peers.size === 0) {
       if (room.timer !== null) clearTimeout(room.timer)
       room.frames.clear()
@@ -230,7 +240,7 @@ export function createPushHub(source, limits = {}) {
     }
     const now = Date.now()
     const peer = {
-      socket, room, since, rev: undefined, sentRev: undefined, queue: [], queuedBytes: 0, behind: false, behindSince: 0,
+      socket, room, since, rev: undefined, sentRev: undefined, queue: [], queuedBytes: 0, sending: null, behind: false, behindSince: 0,
       needsFirst: true, open: true, lastSeen: now, lastPing: now, reader: new FrameReader(4096),
     }
     room.peers.add(peer)
@@ -272,7 +282,7 @@ export function createPushHub(source, limits = {}) {
     let behind = 0
     for (const room of rooms.values()) {
       for (const peer of room.peers) {
-        queuedBytes += peer.queuedBytes
+        queuedBytes += peer.queuedBytes + (peer.sending?.left() ?? 0) // a long message's runs not yet handed over
         socketBytes += peer.socket.writableLength
         if (peer.behind) behind++
       }

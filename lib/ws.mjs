@@ -4,6 +4,7 @@
 // route only sends, and the push hub needs the frames as shared Buffers to send one serialization
 // to every tab.
 import { createHash } from 'node:crypto'
+import { TURN_BYTES, runsOf } from './paced.mjs'
 
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11' // RFC 6455 §1.3
 
@@ -56,10 +57,10 @@ export function acceptResponse(accept) {
   return `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`
 }
 
-/** The header of one unmasked server frame (FIN set) whose payload is n bytes. */
-function frameHeader(opcode, n) {
+/** The header of one unmasked server frame whose payload is n bytes (FIN set unless `more`). */
+function frameHeader(opcode, n, more = false) {
   const out = Buffer.allocUnsafe(n < 126 ? 2 : n < 65536 ? 4 : 10)
-  out[0] = 0x80 | opcode
+  out[0] = (more ? 0 : 0x80) | opcode
   if (n < 126) out[1] = n
   else if (n < 65536) { out[1] = 126; out.writeUInt16BE(n, 2) }
   else { out[1] = 127; out.writeBigUInt64BE(BigInt(n), 2) }
@@ -73,16 +74,24 @@ export function frame(opcode, payload = Buffer.alloc(0)) {
 }
 
 /**
- * One frame around a payload given as Buffers in order: {chunks, length}, the Buffers to write in
- * order (the header, then the parts themselves, not copied: a full answer's 33 MB body stays shared
- * with the session; copying it twice held the host's event loop 0.17–0.25 s at 1M events) and
- * their bytes. Built once, written to many sockets.
+ * One message around a payload given as Buffers in order, as runs to write one per event-loop turn
+ * (lib/paced.mjs): {runs, length}. A payload up to `max` bytes is one frame, one run; a longer one
+ * (a full answer at 1M events: 33 MB) is fragmented (RFC 6455 §5.4), one fragment per run, so a
+ * ping or pong may go between runs. The parts are not copied (the body stays shared with the
+ * session; copying it twice held the host's event loop 0.17–0.25 s at 1M events), and the
+ * message is built once and written to many sockets.
  */
-export function frameParts(opcode, parts) {
-  let n = 0
-  for (const p of parts) n += p.length
-  const head = frameHeader(opcode, n)
-  return { chunks: [head, ...parts], length: head.length + n }
+export function frameParts(opcode, parts, max = TURN_BYTES) {
+  const payload = runsOf(parts, max)
+  let length = 0
+  const runs = payload.map((run, i) => {
+    let n = 0
+    for (const c of run) n += c.length
+    const head = frameHeader(i === 0 ? opcode : OP.CONT, n, i < payload.length - 1)
+    length += head.length + n
+    return [head, ...run]
+  })
+  return { runs, length }
 }
 
 /** A close frame with a status code and a short reason (≤ 123 bytes, RFC 6455 §5.5). */

@@ -5,7 +5,7 @@
 import { connect } from 'node:net'
 import { randomBytes } from 'node:crypto'
 
-const OP = { TEXT: 0x1, CLOSE: 0x8, PING: 0x9, PONG: 0xa }
+const OP = { CONT: 0x0, TEXT: 0x1, CLOSE: 0x8, PING: 0x9, PONG: 0xa }
 
 export function maskedFrame(opcode, payload = Buffer.alloc(0)) {
   const mask = randomBytes(4)
@@ -17,8 +17,9 @@ export function maskedFrame(opcode, payload = Buffer.alloc(0)) {
 export function rawClient(port, query, headers = {}, path = '/push') {
   return new Promise((resolve, reject) => {
     const s = connect(port, '127.0.0.1')
-    const c = { socket: s, status: null, messages: [], pings: 0, closed: false, closeCode: null }
+    const c = { socket: s, status: null, messages: [], fragments: 0, pings: 0, pongs: 0, closed: false, closeCode: null }
     let buf = Buffer.alloc(0)
+    let fragments = []
     const onData = (chunk) => {
       buf = Buffer.concat([buf, chunk])
       if (c.status === null) {
@@ -39,10 +40,16 @@ export function rawClient(port, query, headers = {}, path = '/push') {
         if (len === 126) { if (buf.length < 4) return; len = buf.readUInt16BE(2); at = 4 } else if (len === 127) { if (buf.length < 10) return; len = Number(buf.readBigUInt64BE(2)); at = 10 }
         if (buf.length < at + len) return
         const op = buf[0] & 0x0f
+        const fin = (buf[0] & 0x80) !== 0
         const data = buf.subarray(at, at + len)
         buf = buf.subarray(at + len)
-        if (op === OP.TEXT) c.messages.push(JSON.parse(data.toString()))
-        else if (op === OP.PING) { c.pings++; s.write(maskedFrame(OP.PONG, data)) } else if (op === OP.CLOSE) c.closeCode = data.length >= 2 ? data.readUInt16BE(0) : 1005
+        // A long message comes in fragments (a text frame without FIN, then continuations).
+        if (op === OP.TEXT || op === OP.CONT) {
+          fragments.push(data)
+          c.fragments++
+          if (fin) { c.messages.push(JSON.parse(Buffer.concat(fragments).toString())); fragments = [] }
+        }
+        else if (op === OP.PING) { c.pings++; s.write(maskedFrame(OP.PONG, data)) } else if (op === OP.PONG) { c.pongs++; c.pongAfterFragments ??= c.fragments } else if (op === OP.CLOSE) c.closeCode = data.length >= 2 ? data.readUInt16BE(0) : 1005
       }
     }
     s.on('data', onData)

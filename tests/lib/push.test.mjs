@@ -20,11 +20,20 @@ test('RFC 6455 examples: accept key, unmasked server frames, masked client frame
   for (const n of [5, 300, 70000]) {
     const body = Buffer.alloc(n, 0x61)
     const parts = [body.subarray(0, 1), body.subarray(1, n - 1), body.subarray(n - 1)]
-    const { chunks, length } = frameParts(OP.TEXT, parts)
-    assert.deepEqual(Buffer.concat(chunks), frame(OP.TEXT, body))
+    const { runs, length } = frameParts(OP.TEXT, parts)
+    assert.equal(runs.length, 1)
+    assert.deepEqual(Buffer.concat(runs[0]), frame(OP.TEXT, body))
     assert.equal(length, frame(OP.TEXT, body).length)
-    assert.equal(chunks[2], parts[1])
+    assert.equal(runs[0][2], parts[1])
   }
+  // Longer than one run: fragments (§5.4), text then continuations, FIN on the last only; the
+  // payloads join to the body and are views of the parts, not copies.
+  const body = Buffer.from('0123456789'.repeat(25))
+  const { runs, length } = frameParts(OP.TEXT, [body.subarray(0, 120), body.subarray(120)], 100)
+  assert.deepEqual(runs.map(r => r[0][0]), [0x01, 0x00, 0x80])
+  assert.deepEqual(Buffer.concat(runs.map(r => Buffer.concat(r.slice(1)))), body)
+  assert.equal(length, runs.reduce((n, r) => n + Buffer.concat(r).length, 0))
+  assert.equal(runs[1][1].buffer, body.buffer)
   const r = new FrameReader()
   const hello = Buffer.from([0x81, 0x85, 0x37, 0xfa, 0x21, 0x3d, 0x7f, 0x9f, 0x4d, 0x51, 0x58]) // §5.7 masked "Hello"
   // Byte by byte: a frame split anywhere is still read once.
@@ -135,6 +144,32 @@ test('subscribe, resume from a revision, two tabs share one serialization per re
     assert.equal(a2.closeCode, 1000)
     b.socket.destroy()
     await waitUntil('hub empty', () => hub.snapshot().clients === 0 && hub.rooms.size === 0)
+  })
+})
+
+// A full answer longer than a run goes out as fragments, one run per turn: a revision published
+// meanwhile follows it whole and in order, and the tab's ping is answered between fragments (the tab
+// stops reading, so the socket fills and the hub waits for it to drain in the middle of the message).
+test('a long message in fragments: a later revision waits for it, a ping is answered meanwhile', async () => {
+  const fake = fakeSessions(16 << 20)
+  fake.sessions.set('s1', { revision: 1 })
+  await withHub(fake, { minGapMs: 0 }, async (hub, port) => {
+    const a = await client(port, 'sessionId=s1')
+    a.socket.pause()
+    await sleep(100)
+    a.socket.write(maskedFrame(OP.PING, Buffer.from('hi')))
+    fake.sessions.get('s1').revision = 2
+    hub.changed('s1')
+    await sleep(100)
+    a.socket.resume()
+    await waitUntil('revision 2', () => a.messages.at(-1)?.revision === 2, 20000)
+    assertChain(a.messages, null)
+    assert.equal(a.messages.length, 2)
+    assert.ok(a.fragments >= 2 * 16, `${a.fragments} fragments for 2 messages of 16 MB`)
+    assert.equal(a.pongs, 1)
+    assert.ok(a.pongAfterFragments < 16, `the pong came after ${a.pongAfterFragments} fragments: behind the first message`)
+    a.socket.destroy()
+    await waitUntil('hub empty', () => hub.snapshot().clients === 0)
   })
 })
 
