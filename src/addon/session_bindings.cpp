@@ -20,6 +20,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <unordered_map>
 
 #include "init.hpp"
 #include "kopt/events.hpp"
@@ -143,7 +144,20 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
     }
     std::uint32_t k = 0;
     if (!a.prefix.empty()) out.Set(k++, Napi::Buffer<char>::Copy(env, a.prefix.data(), a.prefix.size()));
-    for (const TextPiece& p : a.head) out.Set(k++, SharedBuffer(env, p));
+    std::unordered_map<const std::string*, Napi::Reference<Napi::Buffer<char>>> kept;
+    for (std::size_t i = 0; i < a.head.size(); ++i) {
+      const TextPiece& p = a.head[i];
+      // The chart (the last piece) is new each revision and written over later unless held: not kept.
+      if (i + 1 == a.head.size()) {
+        out.Set(k++, SharedBuffer(env, p));
+        continue;
+      }
+      auto it = piece_buffers_.find(p.get());
+      Napi::Buffer<char> b = it != piece_buffers_.end() ? it->second.Value() : SharedBuffer(env, p);
+      out.Set(k++, b);
+      kept.emplace(p.get(), it != piece_buffers_.end() ? std::move(it->second) : Napi::Persistent(b));
+    }
+    piece_buffers_ = std::move(kept);
     out.Set(k++, Napi::Buffer<char>::Copy(env, a.tail.data(), a.tail.size()));
     return out;
   }
@@ -196,6 +210,12 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
   std::string tag_;
   Napi::Reference<Napi::Buffer<char>> buffer_;
   std::uint64_t buffer_rev_ = 0;
+  // The head's pieces as Buffers, from one full answer to the next (only those still in the head):
+  // most of a 1M-event body (33 MB in ~130 pieces) lasts from revision to revision, and new Buffers
+  // for it on every full answer made V8 count 33 MB more external memory each time, hurrying the
+  // host into collections (docs/performance.md, run P12). A kept Buffer holds its piece, which the
+  // projector holds anyway, so keying by its address is safe.
+  std::unordered_map<const std::string*, Napi::Reference<Napi::Buffer<char>>> piece_buffers_;
 };
 
 // Reads and projects a past session's log off the JS thread, one event at a time (never one tree),

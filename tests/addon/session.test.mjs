@@ -120,3 +120,29 @@ test('a worker thread that loads the addon leaves the main thread\'s classes wor
   assert.equal(JSON.parse(s.body()).sessionId, 'm')
   assert.equal((await kopt.loadSession('x', path.join(root, 'tests/fixtures/host-session-kernel-opt.jsonl'))).projector instanceof kopt.Projector, true)
 })
+
+// A full answer at a new revision hands out the same Buffers for the pieces that did not change (a
+// 1M-event body is ~130 of them): no new external memory for V8 to count on every full answer.
+test('full answers at later revisions share the Buffers of the unchanged pieces', () => {
+  const s = new kopt.Session('long', new kopt.Projector('{}'))
+  const evaluation = (i) => {
+    const id = `c${i}`
+    const payload = { artifact: 'k.cu', run: `r${i}`, correct: true, latency_ms: 1 + (i % 7) / 10, ref_runtime_ms: 2.5 }
+    return [
+      { type: 'tool/call', seq: 2 * i + 1, time: 1000 + i, data: { callId: id, name: 'bash', arguments: JSON.stringify({ command: `python bench.py --tag t${i}` }) } },
+      { type: 'tool/result', seq: 2 * i + 2, time: 1000 + i, data: { callId: id, message: { content: [{ text: `KERNEL_EVAL=${JSON.stringify(payload)}` }] } } },
+    ]
+  }
+  s.feed(JSON.stringify(Array.from({ length: 3000 }, (_, i) => evaluation(i)).flat()))
+  s.revise('null')
+  const a = s.parts(-1)
+  assert.ok(a.length > 10, `${a.length} parts`)
+  s.feed(JSON.stringify(evaluation(3000)))
+  s.revise('null')
+  const b = s.parts(-1)
+  const same = b.filter(x => a.includes(x)).length
+  assert.ok(same >= a.length - 6, `${same} of ${a.length} Buffers shared`)
+  assert.equal(Buffer.concat(b).toString('utf8'), s.delta(-1).toString('utf8'))
+  assert.equal(JSON.parse(Buffer.concat(b).toString('utf8')).body.iterations.length, 3001)
+  assert.equal(JSON.parse(Buffer.concat(a).toString('utf8')).body.iterations.length, 3000, 'the held answer keeps its bytes')
+})
