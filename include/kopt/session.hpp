@@ -71,6 +71,9 @@ class Session {
     const std::string* delta = nullptr;  // valid until the next delta() call
     std::string prefix;
     std::vector<TextPiece> head;
+    // head[reused_from…] (the chart) is written over at a later revision unless a reader still holds
+    // it: a caller that keeps pieces between answers must not keep these.
+    std::size_t reused_from = 0;
     std::string tail;
     std::size_t size() const;
     void copy_to(char* out) const;  // size() bytes

@@ -55,7 +55,7 @@ void TextRope::write_to(std::string& out) const {
 
 std::size_t TextRope::approx_bytes() const {
   std::size_t b = sizeof(TextRope) + sealed_.capacity() * sizeof(Block) + open_.capacity() + open_off_.capacity() * sizeof(std::size_t);
-  for (const Block& b2 : sealed_) b += b2.text->capacity();
+  for (const Block& block : sealed_) b += block.text->capacity();
   if (open_snapshot_) b += open_snapshot_->capacity();
   return b;
 }

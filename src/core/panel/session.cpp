@@ -147,6 +147,7 @@ Session::Answer Session::answer_parts(std::optional<std::uint64_t> since) {
   Answer a;
   if (since && (a.delta = delta(*since))) return a;
   a.head = body_head();
+  a.reused_from = a.head.size() - 1;  // body_head puts the chart last
   a.tail = body_tail();
   if (since) {
     a.prefix = "{\"kind\":\"full\",\"revision\":" + std::to_string(revision_) + ",\"body\":";
