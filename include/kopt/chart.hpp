@@ -101,8 +101,9 @@ struct ChartMemo {
 };
 // The same chart as write_chart_json; `prev_text` and `prev_layout` must be the chart last written
 // with `memo` (ignored while memo.valid is false). Updates `memo`.
-void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt, ChartLayout& layout, ChartMemo& memo,
-                      std::string_view prev_text, const ChartLayout& prev_layout);
+// `rows` must be the row facts of s.iterations (a session keeps them up to date: RowTable::update).
+void write_chart_json(std::string& out, const Series& s, const RowTable& rows, const ChartOptions& opt, ChartLayout& layout,
+                      ChartMemo& memo, std::string_view prev_text, const ChartLayout& prev_layout);
 // The first iteration at which chart `b` differs from chart `a` in any per-iteration item; the
 // shorter length when one is a prefix of the other (`b` only appended).
 std::size_t chart_first_change(std::string_view a, const ChartLayout& la, std::string_view b, const ChartLayout& lb);

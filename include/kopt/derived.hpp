@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kopt/json.hpp"
+#include "kopt/row_facts.hpp"
 #include "kopt/series.hpp"
 
 namespace kopt {
@@ -68,14 +69,17 @@ class WrapUpIndex {
   mutable SortedWalk walk_{false};  // where the last query stopped, for the next one
 };
 long long completed_evals(const Series& s);
+long long completed_evals(const RowTable& rows, const std::vector<Round>& rounds);
 // The phase of each iteration (M-5). Each row is judged against the budget its run logged (DV-11:
 // the latest round with counters at or before it, else the first after it); `fallback` only when
 // no round states a budget.
 enum class Phase : unsigned char { Optimization, OverBudget, WrapUp };
 const char* phase_name(Phase p);  // "optimization" | "over-budget" | "wrap-up"
 std::vector<Phase> evaluation_phase_codes(const Series& s, long long fallback);
+std::vector<Phase> evaluation_phase_codes(const RowTable& rows, const std::vector<Round>& rounds, long long fallback);
 // The same against one budget for every row (a what-if: `kopt report --budget N`).
 std::vector<Phase> evaluation_phase_codes_fixed(const Series& s, long long budget);
+std::vector<Phase> evaluation_phase_codes_fixed(const RowTable& rows, const std::vector<Round>& rounds, long long budget);
 // The phases by name.
 std::vector<std::string> evaluation_phases(const Series& s, long long fallback);
 std::vector<std::string> evaluation_phases_fixed(const Series& s, long long budget);
@@ -87,11 +91,15 @@ std::optional<std::size_t> round_in_force(const Series& s, double seq);
 // round_in_force for every row, O((rows + rounds) log rounds) when rounds are in seq order (the log's
 // order), falling back to the linear rule otherwise.
 std::vector<std::optional<std::size_t>> rounds_in_force(const Series& s);
+std::vector<std::optional<std::size_t>> rounds_in_force(const RowTable& rows, const std::vector<Round>& rounds);
 bool unfinished_run(const Series& s);
 std::vector<double> implied_references(const Series& s);
+std::vector<double> implied_references(const RowTable& rows);
 std::optional<double> reference_latency(const Series& s);
+std::optional<double> reference_latency(const RowTable& rows);
 // J-4, keyed by the measuring Slurm node (native_metrics.slurm.node): the widest group that alarms.
 std::optional<Drift> reference_drift(const Series& s);
+std::optional<Drift> reference_drift(const RowTable& rows);
 long long stagnation_count(const Series& s);
 bool plan_stale(const Series& s, long long evals_per_turn);
 bool reviewable(const Series& s);

@@ -51,7 +51,8 @@ class Projector {
   // The same kept up to date in `into`, which must hold what the last call left (one such outline
   // per projector: the session's): only the iterations changed in place or appended since are
   // copied, and the rounds and profileSeqs past into's (they only grow). O(changed), not O(points).
-  void update_outline(Series& into);
+  // Returns the first iteration it copied (every one before it is as the last call left it).
+  std::size_t update_outline(Series& into);
   // The /series body without its closing brace, as shared immutable pieces appended to `out` (no
   // copy of the body: a piece stays valid while held, whatever the projector does next). Cost: the
   // fragments changed since the last call, the open block of each list, and the few bytes after.

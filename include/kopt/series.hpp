@@ -32,24 +32,26 @@ struct SlurmWhere {
 };
 
 struct Iteration {
+  // The fields the rules read of every row (RowTable::update, the report's and the loop's walks) come
+  // first, so that a walk over 50k rows touches their first cache lines only (an Iteration is ~740 bytes).
   Seq seq;
+  std::optional<double> latencyMs, speedup;
+  std::optional<bool> compiled, correct;
+  bool rewardHack = false, pending = false, finalized = false, evaluatorFailed = false;
+  bool commandUpgraded = false;  // internal: F-3 applies once per point
+  std::optional<std::string> channel;  // "shell" | "replay"; absent for evaluator tools
+  std::optional<std::string> error;
+  std::optional<SlurmWhere> slurm;
   std::string tool;
   std::optional<std::string> jobId, evaluationId;
-  std::optional<std::string> channel;  // "shell" | "replay"; absent for evaluator tools
   std::optional<std::string> command;  // wire form (D-7)
   std::optional<std::size_t> commandLength;
   std::string fullCommand;  // internal: the whole command, for judgement and replay
   std::optional<std::string> artifactPath;
-  std::optional<bool> compiled, correct;
-  std::optional<double> latencyMs, speedup;
   std::vector<std::pair<std::string, double>> metrics;
-  std::optional<SlurmWhere> slurm;
-  bool rewardHack = false, pending = false, finalized = false, evaluatorFailed = false;
-  std::optional<std::string> error;
   std::optional<std::vector<std::string>> blocking, advisory, notMeasured;
   std::optional<json> workloadSubset;
   std::vector<Change> changes;
-  bool commandUpgraded = false;  // internal: F-3 applies once per point
 
   bool is_replay() const { return channel && *channel == "replay"; }
   // I-1 / H-3: correct, no reward hack, no error, measured.

@@ -133,6 +133,7 @@ class Session {
   double seen_updated_ = 0;
   std::uint64_t outline_version_ = UINT64_MAX;
   Series outline_;
+  RowTable rows_;  // the packed facts of outline_.iterations, kept up to date with it
   long long evals_ = 0;
   // The chart, handed out in the head as it is: its storage is reused from revision to revision
   // unless a reader still holds it (then the next chart is written in new storage).

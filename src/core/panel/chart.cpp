@@ -74,13 +74,6 @@ double round_step(double raw) {
   return mag * 10;
 }
 
-bool is_measured(const Iteration& it) { return it.latencyMs && *it.latencyMs > 0 && std::isfinite(*it.latencyMs); }
-
-bool bad_point(const Iteration& it) {
-  return it.correct == std::optional<bool>(false) || it.rewardHack || it.error.has_value() ||
-         it.evaluatorFailed || it.compiled == std::optional<bool>(false);
-}
-
 Seq seq_of(const json& raw) {
   Seq s;
   s.raw = raw;
@@ -201,7 +194,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
 
 void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt, ChartLayout& layout) {
   ChartMemo memo;
-  write_chart_json(out, s, opt, layout, memo, {}, ChartLayout{});
+  write_chart_json(out, s, RowTable(s.iterations), opt, layout, memo, {}, ChartLayout{});
 }
 
 namespace {
@@ -213,16 +206,18 @@ bool ChartMemo::Point::operator==(const Point& o) const {
          flags == o.flags && seq_text == o.seq_text;
 }
 
-void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt, ChartLayout& layout, ChartMemo& memo,
-                      std::string_view prev_text, const ChartLayout& prev_layout) {
+void write_chart_json(std::string& out, const Series& s, const RowTable& rows, const ChartOptions& opt, ChartLayout& layout,
+                      ChartMemo& memo, std::string_view prev_text, const ChartLayout& prev_layout) {
   const std::size_t base = out.size();
   layout = ChartLayout{};
   auto at = [&] { return out.size() - base; };
   const double W = opt.width, H = opt.height;
   const double left = 66, right = W - 22, top = 22, bottom = H - 56;
   const double baseline = bottom + 16, profile_row = bottom + 32, xlabel_row = H - 6;
+  // Decisions read the packed row facts; only a point formatted anew reads its Iteration.
   const auto& its = s.iterations;
-  const std::size_t n = its.size();
+  const auto& rs = rows.rows;
+  const std::size_t n = rs.size();
 
   out.reserve(out.size() + 256 + n * 96);
   Text t(out);
@@ -238,19 +233,19 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   t.key("baselineY").num(baseline);
   t.key("profileY").num(profile_row);
 
-  const std::optional<double> ref = reference_latency(s);
+  const std::optional<double> ref = reference_latency(rows);
   const bool speedup_mode = ref.has_value() && *ref > 0;
 
   // Axis value of a measured point: higher is faster.
   auto value_of = [&](double lat) { return speedup_mode ? *ref / lat : 1.0 / lat; };
   // A measured point's speedup label in speedup mode: its own reported speedup, else the pooled one.
-  auto labelled_speedup = [&](const Iteration& it) { return it.speedup && *it.speedup > 0 ? *it.speedup : value_of(*it.latencyMs); };
+  auto labelled_speedup = [&](const RowFacts& r) { return r.has(RowFacts::kSpeedup) && r.speedup > 0 ? r.speedup : value_of(r.latency); };
 
   double lat_min = std::numeric_limits<double>::infinity(), lat_max = 0;
-  for (const auto& it : its) {
-    if (is_measured(it)) {
-      lat_min = std::min(lat_min, *it.latencyMs);
-      lat_max = std::max(lat_max, *it.latencyMs);
+  for (const auto& r : rs) {
+    if (r.measured()) {
+      lat_min = std::min(lat_min, r.latency);
+      lat_max = std::max(lat_max, r.latency);
     }
   }
   const bool any_measured = lat_max > 0;
@@ -283,7 +278,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   const double y0 = (log_scale ? top : bottom) - dlo * dy;
   auto y_of_latency = [&](double lat) { return r1(y0 + dy * (log_scale ? std::log10(lat) : 1.0 / lat)); };
   // Where point i sits, in viewBox units (for the markers; the points themselves carry frame values).
-  auto y_at = [&](std::size_t i) { return is_measured(its[i]) ? y_of_latency(*its[i].latencyMs) : baseline; };
+  auto y_at = [&](std::size_t i) { return rs[i].measured() ? y_of_latency(rs[i].latency) : baseline; };
   auto latency_of_value = [&](double v) { return speedup_mode ? *ref / v : 1.0 / v; };
   auto y_of_value = [&](double v) { return y_of_latency(latency_of_value(v)); };
   // The value domain (for the ticks): slowest at the bottom, fastest at the top.
@@ -365,17 +360,18 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
     run = run_end;
   };
   for (std::size_t i = 0; i < n; ++i) {
-    const auto& it = its[i];
-    const bool measured = is_measured(it);
-    const bool bad = bad_point(it);
-    const bool ok = measured && !bad && it.correct == std::optional<bool>(true);
-    const double speedup = measured && speedup_mode ? labelled_speedup(it) : nan;
+    const RowFacts& r = rs[i];
+    const bool measured = r.measured();
+    const bool bad = r.has(RowFacts::kBad);
+    const bool ok = measured && !bad && r.has(RowFacts::kCorrect);
+    const double speedup = measured && speedup_mode ? labelled_speedup(r) : nan;
     ChartMemo::Point& p = sig[i];
-    p.seq = it.seq.raw.is_number() ? it.seq.num : nan;
-    if (!it.seq.raw.is_number()) p.seq_text = js_stringify(it.seq.raw);
-    p.latency = measured ? *it.latencyMs : nan;
+    const bool seq_number = r.has(RowFacts::kSeqNumber);
+    p.seq = seq_number ? r.seq : nan;
+    if (!seq_number) p.seq_text = js_stringify(its[i].seq.raw);
+    p.latency = measured ? r.latency : nan;
     p.speedup = speedup;
-    p.flags = (measured ? 1u : 0u) | (ok ? 2u : 0u) | (it.pending ? 4u : 0u) | (bad ? 8u : 0u);
+    p.flags = (measured ? 1u : 0u) | (ok ? 2u : 0u) | (r.pending() ? 4u : 0u) | (bad ? 8u : 0u);
     if (reuse && i < memo.points.size() && memo.points[i] == p) {
       if (run_end != i) run = i;  // a new run (the previous one was flushed)
       run_end = i + 1;
@@ -383,7 +379,8 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
     }
     flush_run();
     first_formatted = std::min(first_formatted, i);
-    const double v = measured ? frame_value(*it.latencyMs, log_scale) : nan;  // formatted points only: it is a printf
+    const Iteration& it = its[i];
+    const double v = measured ? frame_value(r.latency, log_scale) : nan;  // formatted points only: it is a printf
     line_at[i] = line.size();
     t.open('{');
     t.key("index").num(static_cast<double>(i));
@@ -393,7 +390,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
     if (measured) t.key("v").num(v);
     if (measured) {
       t.key("kind").str(ok ? "ok" : "failed");
-      t.key("label").str(format_latency(*it.latencyMs));
+      t.key("label").str(format_latency(r.latency));
       if (speedup_mode) t.key("speedupLabel").str("×" + short_number(speedup));
       if (ok) {
         line += line.empty() ? "M" : " L";
@@ -403,7 +400,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
       }
     } else {
       t.key("kind").str("unmeasured");
-      if (it.pending) t.key("pending").boolean(true);
+      if (r.pending()) t.key("pending").boolean(true);
       if (bad) t.key("failed").boolean(true);
     }
     t.close('}');
@@ -418,7 +415,9 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   layout.points.close = at();
   t.close(']');
   layout.line_begin = at();
-  t.key("line").str(line);
+  // The line is "M", " L", spaces and finite numbers only: nothing in it to escape (a quoting pass over
+  // its ~0.7 MB at 50k points cost about 0.4 ms per chart).
+  t.key("line").raw("\"").raw(line).raw("\"").value_done();
   layout.line_end = at();
 
   // Y ticks: nice values of the displayed quantity (×speedup or latency), spaced at least 30 units.
@@ -504,11 +503,11 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   t.close(']');
 
   // Best line (before the markers, as the object has always listed them).
-  const bool best_drawn = s.bestIndex && *s.bestIndex < n && is_measured(its[*s.bestIndex]);
+  const bool best_drawn = s.bestIndex && *s.bestIndex < n && rs[*s.bestIndex].measured();
   t.key("bestLine");
   if (best_drawn) {
-    const Iteration& b = its[*s.bestIndex];
-    std::string label = format_latency(*b.latencyMs);
+    const RowFacts& b = rs[*s.bestIndex];
+    std::string label = format_latency(b.latency);
     if (speedup_mode) label = "×" + short_number(labelled_speedup(b)) + " · " + label;
     t.open('{');
     t.key("y").num(y_at(*s.bestIndex));
@@ -532,7 +531,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   }
   t.key("finalized").open('[');
   for (std::size_t i = 0; i < n; ++i) {
-    if (!its[i].finalized) continue;
+    if (!rs[i].has(RowFacts::kFinalized)) continue;
     t.open('{');
     t.key("index").num(static_cast<double>(i));
     t.key("x").num(x_of(static_cast<double>(i)));
@@ -544,7 +543,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   // minima of the seqs (non-decreasing) that iteration is found by binary search.
   std::vector<double> suffix_min(n);
   for (std::size_t i = n; i-- > 0;) {
-    const double v = std::isnan(its[i].seq.num) ? std::numeric_limits<double>::infinity() : its[i].seq.num;
+    const double v = std::isnan(rs[i].seq) ? std::numeric_limits<double>::infinity() : rs[i].seq;
     suffix_min[i] = i + 1 < n ? std::min(v, suffix_min[i + 1]) : v;
   }
   t.key("profiled").open('[');
@@ -590,7 +589,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
     t.null().value_done();
   }
   t.key("drift");
-  if (auto d = reference_drift(s)) {
+  if (auto d = reference_drift(rows)) {
     t.open('{');
     t.key("min").num(d->min);
     t.key("max").num(d->max);
@@ -605,7 +604,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   t.key("xLabelY").num(xlabel_row);
 
   // Phases (M-5) and the counts the summary shows.
-  auto phases = opt.fixedBudget ? evaluation_phase_codes_fixed(s, opt.budget) : evaluation_phase_codes(s, opt.budget);
+  auto phases = opt.fixedBudget ? evaluation_phase_codes_fixed(rows, s.rounds, opt.budget) : evaluation_phase_codes(rows, s.rounds, opt.budget);
   long long c_opt = 0, c_over = 0, c_wrap = 0;
   t.key("phases").open('[');
   layout.phases.open = at();
@@ -613,7 +612,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   for (std::size_t i = 0; i < phases.size(); ++i) {
     t.item().raw("\"").raw(phase_name(phases[i])).raw("\"").value_done();
     layout.phases.ends.push_back(at());
-    if (i >= n || its[i].pending) continue;
+    if (i >= n || rs[i].pending()) continue;
     if (phases[i] == Phase::WrapUp) ++c_wrap;
     else if (phases[i] == Phase::OverBudget) ++c_over;
     else ++c_opt;
@@ -626,7 +625,7 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   t.key("rowRounds").open('[');
   layout.rowRounds.open = at();
   layout.rowRounds.ends.reserve(n);
-  for (const auto& r : rounds_in_force(s)) {
+  for (const auto& r : rounds_in_force(rows, s.rounds)) {
     t.item();
     if (r) t.raw(std::to_string(*r));
     else t.null();
@@ -658,21 +657,21 @@ void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt
   // The final number: the plugin's replay of the finalized command when there is one.
   std::optional<std::size_t> fin_replay, fin_other;
   for (std::size_t i = 0; i < n; ++i) {
-    if (!its[i].finalized || !its[i].latencyMs) continue;
-    if (its[i].is_replay()) fin_replay = i;
+    if (!rs[i].has(RowFacts::kFinalized) || !rs[i].has(RowFacts::kLatency)) continue;
+    if (rs[i].replay()) fin_replay = i;
     else fin_other = i;
   }
   t.key("final");
   if (auto f = fin_replay ? fin_replay : fin_other) {
     t.open('{');
     t.key("index").num(static_cast<double>(*f));
-    t.key("latencyMs").num(*its[*f].latencyMs);
-    t.key("label").str(format_latency(*its[*f].latencyMs));
+    t.key("latencyMs").num(rs[*f].latency);
+    t.key("label").str(format_latency(rs[*f].latency));
     t.key("remeasured").boolean(fin_replay.has_value());
-    if (fin_replay && fin_other && *its[*fin_other].latencyMs > 0) {
+    if (fin_replay && fin_other && rs[*fin_other].latency > 0) {
       // The gap between the agent's own figure and the plugin's re-measurement of the same command.
       // Flagged beyond a fixed 10 % (docs/protocol.md): one replay carries no noise estimate of its own.
-      const double self = *its[*fin_other].latencyMs, re = *its[*fin_replay].latencyMs;
+      const double self = rs[*fin_other].latency, re = rs[*fin_replay].latency;
       const double gap = (re / self - 1.0) * 100.0;
       t.key("selfReported").open('{');
       t.key("index").num(static_cast<double>(*fin_other));

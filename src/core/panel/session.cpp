@@ -40,8 +40,8 @@ FeedStats Session::feed(const json& events) {
 
 void Session::refresh_outline() {
   if (outline_version_ == projector_->version()) return;
-  projector_->update_outline(outline_);
-  evals_ = kopt::completed_evals(outline_);
+  rows_.update(outline_.iterations, projector_->update_outline(outline_));
+  evals_ = kopt::completed_evals(rows_, outline_.rounds);
   outline_version_ = projector_->version();
 }
 
@@ -88,7 +88,7 @@ const std::string& Session::chart_text() {
     if (chart_text_.use_count() > 1) chart_text_ = std::make_shared<std::string>();
     chart_text_->clear();
     // Points unchanged since the previous chart are copied from it, not formatted again.
-    write_chart_json(*chart_text_, outline_, chart_, chart_layout_, chart_memo_, *prev_chart_, prev_layout_);
+    write_chart_json(*chart_text_, outline_, rows_, chart_, chart_layout_, chart_memo_, *prev_chart_, prev_layout_);
     chart_ok_ = true;
     if (!history_.empty() && history_.back().rev == revision_) {
       Step& step = history_.back();
@@ -255,7 +255,7 @@ std::size_t Session::approx_bytes() const {
   std::size_t& b = m.bytes;
   b = sizeof(Session) + projector_->approx_bytes();
   b += outline_.iterations.capacity() * sizeof(Iteration) + outline_.rounds.capacity() * sizeof(Round);
-  b += outline_.profileSeqs.capacity() * sizeof(Seq);
+  b += outline_.profileSeqs.capacity() * sizeof(Seq) + rows_.approx_bytes();
   // The head's pieces are the projector's blocks and the chart, counted with them.
   b += head_.capacity() * sizeof(TextPiece) + chart_text_->capacity() + prev_chart_->capacity() + control_.capacity();
   for (const ChartLayout* l : {&chart_layout_, &prev_layout_})

@@ -141,30 +141,32 @@ bool WrapUpIndex::operator()(double seq) const {
   return stop > 0 && phase_[stop - 1] != 0;
 }
 
-long long completed_evals(const Series& s) {
-  const WrapUpIndex wrap(s.rounds);
+long long completed_evals(const RowTable& rows, const std::vector<Round>& rounds) {
+  const WrapUpIndex wrap(rounds);
   long long n = 0;
-  for (const auto& it : s.iterations)
-    if (!it.pending && !it.is_replay() && !wrap(it.seq.num)) ++n;
+  for (const auto& r : rows.rows)
+    if (!r.pending() && !r.replay() && !wrap(r.seq)) ++n;
   return n;
 }
+
+long long completed_evals(const Series& s) { return completed_evals(RowTable(s.iterations), s.rounds); }
 
 namespace {
 
 // M-5 with the budget of each row given by `budget_of(row)`.
 template <class BudgetOf>
-std::vector<Phase> phases_with(const Series& s, BudgetOf budget_of) {
+std::vector<Phase> phases_with(const RowTable& rows, const std::vector<Round>& rounds, BudgetOf budget_of) {
   std::vector<Phase> out;
-  out.reserve(s.iterations.size());
+  out.reserve(rows.size());
   long long counted = 0;
-  const WrapUpIndex wrap(s.rounds);
-  for (const auto& it : s.iterations) {
-    if (it.is_replay() || wrap(it.seq.num)) {
+  const WrapUpIndex wrap(rounds);
+  for (const auto& r : rows.rows) {
+    if (r.replay() || wrap(r.seq)) {
       out.push_back(Phase::WrapUp);
       continue;
     }
-    if (!it.pending) ++counted;  // a pending row takes the label of the count so far but is not counted
-    const long long budget = budget_of(it);
+    if (!r.pending()) ++counted;  // a pending row takes the label of the count so far but is not counted
+    const long long budget = budget_of(r);
     out.push_back(budget > 0 && counted > budget ? Phase::OverBudget : Phase::Optimization);
   }
   return out;
@@ -188,7 +190,7 @@ const char* phase_name(Phase p) {
   return "optimization";
 }
 
-std::vector<Phase> evaluation_phase_codes(const Series& s, long long fallback) {
+std::vector<Phase> evaluation_phase_codes(const RowTable& rows, const std::vector<Round>& rounds, long long fallback) {
   // DV-11: a row is judged against the budget the loop logged for the run in force at its seq —
   // the latest round stating counters at or before it, else the first one after it (the message
   // that first counted it). History is the log's: re-arming with another budget relabels nothing
@@ -196,22 +198,30 @@ std::vector<Phase> evaluation_phase_codes(const Series& s, long long fallback) {
   // log whose rounds state no budget.
   std::vector<double> seqs;  // of the rounds stating a budget, in log order
   std::vector<long long> budgets;
-  for (const auto& r : s.rounds)
+  for (const auto& r : rounds)
     if (r.budget && *r.budget > 0) seqs.push_back(r.seq.num), budgets.push_back(*r.budget);
-  if (seqs.empty()) return phases_with(s, [&](const Iteration&) { return fallback; });
+  if (seqs.empty()) return phases_with(rows, rounds, [&](const RowFacts&) { return fallback; });
   // The round after the row's seq (upper bound); rounds out of order or without a number keep
   // the binary search they always had.
   const bool walkable = sorted_numbers(seqs);
   SortedWalk after(false);
-  return phases_with(s, [&](const Iteration& it) {
-    const std::size_t k = walkable ? after(seqs, it.seq.num)
-                                   : static_cast<std::size_t>(std::upper_bound(seqs.begin(), seqs.end(), it.seq.num) - seqs.begin());
+  return phases_with(rows, rounds, [&](const RowFacts& r) {
+    const std::size_t k = walkable ? after(seqs, r.seq)
+                                   : static_cast<std::size_t>(std::upper_bound(seqs.begin(), seqs.end(), r.seq) - seqs.begin());
     return k == 0 ? budgets[0] : budgets[k - 1];
   });
 }
 
+std::vector<Phase> evaluation_phase_codes_fixed(const RowTable& rows, const std::vector<Round>& rounds, long long budget) {
+  return phases_with(rows, rounds, [&](const RowFacts&) { return budget; });
+}
+
+std::vector<Phase> evaluation_phase_codes(const Series& s, long long fallback) {
+  return evaluation_phase_codes(RowTable(s.iterations), s.rounds, fallback);
+}
+
 std::vector<Phase> evaluation_phase_codes_fixed(const Series& s, long long budget) {
-  return phases_with(s, [&](const Iteration&) { return budget; });
+  return evaluation_phase_codes_fixed(RowTable(s.iterations), s.rounds, budget);
 }
 
 std::vector<std::string> evaluation_phases(const Series& s, long long fallback) {
@@ -222,34 +232,40 @@ std::vector<std::string> evaluation_phases_fixed(const Series& s, long long budg
   return names(evaluation_phase_codes_fixed(s, budget));
 }
 
-std::optional<std::size_t> round_in_force(const Series& s, double seq) {
+namespace {
+std::optional<std::size_t> round_in_force(const std::vector<Round>& rounds, double seq) {
   std::optional<std::size_t> found;
-  for (std::size_t i = 0; i < s.rounds.size(); ++i)
-    if (s.rounds[i].seq.num < seq) found = i;
+  for (std::size_t i = 0; i < rounds.size(); ++i)
+    if (rounds[i].seq.num < seq) found = i;
   return found;
 }
+}  // namespace
 
-std::vector<std::optional<std::size_t>> rounds_in_force(const Series& s) {
+std::optional<std::size_t> round_in_force(const Series& s, double seq) { return round_in_force(s.rounds, seq); }
+
+std::vector<std::optional<std::size_t>> rounds_in_force(const RowTable& rows, const std::vector<Round>& rounds) {
   std::vector<std::optional<std::size_t>> out;
-  out.reserve(s.iterations.size());
+  out.reserve(rows.size());
   std::vector<double> seqs;
-  seqs.reserve(s.rounds.size());
-  for (const auto& r : s.rounds) seqs.push_back(r.seq.num);
+  seqs.reserve(rounds.size());
+  for (const auto& r : rounds) seqs.push_back(r.seq.num);
   if (!std::is_sorted(seqs.begin(), seqs.end())) {
-    for (const auto& it : s.iterations) out.push_back(round_in_force(s, it.seq.num));
+    for (const auto& r : rows.rows) out.push_back(round_in_force(rounds, r.seq));
     return out;
   }
   // The last round with seq < the row's seq: the one before the first with seq >= it (rounds
   // with a seq that is not a number keep the binary search they always had).
   const bool walkable = sorted_numbers(seqs);
   SortedWalk first_at_least(true);
-  for (const auto& it : s.iterations) {
-    const std::size_t pos = walkable ? first_at_least(seqs, it.seq.num)
-                                     : static_cast<std::size_t>(std::lower_bound(seqs.begin(), seqs.end(), it.seq.num) - seqs.begin());
+  for (const auto& r : rows.rows) {
+    const std::size_t pos = walkable ? first_at_least(seqs, r.seq)
+                                     : static_cast<std::size_t>(std::lower_bound(seqs.begin(), seqs.end(), r.seq) - seqs.begin());
     out.push_back(pos == 0 ? std::nullopt : std::optional<std::size_t>(pos - 1));
   }
   return out;
 }
+
+std::vector<std::optional<std::size_t>> rounds_in_force(const Series& s) { return rounds_in_force(RowTable(s.iterations), s.rounds); }
 
 std::size_t latest_run_start(const Series& s) {
   std::size_t start = 0;
@@ -278,15 +294,17 @@ bool unfinished_run(const Series& s) {
   return true;
 }
 
-std::vector<double> implied_references(const Series& s) {
+std::vector<double> implied_references(const RowTable& rows) {
   std::vector<double> out;
-  for (const auto& it : s.iterations)
-    if (it.latencyMs && it.speedup && *it.latencyMs > 0 && *it.speedup > 0) out.push_back(*it.latencyMs * *it.speedup);
+  for (const auto& r : rows.rows)
+    if (r.implies_reference()) out.push_back(r.latency * r.speedup);
   return out;
 }
 
-std::optional<double> reference_latency(const Series& s) {
-  auto v = implied_references(s);
+std::vector<double> implied_references(const Series& s) { return implied_references(RowTable(s.iterations)); }
+
+std::optional<double> reference_latency(const RowTable& rows) {
+  auto v = implied_references(rows);
   if (v.empty()) return std::nullopt;
   // The median: the upper middle by selection (O(n)); with an even count, the largest below it.
   const std::size_t n = v.size();
@@ -296,42 +314,46 @@ std::optional<double> reference_latency(const Series& s) {
   return (*std::max_element(v.begin(), mid) + *mid) / 2;
 }
 
-std::optional<Drift> reference_drift(const Series& s) {
+std::optional<double> reference_latency(const Series& s) { return reference_latency(RowTable(s.iterations)); }
+
+std::optional<Drift> reference_drift(const RowTable& rows) {
   // J-4 per measuring node: a reference measured on another Slurm node is another machine, so points are
   // compared only with points of the same node (points without a node form one group). The widest
   // alarming group is reported (on a tie, the node named first); with no node anywhere this is J-4
   // over all points.
   struct Group {
-    std::string_view node;
+    std::uint32_t node;
     double lo, hi;
     std::size_t count;
   };
   std::vector<Group> groups;  // few: one per node
   std::size_t last = 0;
-  for (const auto& it : s.iterations) {
-    if (!(it.latencyMs && it.speedup && *it.latencyMs > 0 && *it.speedup > 0)) continue;
-    const std::string_view node = it.slurm && it.slurm->node ? std::string_view(*it.slurm->node) : std::string_view();
-    const double ref = *it.latencyMs * *it.speedup;
-    if (last >= groups.size() || groups[last].node != node) {
+  for (const auto& r : rows.rows) {
+    if (!r.implies_reference()) continue;
+    const double ref = r.latency * r.speedup;
+    if (last >= groups.size() || groups[last].node != r.node) {
       last = 0;
-      while (last < groups.size() && groups[last].node != node) ++last;
-      if (last == groups.size()) groups.push_back({node, ref, ref, 0});
+      while (last < groups.size() && groups[last].node != r.node) ++last;
+      if (last == groups.size()) groups.push_back({r.node, ref, ref, 0});
     }
     Group& g = groups[last];
     g.lo = std::min(g.lo, ref), g.hi = std::max(g.hi, ref), ++g.count;
   }
+  auto name = [&](std::uint32_t node) { return node == 0 ? std::string_view() : std::string_view(rows.nodes[node - 1]); };
   std::optional<Drift> out;
   std::string_view out_node;
   for (const Group& g : groups) {
     const double ratio = g.hi / g.lo;
     if (g.count < 4 || !(ratio >= kReferenceDriftRatio)) continue;
-    if (!out || ratio > out->ratio || (ratio == out->ratio && g.node < out_node)) {
+    if (!out || ratio > out->ratio || (ratio == out->ratio && name(g.node) < out_node)) {
       out = Drift{g.lo, g.hi, ratio, g.count};
-      out_node = g.node;
+      out_node = name(g.node);
     }
   }
   return out;
 }
+
+std::optional<Drift> reference_drift(const Series& s) { return reference_drift(RowTable(s.iterations)); }
 
 long long stagnation_count(const Series& s) {
   long long n = 0;

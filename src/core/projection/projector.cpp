@@ -771,7 +771,7 @@ void Projector::series_outline(Series& s) const {
   s.bestIndex = m.best;
 }
 
-void Projector::update_outline(Series& s) {
+std::size_t Projector::update_outline(Series& s) {
   Impl& m = *impl_;
   if (s.iterations.size() > m.iterations.size() || s.rounds.size() > m.rounds.size() ||
       s.profileSeqs.size() > m.profile_seqs.size()) {
@@ -791,6 +791,7 @@ void Projector::update_outline(Series& s) {
   s.rounds.resize(m.rounds.size());
   for (std::size_t i = had; i < m.rounds.size(); ++i) copy_outline(s.rounds[i], m.rounds[i]);
   s.bestIndex = m.best;
+  return from;
 }
 
 namespace {
