@@ -4,7 +4,7 @@
 //
 //   . $KOPT_HOST_DIR/env.sh
 //   KOPT_HOST_DIR=… node bench/push/run.mjs [--sizes 10000,1000000] [--tabs 1,20] [--samples 30]
-//                                          [--poll-samples 12] [--no-poll] [--metrics]
+//                                          [--poll-samples 12] [--no-poll] [--metrics] [--floor]
 //
 // One scratch DSH_HOME with this plugin and bench/http/feeder (appends events through the host's
 // own Session.append, so the plugin sees real `session/event`s). Per size N: a live kernel-opt
@@ -24,6 +24,9 @@
 // while samples go on; the host's RSS and the push hub's held bytes (largest seen) are printed.
 // host_publish_*: the host's own part (first event of a revision -> its frame handed to the
 // sockets, lib/push.mjs), so the rest of a sample is transport + the browser.
+// --floor adds, per tab count, the same samples with pages that only subscribe to the same socket,
+// parse each message and set data-n (no React, no drawing): the floor this machine puts under any tab
+// (host publish, transport, one JSON.parse per page), measured in the same run.
 // --metrics adds what the tabs cost the machine: chromium_cpu_ms_per_sample_per_tab (user + system
 // CPU of every Chromium process over the samples, per sample and tab; it includes the idle cost
 // between samples), chromium_idle_cpu_ms_per_s_per_tab (the same with nothing arriving), and the
@@ -65,6 +68,19 @@ const WITH_POLL = !process.argv.includes('--no-poll')
 // each page's main-thread accounts (Performance.getMetrics), so a slow sample can be told apart as
 // the tabs' own work or the machine's queue.
 const METRICS = process.argv.includes('--metrics')
+const FLOOR = process.argv.includes('--floor')
+// The floor page: the push socket of lib/client/data.js, and nothing drawn but the count of points.
+const FLOOR_PAGE = `<!doctype html><meta charset="utf-8"><title>floor</title><svg><g data-kopt="points" data-n="0"></g></svg>
+<script>
+const sid = new URLSearchParams(location.search).get('session')
+const g = document.querySelector('[data-kopt=points]')
+const ws = new WebSocket('ws://' + location.host + '/plugins/kernel-opt/push?sessionId=' + encodeURIComponent(sid))
+ws.onmessage = (e) => {
+  const m = JSON.parse(e.data)
+  const n = m.kind === 'full' ? m.body.iterations.length : m.kind === 'delta' ? m.iterations.from + m.iterations.items.length : null
+  if (n !== null) g.setAttribute('data-n', String(n))
+}
+</script>`
 const BATCH = 5000
 
 const work = mkdtempSync(join(tmpdir(), 'kopt-bench-push-'))
@@ -118,11 +134,12 @@ const files = {
 for (const f of Object.values(files)) if (!existsSync(f)) throw new Error(`missing ${f} (bash tests/browser/run.sh installs tests/browser/node_modules)`)
 // The shell document itself comes from the host (its loopback address lets it open the socket).
 if ((await http(port, '/plugins/kopt-bench-feeder/page', { method: 'PUT', body: shell })).status !== 204) throw new Error('feeder: page not stored')
+if (FLOOR && (await http(port, '/plugins/kopt-bench-feeder/page?name=floor', { method: 'PUT', body: FLOOR_PAGE })).status !== 204) throw new Error('feeder: floor page not stored')
 browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-timer-throttling', '--disable-renderer-backgrounding', '--disable-backgrounding-occluded-windows'],
 })
-async function openPages(sid, n, push) {
+async function openPages(sid, n, push, floor = false) {
   const pages = []
   for (let i = 0; i < n; i++) {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
@@ -132,14 +149,15 @@ async function openPages(sid, n, push) {
       return route.fulfill({ contentType: 'text/javascript', body: readFileSync(files[p]) })
     })
     const page = await context.newPage()
-    page.setDefaultTimeout(120_000)
+    page.setDefaultTimeout(process.env.KOPT_BENCH_DEBUG ? 15_000 : 120_000)
     if (process.env.KOPT_BENCH_DEBUG) {
       page.on('console', m => log(`page ${i}: ${m.text()}`))
       page.on('websocket', w => { log(`page ${i}: ws ${w.url()}`); w.on('close', () => log(`page ${i}: ws closed`)); w.on('socketerror', e => log(`page ${i}: ws error ${e}`)) })
     }
-    await page.goto(`http://127.0.0.1:${port}/plugins/kopt-bench-feeder/page?session=${encodeURIComponent(sid)}&lang=en&tab=kernel-opt${push ? '' : '&kopt-push=0'}`)
-    await page.getByRole('tab', { name: 'Evaluations' }).click()
-    await page.locator('[data-kopt=points]').waitFor()
+    await page.goto(`http://127.0.0.1:${port}/plugins/kopt-bench-feeder/page?${floor ? 'name=floor&' : ''}session=${encodeURIComponent(sid)}&lang=en&tab=kernel-opt${push ? '' : '&kopt-push=0'}`)
+    if (!floor) await page.getByRole('tab', { name: 'Evaluations' }).click()
+    await page.locator('[data-kopt=points]').waitFor(floor ? { state: 'attached' } : undefined)
+    if (floor) await page.waitForFunction(() => Number(document.querySelector('[data-kopt=points]').getAttribute('data-n')) > 0)
     await page.evaluate(() => {
       window.__drawn = []
       window.__waiters = new Set()
@@ -188,8 +206,8 @@ async function sample(sid, pages) {
   return Math.max(...times) // the slowest tab
 }
 
-async function measure(sid, n, tabs, push, samples, stalled) {
-  const pages = await openPages(sid, tabs, push)
+async function measure(sid, n, tabs, push, samples, stalled, floor = false) {
+  const pages = await openPages(sid, tabs, push, floor)
   await sleep(500)
   const pinger = startPinger(port) // its own process: the stalled client's 33 MB body is read here
   let slow
@@ -228,7 +246,7 @@ async function measure(sid, n, tabs, push, samples, stalled) {
   const cpu1 = METRICS ? await Promise.all(pages.map(p => pageCpu(p.cdp))) : null
   const chrome1 = METRICS ? chromiumCpu() : 0
   const out = {
-    what: 'append -> point drawn', events: n, tabs, transport: push ? 'push' : 'poll (reference)', samples,
+    what: 'append -> point drawn', events: n, tabs, transport: floor ? 'push, floor page (no drawing)' : push ? 'push' : 'poll (reference)', samples,
     p50_ms: r1(pct(lat, 0.5)), p95_ms: r1(pct(lat, 0.95)), max_ms: r1(Math.max(...lat)),
     host_get_max_ms: r1(Math.max(...pings)), host_get_p99_ms: r1(pct(pings, 0.99)), pings: pings.length,
   }
@@ -290,6 +308,10 @@ for (const n of SIZES) {
   for (const tabs of TABS) {
     log(`${n} events, ${tabs} tab(s), push`)
     await measure(sid, n, tabs, true, SAMPLES, false)
+    if (FLOOR) {
+      log(`${n} events, ${tabs} tab(s), push, floor page`)
+      await measure(sid, n, tabs, true, SAMPLES, false, true)
+    }
     if (WITH_POLL) {
       log(`${n} events, ${tabs} tab(s), poll (reference)`)
       await measure(sid, n, tabs, false, POLL_SAMPLES, false)

@@ -4,9 +4,10 @@
 //        `session/event`s exactly as it would during a run; answers {appended, failed, length}.
 //   GET  /plugins/kopt-bench-feeder/ping answers "ok": the trivial request whose latency shows how
 //        long the host's event loop is blocked.
-//   PUT  /plugins/kopt-bench-feeder/page stores one HTML page (≤ 1 MB) that GET then serves: a page
-//        with the host's own loopback origin and address (bench/push/run.mjs puts the tab's shell
-//        stand-in there; a page Playwright fulfils itself may not open sockets to loopback).
+//   PUT  /plugins/kopt-bench-feeder/page[?name=N] stores an HTML page (≤ 1 MB, at most 4 names) that
+//        GET …/page?name=N then serves: a page with the host's own loopback origin and address
+//        (bench/push/run.mjs puts the tab's shell stand-in and its floor page there; a page Playwright
+//        fulfils itself may not open sockets to loopback).
 export const name = 'kopt-bench-feeder'
 export const inject = ['sessions']
 
@@ -17,22 +18,24 @@ export function apply(ctx) {
       path: '/plugins/kopt-bench-feeder/ping',
       handler: (req, res) => { res.writeHead(200, { 'content-type': 'text/plain' }); res.end('ok') },
     }), 'bench feeder: ping')
-    let page = ''
+    const pages = new Map() // name -> html
     w.effect(() => w.webServer.register({
       kind: 'exact',
       path: '/plugins/kopt-bench-feeder/page',
       handler: (req, res) => {
+        const name = new URL(req.url, 'http://x').searchParams.get('name') ?? ''
         if (req.method !== 'PUT') {
           res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
-          res.end(page)
+          res.end(pages.get(name) ?? '')
           return
         }
+        if (!pages.has(name) && pages.size >= 4) { res.writeHead(507); res.end(); return }
         const chunks = []
         let size = 0
         req.on('data', c => { size += c.length; if (size <= 1 << 20) chunks.push(c) })
         req.on('end', () => {
           if (size > 1 << 20) { res.writeHead(413); res.end(); return }
-          page = Buffer.concat(chunks).toString('utf8')
+          pages.set(name, Buffer.concat(chunks).toString('utf8'))
           res.writeHead(204)
           res.end()
         })
