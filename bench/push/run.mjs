@@ -208,7 +208,8 @@ async function sample(sid, pages) {
 
 async function measure(sid, n, tabs, push, samples, stalled, floor = false) {
   const pages = await openPages(sid, tabs, push, floor)
-  await sleep(500)
+  // With --metrics, long enough for the previous measurement's closed pages to leave Chromium's CPU.
+  await sleep(METRICS ? 3000 : 500)
   const pinger = startPinger(port) // its own process: the stalled client's 33 MB body is read here
   let slow
   if (stalled) {
