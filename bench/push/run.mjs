@@ -77,7 +77,7 @@ const g = document.querySelector('[data-kopt=points]')
 const ws = new WebSocket('ws://' + location.host + '/plugins/kernel-opt/push?sessionId=' + encodeURIComponent(sid))
 ws.onmessage = (e) => {
   const m = JSON.parse(e.data)
-  const n = m.kind === 'full' ? m.body.iterations.length : m.kind === 'delta' ? m.iterations.from + m.iterations.items.length : null
+  const n = m.kind === 'full' ? m.body.iterations.length : m.kind === 'delta' && m.iterations ? m.iterations.from + m.iterations.items.length : null
   if (n !== null) g.setAttribute('data-n', String(n))
 }
 </script>`
@@ -149,7 +149,7 @@ async function openPages(sid, n, push, floor = false) {
       return route.fulfill({ contentType: 'text/javascript', body: readFileSync(files[p]) })
     })
     const page = await context.newPage()
-    page.setDefaultTimeout(process.env.KOPT_BENCH_DEBUG ? 15_000 : 120_000)
+    page.setDefaultTimeout(process.env.KOPT_BENCH_DEBUG ? 15_000 : 120_000) // debugging: fail fast
     if (process.env.KOPT_BENCH_DEBUG) {
       page.on('console', m => log(`page ${i}: ${m.text()}`))
       page.on('websocket', w => { log(`page ${i}: ws ${w.url()}`); w.on('close', () => log(`page ${i}: ws closed`)); w.on('socketerror', e => log(`page ${i}: ws error ${e}`)) })

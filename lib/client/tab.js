@@ -80,6 +80,7 @@
           h('button', { role: 'menuitem', onClick: () => { setOpen(false); doSvg() } }, t('export.svg'))) : null)
     }
 
+    const UPDATES_KEPT = 256
     function EvalTab(props) {
       const sessionId = props.sessionId
       const t = useMemo(() => makeT(props.t), [props.t])
@@ -105,9 +106,15 @@
         if (!store.lastUpdateStart || !series) return
         const ms = performance.now() - store.lastUpdateStart
         store.lastUpdateStart = 0
-        try { performance.measure('kopt-update', { start: performance.now() - ms, duration: ms, detail: { points: series.iterations.length } }) } catch { /* older engines */ }
+        // Both records hold at most UPDATES_KEPT updates (the array the latest ones): a tab open through a long run adds one per update.
+        try {
+          if (performance.getEntriesByName('kopt-update', 'measure').length >= UPDATES_KEPT) performance.clearMeasures('kopt-update')
+          performance.measure('kopt-update', { start: performance.now() - ms, duration: ms, detail: { points: series.iterations.length } })
+        } catch { /* older engines */ }
         const w = window
-        ;(w.__koptUpdates = w.__koptUpdates || []).push({ ms, parseMs: store.lastParseMs, points: series.iterations.length })
+        const ups = (w.__koptUpdates = w.__koptUpdates || [])
+        ups.push({ ms, parseMs: store.lastParseMs, points: series.iterations.length })
+        if (ups.length > UPDATES_KEPT) ups.splice(0, ups.length - UPDATES_KEPT)
       }, [snap.version])
       // A selection past the end (a different run) is dropped.
       const selIndex = series && sel.index !== null && sel.index < series.iterations.length ? sel.index : null

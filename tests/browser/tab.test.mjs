@@ -417,4 +417,22 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
     assert.ok(median <= 50, line)
     await page.close()
   })
+
+  test('the update records stay bounded through a long run', async () => {
+    const { page } = await open('big', 'en')
+    await page.waitForSelector('[data-kopt=chart]', { timeout: 20_000 })
+    // As if the tab had been open through 300 updates already.
+    await page.evaluate(() => {
+      window.__koptUpdates = Array.from({ length: 300 }, () => ({ ms: 1, parseMs: 0, points: 0 }))
+      for (let i = 0; i < 300; i++) performance.measure('kopt-update', { start: 0, duration: 1 })
+    })
+    const n = Number(await page.locator('[data-kopt=points]').getAttribute('data-n'))
+    host.append('big', moreEvents(1, { tag: 'bound', seq0: 950_000 }))
+    await page.waitForFunction(c => Number(document.querySelector('[data-kopt=points]').getAttribute('data-n')) > c, n, { timeout: 8000 })
+    await page.waitForFunction(c => window.__koptUpdates.at(-1).points > c, n, { timeout: 8000 })
+    const [kept, measures] = await page.evaluate(() => [window.__koptUpdates.length, performance.getEntriesByName('kopt-update', 'measure').length])
+    assert.equal(kept, 256)
+    assert.ok(measures >= 1 && measures <= 256, `${measures} kopt-update measures`)
+    await page.close()
+  })
 })
