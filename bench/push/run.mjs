@@ -155,9 +155,13 @@ async function openPages(sid, n, push, floor = false) {
       page.on('websocket', w => { log(`page ${i}: ws ${w.url()}`); w.on('close', () => log(`page ${i}: ws closed`)); w.on('socketerror', e => log(`page ${i}: ws error ${e}`)) })
     }
     await page.goto(`http://127.0.0.1:${port}/plugins/kopt-bench-feeder/page?${floor ? 'name=floor&' : ''}session=${encodeURIComponent(sid)}&lang=en&tab=kernel-opt${push ? '' : '&kopt-push=0'}`)
-    if (!floor) await page.getByRole('tab', { name: 'Evaluations' }).click()
-    await page.locator('[data-kopt=points]').waitFor(floor ? { state: 'attached' } : undefined)
-    if (floor) await page.waitForFunction(() => Number(document.querySelector('[data-kopt=points]').getAttribute('data-n')) > 0)
+    if (floor) {
+      // The floor page draws nothing: it is ready once the first message has set the count.
+      await page.waitForFunction(() => Number(document.querySelector('[data-kopt=points]').getAttribute('data-n')) > 0)
+    } else {
+      await page.getByRole('tab', { name: 'Evaluations' }).click()
+      await page.locator('[data-kopt=points]').waitFor()
+    }
     await page.evaluate(() => {
       window.__drawn = []
       window.__waiters = new Set()
