@@ -2,7 +2,6 @@
 // browser only draws. Higher is faster: ×speedup against the pooled reference when the run reports
 // one, else 1/latency with latency labels; a log axis when measured latencies span more than 20×.
 #pragma once
-#include <array>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -10,7 +9,9 @@
 
 #include "kopt/derived.hpp"
 #include "kopt/json.hpp"
+#include "kopt/row_facts.hpp"
 #include "kopt/series.hpp"
+#include "kopt/text_rope.hpp"
 
 namespace kopt {
 
@@ -58,65 +59,61 @@ inline constexpr std::size_t kExactSpan = 64;
 //   the gap (replay / self − 1, in %), flagged beyond kFinalGapFlagPct).
 json chart_json(const Series& s, const ChartOptions& opt = {});
 // The same object as compact JSON text, exactly as js_stringify(chart_json(s, opt)) writes it,
-// without building the tree (the /series body embeds it once per revision).
+// without building the tree.
 std::string chart_json_text(const Series& s, const ChartOptions& opt = {});
 void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt = {});  // appends
 
-// Where the per-iteration arrays (points, phases, rowRounds) and the `line` member sit in a
-// chart's text, in bytes from its first `{`: so that the next chart can be compared item by item
-// and sent from the first item that changed (docs/protocol.md, `chart.append`).
-struct ChartLayout {
-  struct Items {
-    std::size_t open = 0;            // just after `[`
-    std::size_t close = 0;           // at `]`
-    std::vector<std::size_t> ends;   // just after item i
-    std::size_t start(std::size_t i) const;  // where item i (< ends.size()) begins
-    std::string_view item(std::string_view text, std::size_t i) const;
-  };
-  Items points, phases, rowRounds;
-  Items profiled;  // markers.profiled: one item per profile, not per point (appended on its own)
-  std::size_t line_begin = 0, line_end = 0;  // the `,"line":"…"` member
-};
-void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt, ChartLayout& layout);
-// What the last chart written with it was made of, so that the next write formats only the points
-// whose inputs changed and copies the others' text from the previous chart (a session keeps one).
-struct ChartMemo {
+// The chart of a series that moves on revision by revision (a session keeps one). Each write
+// derives the axes and the short members again; the per-iteration lists (points, the line through
+// the ok points, phases, rowRounds) are kept as TextRopes and rewritten only from the first item
+// whose inputs changed, so an append formats only the new items and the text is handed out as
+// shared pieces, never copied whole (docs/protocol.md, `chart.append`).
+class ChartWriter {
+ public:
+  // `rows` must be the row facts of s.iterations; rows before `rows_same_before` must be those of
+  // the previous write (0 when that is not known: every row is compared again; ignored on a
+  // first write).
+  void write(const Series& s, const RowTable& rows, const ChartOptions& opt, std::size_t rows_same_before = 0);
+  // After a write: the first iteration whose item (point, phase or round in force) may differ from
+  // the previous write's (never after the true first change; 0 after the first write or a change
+  // of scale), and the first profile mark that differs (the shorter count when one list of marks is
+  // a prefix of the other).
+  std::size_t first_change() const { return first_change_; }
+  std::size_t profiled_first_change() const { return profiled_first_change_; }
+  // The chart as pieces to write in order (each immutable: valid for as long as it is held).
+  void pieces(std::vector<TextPiece>& out);
+  void write_to(std::string& out) const;
+  // The chart for a reader holding one that agrees with it before iteration `from` (> 0) and
+  // before profile mark `profiled_from`: the same object with "append":from and
+  // "appendProfiled":profiled_from first, the three per-iteration arrays from `from` on,
+  // markers.profiled from `profiled_from` on, and no `line` (the reader keeps its first items and
+  // draws the line through the points of kind "ok").
+  void write_append(std::string& out, std::size_t from, std::size_t profiled_from) const;
+  std::size_t approx_bytes() const;
+
+ private:
+  // What a point's item is made of: equal inputs give equal text.
   struct Point {
     double seq = 0, latency = 0, speedup = 0;  // NaN where absent; speedup as labelled (own or pooled)
     std::string seq_text;                       // the seq when it is not a number
-    unsigned flags = 0;
+    unsigned flags = 0;                         // 1 measured, 2 ok, 4 pending, 8 bad
     bool operator==(const Point& o) const;
   };
-  std::vector<Point> points;
-  std::vector<std::size_t> line_at;  // where each point's piece of `line` starts in its text (n + 1)
-  bool log_scale = false;            // the scale the frame values were written for
-  std::vector<Phase> phases;        // each iteration's phase code
-  std::vector<long long> row_rounds;  // each iteration's round in force, -1 for none
-  bool valid = false;
-  // Set by each write: the first iteration whose item (point, phase or round in force) may differ
-  // from the previous chart's, or kUnknown when the scale changed (then compare the texts:
-  // chart_first_change). Never after the true first change.
-  static constexpr std::size_t kUnknown = static_cast<std::size_t>(-1);
-  std::size_t first_change = kUnknown;
+  std::vector<Point> points_;             // of the last write
+  std::vector<std::size_t> ok_before_;    // ok points before each iteration (n + 1): items of line_
+  std::vector<Phase> phases_;
+  std::vector<long long> row_rounds_;     // -1 for none
+  bool written_ = false, log_scale_ = false;
+  double reference_ = 0;                  // the pooled reference of the last write (0: none)
+  PooledReference pooled_;                // the pooled reference, kept up to date with the rows
+  std::size_t first_pooled_ = 0;          // the first point labelled by the pooled reference (or n)
+  std::size_t first_change_ = 0, profiled_first_change_ = 0;
+  TextRope point_text_{","}, line_text_{" L"}, phase_text_{","}, round_text_{","};
+  // The short parts around the lists: `{…"points":[`, `],"line":"M` (no M without a line),
+  // `","ticks":…"profiled":[`, the marks, `]},"reference":…"phases":[`, `],"counts":…}`.
+  TextPiece head_, before_line_, before_profiled_, profiled_, before_phases_, tail_;
+  std::vector<std::size_t> profiled_ends_;  // just after each mark in profiled_
 };
-// The same chart as write_chart_json; `prev_text` and `prev_layout` must be the chart last written
-// with `memo` (ignored while memo.valid is false). Updates `memo`.
-// `rows` must be the row facts of s.iterations (a session keeps them up to date: RowTable::update).
-void write_chart_json(std::string& out, const Series& s, const RowTable& rows, const ChartOptions& opt, ChartLayout& layout,
-                      ChartMemo& memo, std::string_view prev_text, const ChartLayout& prev_layout);
-// The first iteration at which chart `b` differs from chart `a` in any per-iteration item; the
-// shorter length when one is a prefix of the other (`b` only appended).
-std::size_t chart_first_change(std::string_view a, const ChartLayout& la, std::string_view b, const ChartLayout& lb);
-// The first profile mark of chart b that differs from chart a's; the shorter count when one list is a
-// prefix of the other (a's when b only adds marks).
-std::size_t profiled_first_change(std::string_view a, const ChartLayout& la, std::string_view b, const ChartLayout& lb);
-// Chart `b` for a reader holding a chart that agrees with it before iteration `from` (> 0) and
-// before profile mark `profiled_from`: the same object with "append":from and
-// "appendProfiled":profiled_from first, the three per-iteration arrays from `from` on,
-// markers.profiled from `profiled_from` on, and no `line` (the reader keeps its first items and
-// draws the line through the points of kind "ok").
-void write_chart_append(std::string& out, std::string_view b, const ChartLayout& lb, std::size_t from,
-                        std::size_t profiled_from);
 
 // The same from a series as it travels on the wire (the /series body or a vectors `series`).
 // Reads the fields the chart needs, rounds with their counters included; tolerant of anything else.

@@ -97,6 +97,19 @@ std::vector<double> implied_references(const Series& s);
 std::vector<double> implied_references(const RowTable& rows);
 std::optional<double> reference_latency(const Series& s);
 std::optional<double> reference_latency(const RowTable& rows);
+// The same pooled reference (J-3: the median of the implied references, the upper middle; with an
+// even count, the mean of the two middles) kept up to date as rows change: an update costs the
+// rows changed (each a binary search and an insert into the sorted references), not all of them.
+class PooledReference {
+ public:
+  // Rows from `from` on are read again; rows before it must be as the last update saw them.
+  void update(const RowTable& rows, std::size_t from);
+  std::optional<double> value() const;
+
+ private:
+  std::vector<double> of_row_;  // each row's implied reference, NaN for none
+  std::vector<double> sorted_;  // the implied references, in order
+};
 // J-4, keyed by the measuring Slurm node (native_metrics.slurm.node): the widest group that alarms.
 std::optional<Drift> reference_drift(const Series& s);
 std::optional<Drift> reference_drift(const RowTable& rows);

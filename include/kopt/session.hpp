@@ -49,16 +49,17 @@ class Session {
   // The /series body of the current revision (UTF-8 JSON) is head + tail:
   //   head  the series without `control`, then `,"chart":` and the chart, as pieces: shared and
   //         immutable (each valid as long as it is held, whatever the session does next), most of
-  //         them the projector's own blocks, so no revision copies the body; gathered once per
-  //         change of the projection or updatedAt, not per control change; so a past session's
-  //         can be made on the worker thread that read its log, and a reader sends it as it is;
+  //         them the projector's and the chart's own blocks, so no revision copies the body;
+  //         gathered once per change of the projection or updatedAt, not per control change; so a
+  //         past session's can be made on the worker thread that read its log, and a reader sends
+  //         it as it is;
   //   tail  `,"control":` and the control object, then `}` (or only `}` without a control).
   const std::vector<TextPiece>& body_head();
   std::string body_tail() const;
   // The same as one string (tests and simple callers; a copy).
   std::string body();
-  // The chart of the current revision (valid until the next revision).
-  std::string_view chart() { return chart_text(); }
+  // The chart of the current revision (a copy).
+  std::string chart();
 
   // What changed since revision `since` (docs/protocol.md): the delta's bytes, or nullptr when
   // `since` is not a revision kept in the history (unknown, too old, or more changed in place than
@@ -70,10 +71,7 @@ class Session {
   struct Answer {
     const std::string* delta = nullptr;  // valid until the next delta() call
     std::string prefix;
-    std::vector<TextPiece> head;
-    // head[reused_from…] (the chart) is written over at a later revision unless a reader still holds
-    // it: a caller that keeps pieces between answers must not keep these.
-    std::size_t reused_from = 0;
+    std::vector<TextPiece> head;  // immutable pieces: a caller may keep them between answers
     std::string tail;
     std::size_t size() const;
     void copy_to(char* out) const;  // size() bytes
@@ -101,7 +99,7 @@ class Session {
 
  private:
   void refresh_outline();
-  const std::string& chart_text();
+  void write_chart();
 
   // What revision `rev` was made of.
   struct Step {
@@ -135,14 +133,9 @@ class Session {
   Series outline_;
   RowTable rows_;  // the packed facts of outline_.iterations, kept up to date with it
   long long evals_ = 0;
-  // The chart, handed out in the head as it is: its storage is reused from revision to revision
-  // unless a reader still holds it (then the next chart is written in new storage).
-  std::shared_ptr<std::string> chart_text_ = std::make_shared<std::string>();
-  ChartLayout chart_layout_;
-  std::shared_ptr<std::string> prev_chart_ = std::make_shared<std::string>();  // the snapshot before, to find the first item that changed
-  ChartLayout prev_layout_;
-  ChartMemo chart_memo_;    // what the last chart (prev_chart_ once swapped) was made of
-  bool prev_ok_ = false;
+  // The chart, kept from revision to revision: each one rewrites only what changed.
+  ChartWriter chart_writer_;
+  std::size_t chart_rows_from_ = 0;  // the first row changed since the chart was last written
   std::vector<TextPiece> head_;  // empty when the projection or updatedAt moved
   // approx_bytes of the state it was taken in: (projector version, head, chart) → bytes (a new
   // revision of the control alone changes the figure by a few bytes: not worth O(points)).

@@ -147,9 +147,8 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
     std::unordered_map<const std::string*, Napi::Reference<Napi::Buffer<char>>> kept;
     for (std::size_t i = 0; i < a.head.size(); ++i) {
       const TextPiece& p = a.head[i];
-      // The chart is new each revision and written over later unless held: not kept.
-      if (i >= a.reused_from) {
-        out.Set(k++, SharedBuffer(env, p));
+      if (auto again = kept.find(p.get()); again != kept.end()) {  // a piece that comes twice
+        out.Set(k++, again->second.Value());
         continue;
       }
       auto it = piece_buffers_.find(p.get());

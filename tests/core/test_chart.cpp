@@ -248,9 +248,11 @@ TEST(Chart, AxesStayPutAsAPointArrives) {
   for (bool spread : {false, true}) {
     kopt::Series s = steady_run(spread);
     s.profileSeqs = {{kopt::json(11), 11}, {kopt::json(151), 151}};  // marks between points
+    kopt::ChartWriter live;
+    live.write(s, kopt::RowTable(s.iterations), {});
+    const kopt::Series s_a = s;
     std::string a_text;
-    kopt::ChartLayout la;
-    kopt::write_chart_json(a_text, s, {}, la);
+    live.write_to(a_text);
     const auto a = *kopt::parse_json(a_text);
     EXPECT_EQ(a["scale"], spread ? "log" : "linear");
     kopt::Iteration it = s.iterations[3];
@@ -258,9 +260,10 @@ TEST(Chart, AxesStayPutAsAPointArrives) {
     it.speedup = 3.0 / *it.latencyMs;
     s.iterations.push_back(it);
     s.profileSeqs.push_back({kopt::json(1000), 1000});  // a profile after the new point
+    live.write(s, kopt::RowTable(s.iterations), {}, 200);  // the first 200 rows are vouched for
     std::string b_text;
-    kopt::ChartLayout lb;
-    kopt::write_chart_json(b_text, s, {}, lb);
+    live.write_to(b_text);
+    EXPECT_EQ(b_text, kopt::chart_json_text(s)) << "the same text as a chart written at once";
     const auto b = *kopt::parse_json(b_text);
     EXPECT_NE(a["reference"]["latencyMs"], b["reference"]["latencyMs"]);
     EXPECT_NE(a["ticks"], b["ticks"]) << "the labels follow the reference";
@@ -272,15 +275,25 @@ TEST(Chart, AxesStayPutAsAPointArrives) {
     EXPECT_EQ(b["xTicks"].back()["label"], "#200");
     EXPECT_NEAR(num(b["xTicks"].back()["x"]), px(b, 199), 0.051);
 
-    // The text compares item by item: only the new point differs, and the append form carries it.
-    EXPECT_EQ(kopt::chart_first_change(a_text, la, b_text, lb), 200u);
-    EXPECT_EQ(kopt::chart_first_change(b_text, lb, a_text, la), 200u) << "a shorter chart changed at its end";
-    EXPECT_EQ(kopt::chart_first_change(a_text, la, a_text, la), 200u);
+    // Only the new point differs, and the append form carries it.
+    EXPECT_EQ(live.first_change(), 200u);
     // The profile marks compare on their own: the two earlier ones stay, the new one is appended.
-    EXPECT_EQ(kopt::profiled_first_change(a_text, la, b_text, lb), 2u);
-    EXPECT_EQ(kopt::profiled_first_change(b_text, lb, a_text, la), 2u) << "fewer marks: changed at their end";
+    EXPECT_EQ(live.profiled_first_change(), 2u);
+    {
+      kopt::ChartWriter back;  // b, then a: a shorter chart changed at its end, fewer marks at theirs
+      back.write(s, kopt::RowTable(s.iterations), {});
+      back.write(s_a, kopt::RowTable(s_a.iterations), {});
+      EXPECT_EQ(back.first_change(), 200u);
+      EXPECT_EQ(back.profiled_first_change(), 2u);
+      std::string text;
+      back.write_to(text);
+      EXPECT_EQ(text, a_text);
+      back.write(s_a, kopt::RowTable(s_a.iterations), {}, 200);  // nothing changed
+      EXPECT_EQ(back.first_change(), 200u);
+      EXPECT_EQ(back.profiled_first_change(), 2u);
+    }
     std::string app;
-    kopt::write_chart_append(app, b_text, lb, 200, 2);
+    live.write_append(app, 200, 2);
     auto c = *kopt::parse_json(app);
     EXPECT_EQ(c["append"], 200);
     EXPECT_EQ(c["appendProfiled"], 2);
@@ -336,25 +349,27 @@ TEST(Chart, SmallRunsFillTheAxis) {
 TEST(Chart, AxesMovingChangesOnlyTheFrame) {
   for (bool spread : {false, true}) {
     kopt::Series s = steady_run(spread);
+    kopt::ChartWriter w;
+    w.write(s, kopt::RowTable(s.iterations), {});
     std::string a_text;
-    kopt::ChartLayout la;
-    kopt::write_chart_json(a_text, s, {}, la);
+    w.write_to(a_text);
     const auto a = *kopt::parse_json(a_text);
     // Faster than any point so far, by a factor that keeps the scale (spread: 1…25.5 ms, log).
     kopt::Iteration it = s.iterations[3];
     it.seq = {kopt::json(999), 999};
     it.latencyMs = spread ? 0.5 : 0.9;
     for (int k = 0; k < 30; ++k) s.iterations.push_back(it);  // 230 points: the x axis grows to 250
+    w.write(s, kopt::RowTable(s.iterations), {});  // nothing vouched for: every row compared
     std::string b_text;
-    kopt::ChartLayout lb;
-    kopt::write_chart_json(b_text, s, {}, lb);
+    w.write_to(b_text);
+    EXPECT_EQ(b_text, kopt::chart_json_text(s));
     const auto b = *kopt::parse_json(b_text);
     ASSERT_EQ(a["scale"], b["scale"]);
     EXPECT_NE(a["frame"]["dx"], b["frame"]["dx"]) << "the x axis grew";
     EXPECT_NE(a["frame"]["y0"], b["frame"]["y0"]) << "the y axis stretched";
     EXPECT_NE(a["ticks"], b["ticks"]);
     for (std::size_t i = 0; i < 200; ++i) ASSERT_EQ(a["points"][i], b["points"][i]) << i;
-    EXPECT_EQ(kopt::chart_first_change(a_text, la, b_text, lb), 200u);
+    EXPECT_EQ(w.first_change(), 200u);
     const auto line_a = a["line"].get<std::string>(), line_b = b["line"].get<std::string>();
     EXPECT_EQ(line_b.substr(0, line_a.size()), line_a) << "the line only grows";
     // Still inside the plot, the new fastest point at its top.

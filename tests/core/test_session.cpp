@@ -9,6 +9,7 @@
 #include <map>
 #include <algorithm>
 #include <random>
+#include <set>
 #include <utility>
 
 #include "kopt/chart.hpp"
@@ -120,6 +121,30 @@ TEST(J3_PooledReference, MedianAndDriftInAnyOrder) {
     const auto got = reference_drift(s);
     ASSERT_EQ(got.has_value(), want.has_value()) << "trial " << trial;
     if (got) EXPECT_TRUE(got->min == want->min && got->max == want->max && got->count == want->count) << "trial " << trial;
+  }
+}
+
+// Kept up to date row by row (rows appended, changed in place from some row on, dropped, few or
+// many at a time), the pooled reference is always the median of all the rows, computed afresh.
+TEST(J3_PooledReference, UpdatedFromAnyRowEqualsAFreshMedian) {
+  std::mt19937 rng(9);
+  PooledReference pooled;
+  std::vector<Iteration> its;
+  for (int step = 0; step < 400; ++step) {
+    const std::size_t from = its.empty() || rng() % 3 == 0 ? its.size() : rng() % its.size();
+    its.resize(std::max<std::size_t>(from, its.size() - (rng() % 4 == 0 ? rng() % 5 : 0)));
+    for (std::size_t i = from; i < its.size(); ++i) its[i] = Iteration{};  // changed in place
+    for (unsigned k = rng() % (rng() % 10 == 0 ? 300 : 4); k-- > 0;) its.emplace_back();
+    for (std::size_t i = from; i < its.size(); ++i) {
+      if (rng() % 5 == 0) continue;  // implies no reference
+      its[i].latencyMs = 0.5 + (rng() % 100) / 50.0;
+      its[i].speedup = 1.0 + (rng() % 30) / 10.0;
+    }
+    const RowTable rows(its);
+    pooled.update(rows, from);
+    const auto want = reference_latency(rows);
+    ASSERT_EQ(pooled.value().has_value(), want.has_value()) << "step " << step;
+    if (want) ASSERT_EQ(*pooled.value(), *want) << "step " << step;
   }
 }
 
@@ -351,21 +376,45 @@ TEST(P_SeriesDelta, ChartAppends) {
   EXPECT_EQ(test::first_difference(without_line(*parse_json(s.body())), b), "");
 }
 
+namespace {
+// `n` evaluations: faster and slower points by turns, some without a speedup of their own, some
+// failed, every seventh answered after the next call.
+json varied_run(int n) {
+  json run = json::array();
+  json late;
+  for (int i = 0; i < n; ++i) {
+    const std::string id = "c" + std::to_string(i);
+    const double lat = i % 17 == 0 ? 0.5 / (1 + i) : 1.0 + (i % 13) * 0.1;
+    std::string text = "{\"correct\":" + std::string(i % 11 == 3 ? "false" : "true") + ",\"latency_ms\":" + js_number(lat);
+    if (i % 3) text += ",\"speedup\":" + js_number((2.0 + (i % 5)) / lat);
+    text += "}";
+    run.push_back({{"type", "tool/call"}, {"seq", 4 * i + 1}, {"data", {{"callId", id}, {"name", "kernel_evaluate"}, {"arguments", "{}"}}}});
+    if (!late.is_null()) run.push_back(std::exchange(late, json()));
+    const json result = {{"type", "tool/result"}, {"seq", 4 * i + 2}, {"data", {{"callId", id}, {"message", {{"content", json::array({{{"text", text}}})}}}}}};
+    if (i % 7 == 0) late = result;  // answered after the next call (pending meanwhile)
+    else run.push_back(result);
+  }
+  if (!late.is_null()) run.push_back(late);
+  return run;
+}
+}  // namespace
+
 // The chart a session writes copies unchanged points from its previous chart: event by event over
 // every project vector, and over a run whose axes and pooled reference keep moving, it is the chart
 // written from scratch, byte for byte; and the delta from the revision before, applied to the body
 // of that revision, is this revision's body (the append starts where the memo says it may).
 TEST(P_SeriesRoute, ChartCopiedPointsEqualAFreshChart) {
-  auto check = [](const json& events, const std::string& what) {
+  // Fed one part at a time (an event, or an array of them).
+  auto check_parts = [](const std::vector<json>& parts, const std::string& what) {
     Projector p;
     Session s(p, "s");
     std::size_t step = 0;
     std::uint64_t rev = s.revise("{}");
     json held = *parse_json(s.body());
-    for (const auto& ev : events) {
-      s.feed(ev);
+    for (const json& part : parts) {
+      s.feed(part);
       const std::uint64_t now = s.revise("{}");
-      const std::string_view chart = s.chart();
+      const std::string chart = s.chart();
       ASSERT_EQ(chart, chart_json_text(p.series_outline())) << what << " after event " << step;
       if (now != rev) {
         const std::string* d = s.delta(rev);
@@ -377,6 +426,7 @@ TEST(P_SeriesRoute, ChartCopiedPointsEqualAFreshChart) {
       ++step;
     }
   };
+  auto check = [&](const json& events, const std::string& what) { check_parts(std::vector<json>(events.begin(), events.end()), what); };
   std::size_t files = 0;
   for (const auto& e : std::filesystem::directory_iterator(KOPT_FIXTURES_DIR "/vectors")) {
     const std::string name = e.path().filename().string();
@@ -392,26 +442,28 @@ TEST(P_SeriesRoute, ChartCopiedPointsEqualAFreshChart) {
   EXPECT_GT(files, 60u);
   // Faster and slower points by turns (the y axis moves), points without a speedup of their own
   // (labelled by the pooled reference, which moves), failures and calls answered later.
-  json run = json::array();
-  json late;
-  for (int i = 0; i < 150; ++i) {
-    const std::string id = "c" + std::to_string(i);
-    const double lat = i % 17 == 0 ? 0.5 / (1 + i) : 1.0 + (i % 13) * 0.1;
-    std::string text = "{\"correct\":" + std::string(i % 11 == 3 ? "false" : "true") + ",\"latency_ms\":" + js_number(lat);
-    if (i % 3) text += ",\"speedup\":" + js_number((2.0 + (i % 5)) / lat);
-    text += "}";
-    run.push_back({{"type", "tool/call"}, {"seq", 4 * i + 1}, {"data", {{"callId", id}, {"name", "kernel_evaluate"}, {"arguments", "{}"}}}});
-    if (!late.is_null()) run.push_back(std::exchange(late, json()));
-    const json result = {{"type", "tool/result"}, {"seq", 4 * i + 2}, {"data", {{"callId", id}, {"message", {{"content", json::array({{{"text", text}}})}}}}}};
-    if (i % 7 == 0) late = result;  // answered after the next call (pending meanwhile)
-    else run.push_back(result);
+  check(varied_run(150), "generated run");
+  // Long enough that every list of the chart seals blocks; calls answered far back (a cut inside a
+  // sealed block) and a point 100× faster than the rest (the scale turns to log: all rewritten).
+  json long_run = varied_run(20000);
+  json far_results = json::array();
+  for (int i : {19000, 3000, 5}) {
+    json call = {{"type", "tool/call"}, {"seq", 100000 + i}, {"data", {{"callId", "far" + std::to_string(i)}, {"name", "kernel_evaluate"}, {"arguments", "{}"}}}};
+    long_run.insert(long_run.begin() + i, call);
+    far_results.push_back({{"type", "tool/result"}, {"seq", 200000 + i}, {"data", {{"callId", "far" + std::to_string(i)}, {"message", {{"content", json::array({{{"text", "{\"correct\":true,\"latency_ms\":1.5}"}}})}}}}}});
   }
-  check(run, "generated run");
+  std::vector<json> parts;
+  for (std::size_t at = 0; at < long_run.size(); at += 4000)
+    parts.emplace_back(long_run.begin() + static_cast<std::ptrdiff_t>(at), long_run.begin() + static_cast<std::ptrdiff_t>(std::min(long_run.size(), at + 4000)));
+  for (const json& r : far_results) parts.push_back(r);
+  parts.push_back({{"type", "tool/call"}, {"seq", 300000}, {"data", {{"callId", "fast"}, {"name", "kernel_evaluate"}, {"arguments", "{}"}}}});
+  parts.push_back({{"type", "tool/result"}, {"seq", 300001}, {"data", {{"callId", "fast"}, {"message", {{"content", json::array({{{"text", "{\"correct\":true,\"latency_ms\":0.001}"}}})}}}}}});
+  check_parts(parts, "long run");
 }
 
 // A long body is handed out as shared pieces: what a reader holds keeps its bytes while the session
 // goes on (new points, a row far back changed in place, which rewrites its sealed block), the body
-// equals a fresh projection's, and a chart nobody holds any more is written over, not reallocated.
+// equals a fresh projection's, and the chart's sealed blocks are handed out again, not rewritten.
 TEST(P_SeriesRoute, HeldPiecesKeepTheirBytes) {
   json events = json::array({*parse_json(R"({"type":"tool/call","seq":0,"time":0,"data":{"callId":"late","name":"kernel_evaluate","arguments":"{}"}})")});
   for (const auto& e : evals(1, 1500)) events.push_back(e);
@@ -437,23 +489,40 @@ TEST(P_SeriesRoute, HeldPiecesKeepTheirBytes) {
   EXPECT_EQ(s.body(), fresh.body());
   EXPECT_EQ(parse_json(s.body())->at("iterations").at(0).at("latencyMs"), 0.5) << "the row far back changed";
 
-  // Nobody holds the charts: the chart two revisions on is written in the storage of the first.
-  const std::string* first = s.body_head().back().get();
-  s.feed(evals(3000, 1));
+  // The chart's lists are kept in blocks too: past a few thousand points, a revision that appends
+  // hands out the chart's sealed blocks of the revision before, and what a reader holds stays.
+  const json many = evals(3000, 3000);
+  for (const auto& e : many) events.push_back(e);
+  s.feed(many);
   s.revise("{}");
-  s.body_head();
-  s.feed(evals(3001, 1));
-  s.revise("{}");
-  EXPECT_EQ(s.body_head().back().get(), first);
-  // Held, it is left alone.
-  const TextPiece chart = s.body_head().back();
-  const std::string chart_text = *chart;
+  const std::vector<TextPiece> before = s.body_head();
+  const std::string before_text = joined(before);
+  auto chart_pieces = [](const std::vector<TextPiece>& head) {
+    std::set<const std::string*> out;
+    bool chart = false;
+    for (const TextPiece& piece : head) {
+      if (chart) out.insert(piece.get());
+      chart = chart || *piece == ",\"chart\":";
+    }
+    return out;
+  };
+  const auto before_chart = chart_pieces(before);
   for (int i = 0; i < 3; ++i) {
-    s.feed(evals(3002 + i, 1));
+    const json one = evals(6000 + i, 1);
+    for (const auto& e : one) events.push_back(e);
+    s.feed(one);
     s.revise("{}");
-    EXPECT_NE(s.body_head().back().get(), chart.get());
+    std::size_t shared = 0;
+    for (const std::string* piece : chart_pieces(s.body_head()))
+      if (before_chart.count(piece) && piece->size() >= TextRope::kBlockBytes) ++shared;
+    EXPECT_GE(shared, 1u) << "a sealed block of the chart's points is handed out again";
   }
-  EXPECT_EQ(*chart, chart_text);
+  EXPECT_EQ(joined(before), before_text);
+  Projector again_p;
+  Session again(again_p, "s");
+  again.feed(events);
+  again.revise("{}");
+  EXPECT_EQ(test::first_difference(*parse_json(s.body()), *parse_json(again.body())), "");
 }
 
 // The size figure follows the session: taken again after the projection grew or the body was

@@ -17,9 +17,9 @@ std::string joined(TextRope& r) {
   for (const TextPiece& p : pieces) out += *p;
   return out;
 }
-std::string list(const std::vector<std::string>& items) {
+std::string list(const std::vector<std::string>& items, std::size_t from = 0, const std::string& sep = ",") {
   std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + items[i];
+  for (std::size_t i = from; i < items.size(); ++i) out += (i > from ? sep : "") + items[i];
   return out;
 }
 }  // namespace
@@ -64,6 +64,31 @@ TEST(TextRope, CutsAndAppendsMatchAPlainList) {
   r.write_to(written);
   EXPECT_EQ(written, list(items));
   for (const auto& [piece, text] : handed) ASSERT_EQ(*piece, text);
+}
+
+// Any separator; every item and every suffix of the list can be read back, across sealed blocks.
+TEST(TextRope, ItemsAndSuffixesReadBack) {
+  std::mt19937 rng(5);
+  for (const std::string sep : {",", " L", ""}) {
+    TextRope r(sep);
+    std::vector<std::string> items;
+    for (int step = 0; step < 3000; ++step) {
+      if (rng() % 8 == 0 && !items.empty()) {
+        const std::size_t to = rng() % items.size();
+        items.resize(to);
+        for (std::size_t i = r.cut(to); i < to; ++i) r.append(items[i]);
+      }
+      items.push_back(std::string(1 + rng() % 900, static_cast<char>('a' + rng() % 26)));
+      r.append(items.back());
+    }
+    ASSERT_EQ(r.text_bytes(), list(items, 0, sep).size());
+    for (std::size_t i = 0; i < items.size(); ++i) ASSERT_EQ(r.item(i), items[i]) << sep << " " << i;
+    for (std::size_t i : {std::size_t{0}, std::size_t{1}, items.size() / 3, items.size() - 1, items.size(), items.size() + 4}) {
+      std::string out = "<";
+      r.write_from(out, i);
+      ASSERT_EQ(out, "<" + list(items, i, sep)) << sep << " " << i;
+    }
+  }
 }
 
 // A cut inside the open block keeps the sealed blocks: the same pieces are handed out again.

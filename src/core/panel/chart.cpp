@@ -188,29 +188,54 @@ std::string chart_json_text(const Series& s, const ChartOptions& opt) {
 }
 
 void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt) {
-  ChartLayout layout;
-  write_chart_json(out, s, opt, layout);
-}
-
-void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt, ChartLayout& layout) {
-  ChartMemo memo;
-  write_chart_json(out, s, RowTable(s.iterations), opt, layout, memo, {}, ChartLayout{});
+  ChartWriter w;
+  w.write(s, RowTable(s.iterations), opt);
+  w.write_to(out);
 }
 
 namespace {
 bool same_number(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+TextPiece piece(std::string&& text) { return std::make_shared<const std::string>(std::move(text)); }
+
+// Between the phases and the rounds in force: the same in every chart.
+const TextPiece& between_phases_and_rounds() {
+  static const TextPiece k = piece("],\"rowRounds\":[");
+  return k;
+}
+
+// A phase as an item of the `phases` array.
+std::string_view phase_item_text(Phase p) {
+  switch (p) {
+    case Phase::OverBudget: return "\"over-budget\"";
+    case Phase::WrapUp: return "\"wrap-up\"";
+    case Phase::Optimization: break;
+  }
+  return "\"optimization\"";
+}
+
+// The first index at which two lists differ; the shorter length when one is a prefix of the other.
+template <class T>
+std::size_t first_difference(const std::vector<T>& a, const std::vector<T>& b) {
+  const std::size_t m = std::min(a.size(), b.size());
+  return static_cast<std::size_t>(std::mismatch(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(m), b.begin()).first - a.begin());
+}
+
+// Cuts `rope` at item `k` and appends again the items the cut took before it (down to a sealed
+// block's start) with `item_at(i)`; returns where the caller goes on appending (k, or the list's end).
+template <class ItemAt>
+void cut_keeping(TextRope& rope, std::size_t k, ItemAt item_at) {
+  const std::size_t to = std::min(k, rope.items());
+  for (std::size_t i = rope.cut(to); i < to; ++i) rope.append(item_at(i));
+}
 }  // namespace
 
-bool ChartMemo::Point::operator==(const Point& o) const {
+bool ChartWriter::Point::operator==(const Point& o) const {
   return same_number(seq, o.seq) && same_number(latency, o.latency) && same_number(speedup, o.speedup) &&
          flags == o.flags && seq_text == o.seq_text;
 }
 
-void write_chart_json(std::string& out, const Series& s, const RowTable& rows, const ChartOptions& opt, ChartLayout& layout,
-                      ChartMemo& memo, std::string_view prev_text, const ChartLayout& prev_layout) {
-  const std::size_t base = out.size();
-  layout = ChartLayout{};
-  auto at = [&] { return out.size() - base; };
+void ChartWriter::write(const Series& s, const RowTable& rows, const ChartOptions& opt, std::size_t rows_same_before) {
   const double W = opt.width, H = opt.height;
   const double left = 66, right = W - 22, top = 22, bottom = H - 56;
   const double baseline = bottom + 16, profile_row = bottom + 32, xlabel_row = H - 6;
@@ -219,8 +244,9 @@ void write_chart_json(std::string& out, const Series& s, const RowTable& rows, c
   const auto& rs = rows.rows;
   const std::size_t n = rs.size();
 
-  out.reserve(out.size() + 256 + n * 96);
-  Text t(out);
+  std::string head;
+  head.reserve(512);
+  Text t(head);
   t.open('{');
   t.key("width").num(W);
   t.key("height").num(H);
@@ -233,9 +259,11 @@ void write_chart_json(std::string& out, const Series& s, const RowTable& rows, c
   t.key("baselineY").num(baseline);
   t.key("profileY").num(profile_row);
 
-  const std::optional<double> ref = reference_latency(rows);
+  // Rows before rows_same_before are as the last write saw them (nothing is vouched for before a first write).
+  if (!written_) rows_same_before = 0;
+  pooled_.update(rows, rows_same_before);
+  const std::optional<double> ref = pooled_.value();
   const bool speedup_mode = ref.has_value() && *ref > 0;
-
   // Axis value of a measured point: higher is faster.
   auto value_of = [&](double lat) { return speedup_mode ? *ref / lat : 1.0 / lat; };
   // A measured point's speedup label in speedup mode: its own reported speedup, else the pooled one.
@@ -318,110 +346,140 @@ void write_chart_json(std::string& out, const Series& s, const RowTable& rows, c
   t.key("dy").num(dy);
   t.close('}');
 
-  // Points and the line through the successful ones, in frame units (index, v): the axes moving
-  // changes the frame, not them. A point whose inputs and scale are those of the previous chart
-  // keeps its text (and its piece of the line): only changed and new points are formatted.
-  const bool reuse = memo.valid && memo.log_scale == log_scale && prev_layout.points.ends.size() == memo.points.size() &&
-                     memo.line_at.size() == memo.points.size() + 1 && prev_layout.line_end > prev_layout.line_begin;
-  const std::string_view prev_line =
-      reuse ? prev_text.substr(prev_layout.line_begin + 9, prev_layout.line_end - prev_layout.line_begin - 10) : std::string_view();
-  std::vector<ChartMemo::Point> sig(n);
-  std::vector<std::size_t> line_at(n + 1, 0);
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  std::string line;
-  line.reserve(n * 14);
   t.key("points").open('[');
-  layout.points.open = at();
-  layout.points.ends.reserve(n);
-  // Reused points come in runs (usually all but the last few): a run's text, and its piece of the
-  // line, is one copy from the previous chart.
-  std::size_t run = 0, run_end = 0;  // the pending run [run, run_end)
-  std::size_t first_formatted = reuse ? std::min(n, memo.points.size()) : 0;
-  auto flush_run = [&] {
-    if (run == run_end) return;
-    const std::size_t from = prev_layout.points.start(run), to = prev_layout.points.ends[run_end - 1];
-    t.item().raw(prev_text.substr(from, to - from)).value_done();
-    const std::size_t end = at();
-    for (std::size_t i = run; i < run_end; ++i) layout.points.ends.push_back(end - (to - prev_layout.points.ends[i]));
-    // The run's pieces of the line: "M x y" or " L x y" each; the first one's lead follows this line.
-    const std::size_t la = memo.line_at[run], lb = memo.line_at[run_end];
-    const std::size_t begin = line.size();
-    if (lb > la) {
-      std::string_view pieces = prev_line.substr(la, lb - la);
-      const std::size_t old_lead = pieces.front() == 'M' ? 1 : 2;
-      line += line.empty() ? "M" : " L";
-      const std::size_t shift = line.size() - begin;
-      line.append(pieces.substr(old_lead));
-      for (std::size_t i = run; i < run_end; ++i)
-        line_at[i] = memo.line_at[i] == la ? begin : begin + shift - old_lead + (memo.line_at[i] - la);
-    } else {
-      for (std::size_t i = run; i < run_end; ++i) line_at[i] = begin;
-    }
-    run = run_end;
-  };
-  for (std::size_t i = 0; i < n; ++i) {
+
+  // Points and the line through the successful ones, in frame units (index, v): the axes moving
+  // changes the frame, not them. A point's item and its piece of the line follow from its inputs
+  // and the scale alone, so a write formats only the points whose inputs changed: the lists keep
+  // their text up to the first one that did, and later unchanged items are copied.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double reference = speedup_mode ? *ref : 0;
+  const bool same_scale = written_ && log_scale_ == log_scale;
+  const std::size_t n_old = same_scale ? points_.size() : 0;  // points whose text may be kept
+  auto inputs_of = [&](std::size_t i) {
     const RowFacts& r = rs[i];
     const bool measured = r.measured();
     const bool bad = r.has(RowFacts::kBad);
     const bool ok = measured && !bad && r.has(RowFacts::kCorrect);
-    const double speedup = measured && speedup_mode ? labelled_speedup(r) : nan;
-    ChartMemo::Point& p = sig[i];
+    Point p;
     const bool seq_number = r.has(RowFacts::kSeqNumber);
     p.seq = seq_number ? r.seq : nan;
     if (!seq_number) p.seq_text = js_stringify(its[i].seq.raw);
     p.latency = measured ? r.latency : nan;
-    p.speedup = speedup;
+    p.speedup = measured && speedup_mode ? labelled_speedup(r) : nan;
     p.flags = (measured ? 1u : 0u) | (ok ? 2u : 0u) | (r.pending() ? 4u : 0u) | (bad ? 8u : 0u);
-    if (reuse && i < memo.points.size() && memo.points[i] == p) {
-      if (run_end != i) run = i;  // a new run (the previous one was flushed)
-      run_end = i + 1;
+    return p;
+  };
+  // Rows the caller vouches for have the same inputs, but for those labelled by the pooled
+  // reference when it moved (a row with a speedup of its own keeps its label), and all of them
+  // when the chart turns to or from speedup mode.
+  const std::size_t vouched = reference == reference_ ? rows_same_before
+                              : reference > 0 && reference_ > 0 ? std::min(rows_same_before, first_pooled_)
+                                                                : 0;
+  const std::size_t start = std::min({vouched, n_old, n});
+  std::vector<Point> fresh;
+  fresh.reserve(n - start);
+  std::vector<char> same(n - start, 0);  // point start + k keeps its text
+  std::size_t first_point = std::min(n, n_old);  // the first point whose item changed
+  if (first_pooled_ >= start) first_pooled_ = std::numeric_limits<std::size_t>::max();  // kept only when in the vouched rows
+  for (std::size_t i = start; i < n; ++i) {
+    fresh.push_back(inputs_of(i));
+    same[i - start] = i < n_old && fresh.back() == points_[i];
+    if (!same[i - start]) first_point = std::min(first_point, i);
+    if (speedup_mode && rs[i].measured() && !(rs[i].has(RowFacts::kSpeedup) && rs[i].speedup > 0)) first_pooled_ = std::min(first_pooled_, i);
+  }
+  auto keeps_text = [&](std::size_t i) { return i < start || same[i - start] != 0; };
+  // The ropes cut at the first change, or before it at a sealed block's start: the kept items past
+  // that are copied out first and appended again.
+  const std::size_t keep_from = std::min(point_text_.kept_by_cut(first_point), n_old);
+  std::vector<std::size_t> old_ok_before;  // of the old points from keep_from on
+  std::string old_points, old_line;
+  std::vector<std::size_t> old_point_ends, old_line_ends;
+  if (n_old) {
+    old_ok_before.assign(ok_before_.begin() + static_cast<std::ptrdiff_t>(keep_from), ok_before_.end());
+    for (std::size_t i = keep_from; i < std::min(n_old, n); ++i) {
+      if (!keeps_text(i)) continue;
+      old_points += point_text_.item(i);
+      old_point_ends.push_back(old_points.size());
+      if (old_ok_before[i - keep_from + 1] > old_ok_before[i - keep_from]) old_line += line_text_.item(old_ok_before[i - keep_from]);
+      old_line_ends.push_back(old_line.size());
+    }
+  }
+  // The line's rope may give up more than the points' (its blocks seal elsewhere): the items it
+  // takes before the kept points are copied out and appended again.
+  std::string line_head;
+  std::vector<std::size_t> line_head_ends;
+  const std::size_t line_keep = n_old ? old_ok_before[0] : 0;
+  for (std::size_t j = line_text_.kept_by_cut(line_keep); j < line_keep; ++j) {
+    line_head += line_text_.item(j);
+    line_head_ends.push_back(line_head.size());
+  }
+  points_.resize(start);
+  points_.insert(points_.end(), std::make_move_iterator(fresh.begin()), std::make_move_iterator(fresh.end()));
+  if (n_old == 0) ok_before_.assign(1, 0);
+  ok_before_.resize(keep_from + 1);
+  point_text_.cut(keep_from);
+  line_text_.cut(line_keep);
+  for (std::size_t k = 0; k < line_head_ends.size(); ++k) {
+    const std::size_t a = k ? line_head_ends[k - 1] : 0;
+    line_text_.append(std::string_view(line_head).substr(a, line_head_ends[k] - a));
+  }
+  std::string item;
+  std::size_t kept = 0;  // old texts used
+  for (std::size_t i = keep_from; i < n; ++i) {
+    const Point& p = points_[i];
+    const bool ok = (p.flags & 2u) != 0;
+    ok_before_.push_back(ok_before_.back() + (ok ? 1 : 0));
+    if (keeps_text(i)) {
+      const std::size_t a = kept ? old_point_ends[kept - 1] : 0, la = kept ? old_line_ends[kept - 1] : 0;
+      point_text_.append(std::string_view(old_points).substr(a, old_point_ends[kept] - a));
+      if (ok) line_text_.append(std::string_view(old_line).substr(la, old_line_ends[kept] - la));
+      ++kept;
       continue;
     }
-    flush_run();
-    first_formatted = std::min(first_formatted, i);
-    const Iteration& it = its[i];
-    const double v = measured ? frame_value(r.latency, log_scale) : nan;  // formatted points only: it is a printf
-    line_at[i] = line.size();
-    t.open('{');
-    t.key("index").num(static_cast<double>(i));
-    t.key("seq");
-    js_stringify_to(out, it.seq.raw);
-    t.value_done();
-    if (measured) t.key("v").num(v);
+    const RowFacts& r = rs[i];
+    const bool measured = (p.flags & 1u) != 0, bad = (p.flags & 8u) != 0;
+    item.clear();
+    Text pt(item);
+    pt.open('{');
+    pt.key("index").num(static_cast<double>(i));
+    pt.key("seq");
+    js_stringify_to(item, its[i].seq.raw);
+    pt.value_done();
+    const double v = measured ? frame_value(r.latency, log_scale) : nan;  // a printf: formatted points only
     if (measured) {
-      t.key("kind").str(ok ? "ok" : "failed");
-      t.key("label").str(format_latency(r.latency));
-      if (speedup_mode) t.key("speedupLabel").str("×" + short_number(speedup));
-      if (ok) {
-        line += line.empty() ? "M" : " L";
-        line += js_number(static_cast<double>(i));
-        line.push_back(' ');
-        line += js_number(v);
-      }
+      pt.key("v").num(v);
+      pt.key("kind").str(ok ? "ok" : "failed");
+      pt.key("label").str(format_latency(r.latency));
+      if (speedup_mode) pt.key("speedupLabel").str("×" + short_number(p.speedup));
     } else {
-      t.key("kind").str("unmeasured");
-      if (r.pending()) t.key("pending").boolean(true);
-      if (bad) t.key("failed").boolean(true);
+      pt.key("kind").str("unmeasured");
+      if (p.flags & 4u) pt.key("pending").boolean(true);
+      if (bad) pt.key("failed").boolean(true);
     }
-    t.close('}');
-    layout.points.ends.push_back(at());
+    pt.close('}');
+    point_text_.append(item);
+    if (ok) {
+      item.clear();
+      item += js_number(static_cast<double>(i));
+      item.push_back(' ');
+      item += js_number(v);
+      line_text_.append(item);
+    }
   }
-  flush_run();
-  line_at[n] = line.size();
-  memo.points = std::move(sig);
-  memo.line_at = std::move(line_at);
-  memo.log_scale = log_scale;
-  memo.valid = true;
-  layout.points.close = at();
-  t.close(']');
-  layout.line_begin = at();
-  // The line is "M", " L", spaces and finite numbers only: nothing in it to escape (a quoting pass over
-  // its ~0.7 MB at 50k points cost about 0.4 ms per chart).
-  t.key("line").raw("\"").raw(line).raw("\"").value_done();
-  layout.line_end = at();
+  const bool was_written = written_;
+  written_ = true;
+  log_scale_ = log_scale;
+  reference_ = reference;
+  std::string before_line = "],\"line\":\"";
+  if (line_text_.items()) before_line.push_back('M');
 
+  // From the end of the line to the profile marks.
+  std::string marks;
+  Text m(marks);
+  m.raw("\"").value_done();
   // Y ticks: nice values of the displayed quantity (×speedup or latency), spaced at least 30 units.
-  t.key("ticks").open('[');
+  m.key("ticks").open('[');
   if (any_measured) {
     double qlo, qhi;  // range of the displayed quantity
     if (speedup_mode) {
@@ -469,16 +527,16 @@ void write_chart_json(std::string& out, const Series& s, const RowTable& rows, c
     }
     std::sort(chosen.begin(), chosen.end(), [](auto a, auto b) { return a.first > b.first; });
     for (auto [y, q] : chosen) {
-      t.open('{');
-      t.key("y").num(y);
-      t.key("label").str(speedup_mode ? "×" + short_number(q) : format_latency(q));
-      t.close('}');
+      m.open('{');
+      m.key("y").num(y);
+      m.key("label").str(speedup_mode ? "×" + short_number(q) : format_latency(q));
+      m.close('}');
     }
   }
-  t.close(']');
+  m.close(']');
 
   // X ticks: evaluation numbers (1-based), at most about ten.
-  t.key("xTicks").open('[');
+  m.key("xTicks").open('[');
   if (n > 0) {
     // Numbered along the axis's span (beyond the last point when the span is rounded up).
     const std::size_t axis_n = n > 1 ? static_cast<std::size_t>(span) + 1 : 1;
@@ -491,54 +549,54 @@ void write_chart_json(std::string& out, const Series& s, const RowTable& rows, c
       if (axis_n / st <= 10) break;
     }
     for (std::size_t k = 1; k <= axis_n; k += (k == 1 && step > 1 ? step - 1 : step)) {
-      t.open('{');
-      t.key("x").num(x_of(static_cast<double>(k - 1)));
+      m.open('{');
+      m.key("x").num(x_of(static_cast<double>(k - 1)));
       // appended, not `"#" + to_string(k)`: GCC 12 misreports that operator+ as an overlapping memcpy (-Wrestrict)
       std::string label(1, '#');
       label += std::to_string(k);
-      t.key("label").str(label);
-      t.close('}');
+      m.key("label").str(label);
+      m.close('}');
     }
   }
-  t.close(']');
+  m.close(']');
 
   // Best line (before the markers, as the object has always listed them).
   const bool best_drawn = s.bestIndex && *s.bestIndex < n && rs[*s.bestIndex].measured();
-  t.key("bestLine");
+  m.key("bestLine");
   if (best_drawn) {
     const RowFacts& b = rs[*s.bestIndex];
     std::string label = format_latency(b.latency);
     if (speedup_mode) label = "×" + short_number(labelled_speedup(b)) + " · " + label;
-    t.open('{');
-    t.key("y").num(y_at(*s.bestIndex));
-    t.key("label").str(label);
-    t.close('}');
+    m.open('{');
+    m.key("y").num(y_at(*s.bestIndex));
+    m.key("label").str(label);
+    m.close('}');
   } else {
-    t.null().value_done();
+    m.null().value_done();
   }
 
   // Markers.
-  t.key("markers").open('{');
-  t.key("best");
+  m.key("markers").open('{');
+  m.key("best");
   if (best_drawn) {
-    t.open('{');
-    t.key("index").num(static_cast<double>(*s.bestIndex));
-    t.key("x").num(x_of(static_cast<double>(*s.bestIndex)));
-    t.key("y").num(y_at(*s.bestIndex));
-    t.close('}');
+    m.open('{');
+    m.key("index").num(static_cast<double>(*s.bestIndex));
+    m.key("x").num(x_of(static_cast<double>(*s.bestIndex)));
+    m.key("y").num(y_at(*s.bestIndex));
+    m.close('}');
   } else {
-    t.null().value_done();
+    m.null().value_done();
   }
-  t.key("finalized").open('[');
+  m.key("finalized").open('[');
   for (std::size_t i = 0; i < n; ++i) {
     if (!rs[i].has(RowFacts::kFinalized)) continue;
-    t.open('{');
-    t.key("index").num(static_cast<double>(i));
-    t.key("x").num(x_of(static_cast<double>(i)));
-    t.key("y").num(y_at(i));
-    t.close('}');
+    m.open('{');
+    m.key("index").num(static_cast<double>(i));
+    m.key("x").num(x_of(static_cast<double>(i)));
+    m.key("y").num(y_at(i));
+    m.close('}');
   }
-  t.close(']');
+  m.close(']');
   // A profile mark sits after the last iteration whose seq is below its own: with the suffix
   // minima of the seqs (non-decreasing) that iteration is found by binary search.
   std::vector<double> suffix_min(n);
@@ -546,9 +604,11 @@ void write_chart_json(std::string& out, const Series& s, const RowTable& rows, c
     const double v = std::isnan(rs[i].seq) ? std::numeric_limits<double>::infinity() : rs[i].seq;
     suffix_min[i] = i + 1 < n ? std::min(v, suffix_min[i + 1]) : v;
   }
-  t.key("profiled").open('[');
-  layout.profiled.open = at();
-  layout.profiled.ends.reserve(s.profileSeqs.size());
+  m.key("profiled").open('[');
+  std::string prof;
+  std::vector<std::size_t> prof_ends;
+  prof_ends.reserve(s.profileSeqs.size());
+  Text pm(prof);
   for (const auto& ps : s.profileSeqs) {
     long long before = -1;
     if (!std::isnan(ps.num)) {
@@ -566,93 +626,93 @@ void write_chart_json(std::string& out, const Series& s, const RowTable& rows, c
     } else {
       x = r1((x_of(static_cast<double>(before)) + x_of(static_cast<double>(before + 1))) / 2);
     }
-    t.open('{');
-    t.key("seq");
-    js_stringify_to(out, ps.raw);
-    t.value_done();
-    t.key("x").num(x);
-    t.close('}');
-    layout.profiled.ends.push_back(at());
+    pm.open('{');
+    pm.key("seq");
+    js_stringify_to(prof, ps.raw);
+    pm.value_done();
+    pm.key("x").num(x);
+    pm.close('}');
+    prof_ends.push_back(prof.size());
   }
-  layout.profiled.close = at();
-  t.close(']');
-  t.close('}');
+  // The first mark that differs from the last write's.
+  auto mark = [](std::string_view text, const std::vector<std::size_t>& ends, std::size_t i) {
+    const std::size_t from = i ? ends[i - 1] + 1 : 0;  // past the comma
+    return text.substr(from, ends[i] - from);
+  };
+  std::size_t first_mark = 0;
+  if (was_written) {
+    const std::size_t common = std::min(prof_ends.size(), profiled_ends_.size());
+    while (first_mark < common && mark(prof, prof_ends, first_mark) == mark(*profiled_, profiled_ends_, first_mark)) ++first_mark;
+  }
 
+  // From the end of the marks to the phases.
+  std::string after_marks;
+  Text a(after_marks);
+  a.close(']');
+  a.close('}');
   // Denominator note and drift (J-3, J-4).
-  t.key("reference");
+  a.key("reference");
   if (speedup_mode) {
-    t.open('{');
-    t.key("latencyMs").num(*ref);
-    t.key("label").str(format_latency(*ref));
-    t.close('}');
+    a.open('{');
+    a.key("latencyMs").num(*ref);
+    a.key("label").str(format_latency(*ref));
+    a.close('}');
   } else {
-    t.null().value_done();
+    a.null().value_done();
   }
-  t.key("drift");
+  a.key("drift");
   if (auto d = reference_drift(rows)) {
-    t.open('{');
-    t.key("min").num(d->min);
-    t.key("max").num(d->max);
-    t.key("ratio").num(d->ratio);
-    t.key("count").num(static_cast<double>(d->count));
-    t.key("minLabel").str(format_latency(d->min));
-    t.key("maxLabel").str(format_latency(d->max));
-    t.close('}');
+    a.open('{');
+    a.key("min").num(d->min);
+    a.key("max").num(d->max);
+    a.key("ratio").num(d->ratio);
+    a.key("count").num(static_cast<double>(d->count));
+    a.key("minLabel").str(format_latency(d->min));
+    a.key("maxLabel").str(format_latency(d->max));
+    a.close('}');
   } else {
-    t.null().value_done();
+    a.null().value_done();
   }
-  t.key("xLabelY").num(xlabel_row);
+  a.key("xLabelY").num(xlabel_row);
 
   // Phases (M-5) and the counts the summary shows.
   auto phases = opt.fixedBudget ? evaluation_phase_codes_fixed(rows, s.rounds, opt.budget) : evaluation_phase_codes(rows, s.rounds, opt.budget);
   long long c_opt = 0, c_over = 0, c_wrap = 0;
-  t.key("phases").open('[');
-  layout.phases.open = at();
-  layout.phases.ends.reserve(phases.size());
-  for (std::size_t i = 0; i < phases.size(); ++i) {
-    t.item().raw("\"").raw(phase_name(phases[i])).raw("\"").value_done();
-    layout.phases.ends.push_back(at());
-    if (i >= n || rs[i].pending()) continue;
+  for (std::size_t i = 0; i < phases.size() && i < n; ++i) {
+    if (rs[i].pending()) continue;
     if (phases[i] == Phase::WrapUp) ++c_wrap;
     else if (phases[i] == Phase::OverBudget) ++c_over;
     else ++c_opt;
   }
-  layout.phases.close = at();
-  t.close(']');
+  a.key("phases").open('[');
+  auto phase_item = [&](std::size_t i) { return phase_item_text(phases[i]); };
+  const std::size_t first_phase = first_difference(phases_, phases);
+  cut_keeping(phase_text_, first_phase, phase_item);
+  for (std::size_t i = phase_text_.items(); i < phases.size(); ++i) phase_text_.append(phase_item(i));
   // The loop message in force for each row (its supervision column), by the same rule as the report.
   std::vector<long long> row_rounds;  // -1: none
   row_rounds.reserve(n);
-  t.key("rowRounds").open('[');
-  layout.rowRounds.open = at();
-  layout.rowRounds.ends.reserve(n);
-  for (const auto& r : rounds_in_force(rows, s.rounds)) {
-    t.item();
-    if (r) t.raw(std::to_string(*r));
-    else t.null();
-    t.value_done();
-    layout.rowRounds.ends.push_back(at());
-    row_rounds.push_back(r ? static_cast<long long>(*r) : -1);
-  }
-  layout.rowRounds.close = at();
-  t.close(']');
-  // The first item that differs from the previous chart's, from what both were made of: a copied
-  // point is the same text; phases and rounds in force compare as codes.
-  if (reuse) {
-    auto first_diff = [](const auto& a, const auto& b) {
-      const std::size_t m = std::min(a.size(), b.size());
-      return static_cast<std::size_t>(std::mismatch(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(m), b.begin()).first - a.begin());
-    };
-    memo.first_change = std::min({first_formatted, first_diff(memo.phases, phases), first_diff(memo.row_rounds, row_rounds)});
-  } else {
-    memo.first_change = ChartMemo::kUnknown;
-  }
-  memo.phases = std::move(phases);
-  memo.row_rounds = std::move(row_rounds);
-  t.key("counts").open('{');
-  t.key("optimization").num(static_cast<double>(c_opt));
-  t.key("overBudget").num(static_cast<double>(c_over));
-  t.key("wrapUp").num(static_cast<double>(c_wrap));
-  t.close('}');
+  for (const auto& r : rounds_in_force(rows, s.rounds)) row_rounds.push_back(r ? static_cast<long long>(*r) : -1);
+  auto round_item = [&](std::size_t i) { return row_rounds[i] < 0 ? std::string("null") : std::to_string(row_rounds[i]); };
+  const std::size_t first_round = first_difference(row_rounds_, row_rounds);
+  cut_keeping(round_text_, first_round, round_item);
+  for (std::size_t i = round_text_.items(); i < row_rounds.size(); ++i) round_text_.append(round_item(i));
+  // The first item that differs from the last write's: a kept point is the same text; phases and
+  // rounds in force compare as codes.
+  first_change_ = was_written && same_scale ? std::min({first_point, first_phase, first_round}) : 0;
+  profiled_first_change_ = first_mark;
+  phases_ = std::move(phases);
+  row_rounds_ = std::move(row_rounds);
+
+  // From the end of the rounds in force to the end.
+  std::string tail;
+  Text z(tail);
+  z.close(']');
+  z.key("counts").open('{');
+  z.key("optimization").num(static_cast<double>(c_opt));
+  z.key("overBudget").num(static_cast<double>(c_over));
+  z.key("wrapUp").num(static_cast<double>(c_wrap));
+  z.close('}');
 
   // The final number: the plugin's replay of the finalized command when there is one.
   std::optional<std::size_t> fin_replay, fin_other;
@@ -661,84 +721,96 @@ void write_chart_json(std::string& out, const Series& s, const RowTable& rows, c
     if (rs[i].replay()) fin_replay = i;
     else fin_other = i;
   }
-  t.key("final");
+  z.key("final");
   if (auto f = fin_replay ? fin_replay : fin_other) {
-    t.open('{');
-    t.key("index").num(static_cast<double>(*f));
-    t.key("latencyMs").num(rs[*f].latency);
-    t.key("label").str(format_latency(rs[*f].latency));
-    t.key("remeasured").boolean(fin_replay.has_value());
+    z.open('{');
+    z.key("index").num(static_cast<double>(*f));
+    z.key("latencyMs").num(rs[*f].latency);
+    z.key("label").str(format_latency(rs[*f].latency));
+    z.key("remeasured").boolean(fin_replay.has_value());
     if (fin_replay && fin_other && rs[*fin_other].latency > 0) {
       // The gap between the agent's own figure and the plugin's re-measurement of the same command.
       // Flagged beyond a fixed 10 % (docs/protocol.md): one replay carries no noise estimate of its own.
       const double self = rs[*fin_other].latency, re = rs[*fin_replay].latency;
       const double gap = (re / self - 1.0) * 100.0;
-      t.key("selfReported").open('{');
-      t.key("index").num(static_cast<double>(*fin_other));
-      t.key("latencyMs").num(self);
-      t.key("label").str(format_latency(self));
-      t.close('}');
-      t.key("gapPct").num(std::round(gap * 10.0) / 10.0);
-      t.key("gapFlag").boolean(std::fabs(gap) > kFinalGapFlagPct);
+      z.key("selfReported").open('{');
+      z.key("index").num(static_cast<double>(*fin_other));
+      z.key("latencyMs").num(self);
+      z.key("label").str(format_latency(self));
+      z.close('}');
+      z.key("gapPct").num(std::round(gap * 10.0) / 10.0);
+      z.key("gapFlag").boolean(std::fabs(gap) > kFinalGapFlagPct);
     }
-    t.close('}');
+    z.close('}');
   } else {
-    t.null().value_done();
+    z.null().value_done();
   }
-  t.close('}');
+  z.close('}');
+
+  head_ = piece(std::move(head));
+  before_line_ = piece(std::move(before_line));
+  before_profiled_ = piece(std::move(marks));
+  profiled_ = piece(std::move(prof));
+  profiled_ends_ = std::move(prof_ends);
+  before_phases_ = piece(std::move(after_marks));
+  tail_ = piece(std::move(tail));
 }
 
-std::size_t ChartLayout::Items::start(std::size_t i) const { return i == 0 ? open : ends[i - 1] + 1; }  // past the comma
-
-std::string_view ChartLayout::Items::item(std::string_view text, std::size_t i) const {
-  return text.substr(start(i), ends[i] - start(i));
+void ChartWriter::pieces(std::vector<TextPiece>& out) {
+  out.push_back(head_);
+  point_text_.pieces(out);
+  out.push_back(before_line_);
+  line_text_.pieces(out);
+  out.push_back(before_profiled_);
+  if (!profiled_->empty()) out.push_back(profiled_);
+  out.push_back(before_phases_);
+  phase_text_.pieces(out);
+  out.push_back(between_phases_and_rounds());
+  round_text_.pieces(out);
+  out.push_back(tail_);
 }
 
-namespace {
-// The first item of list `ib` (in text b) that differs from list `ia` (in text a), looking no
-// further than `limit`; the shorter length when one list is a prefix of the other.
-std::size_t items_first_change(std::string_view a, const ChartLayout::Items& ia, std::string_view b,
-                               const ChartLayout::Items& ib, std::size_t limit) {
-  const std::size_t common = std::min(ia.ends.size(), ib.ends.size());
-  std::size_t i = 0;
-  while (i < common && i < limit && ia.item(a, i) == ib.item(b, i)) ++i;
-  return i;
-}
-}  // namespace
-
-std::size_t chart_first_change(std::string_view a, const ChartLayout& la, std::string_view b, const ChartLayout& lb) {
-  std::size_t first = std::numeric_limits<std::size_t>::max();
-  for (auto member : {&ChartLayout::points, &ChartLayout::phases, &ChartLayout::rowRounds})
-    first = std::min(first, items_first_change(a, la.*member, b, lb.*member, first));
-  return first;
+void ChartWriter::write_to(std::string& out) const {
+  out += *head_;
+  point_text_.write_to(out);
+  out += *before_line_;
+  line_text_.write_to(out);
+  out += *before_profiled_;
+  out += *profiled_;
+  out += *before_phases_;
+  phase_text_.write_to(out);
+  out += *between_phases_and_rounds();
+  round_text_.write_to(out);
+  out += *tail_;
 }
 
-std::size_t profiled_first_change(std::string_view a, const ChartLayout& la, std::string_view b, const ChartLayout& lb) {
-  return items_first_change(a, la.profiled, b, lb.profiled, std::numeric_limits<std::size_t>::max());
-}
-
-void write_chart_append(std::string& out, std::string_view b, const ChartLayout& lb, std::size_t from,
-                        std::size_t profiled_from) {
-  // The text between the arrays is copied as it is; each array keeps its items from its own start
-  // on. The arrays come in this order in the chart's text.
+void ChartWriter::write_append(std::string& out, std::size_t from, std::size_t profiled_from) const {
+  // The short parts are copied as they are (the head without its `{`, the marks' part without the
+  // quote that closes the line); each list keeps its items from its own start on.
   out += "{\"append\":";
   out += std::to_string(from);
   out += ",\"appendProfiled\":";
   out += std::to_string(profiled_from);
   out.push_back(',');
-  std::size_t pos = 1;  // past the chart's own `{`
-  auto items_from = [&](const ChartLayout::Items& it, std::size_t k) {
-    out.append(b.substr(pos, it.open - pos));
-    if (k < it.ends.size()) out.append(b.substr(it.start(k), it.close - it.start(k)));
-    pos = it.close;
-  };
-  items_from(lb.points, from);
-  out.append(b.substr(pos, lb.line_begin - pos));
-  pos = lb.line_end;
-  items_from(lb.profiled, profiled_from);
-  items_from(lb.phases, from);
-  items_from(lb.rowRounds, from);
-  out.append(b.substr(pos));
+  out.append(*head_, 1);
+  point_text_.write_from(out, from);
+  out.push_back(']');
+  out.append(*before_profiled_, 1);
+  if (profiled_from < profiled_ends_.size()) out.append(*profiled_, profiled_from ? profiled_ends_[profiled_from - 1] + 1 : 0);
+  out += *before_phases_;
+  phase_text_.write_from(out, from);
+  out += *between_phases_and_rounds();
+  round_text_.write_from(out, from);
+  out += *tail_;
+}
+
+std::size_t ChartWriter::approx_bytes() const {
+  std::size_t b = sizeof(ChartWriter) + points_.capacity() * sizeof(Point) + ok_before_.capacity() * sizeof(std::size_t);
+  b += phases_.capacity() * sizeof(Phase) + row_rounds_.capacity() * sizeof(long long) + profiled_ends_.capacity() * sizeof(std::size_t);
+  for (const TextRope* r : {&point_text_, &line_text_, &phase_text_, &round_text_}) b += r->approx_bytes();
+  for (const TextPiece* p : {&head_, &before_line_, &before_profiled_, &profiled_, &before_phases_, &tail_})
+    if (*p) b += (*p)->capacity();
+  return b;
 }
 
 ChartFrame ChartFrame::of(const json& chart) {

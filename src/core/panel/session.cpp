@@ -40,7 +40,9 @@ FeedStats Session::feed(const json& events) {
 
 void Session::refresh_outline() {
   if (outline_version_ == projector_->version()) return;
-  rows_.update(outline_.iterations, projector_->update_outline(outline_));
+  const std::size_t from = projector_->update_outline(outline_);
+  rows_.update(outline_.iterations, from);
+  chart_rows_from_ = std::min(chart_rows_from_, from);
   evals_ = kopt::completed_evals(rows_, outline_.rounds);
   outline_version_ = projector_->version();
 }
@@ -79,41 +81,37 @@ std::uint64_t Session::revise(std::string_view control_json) {
   return revision_;
 }
 
-const std::string& Session::chart_text() {
-  if (!chart_ok_) {
-    refresh_outline();
-    std::swap(prev_chart_, chart_text_);
-    std::swap(prev_layout_, chart_layout_);
-    // A chart a reader still holds (in a head being written) is never written over.
-    if (chart_text_.use_count() > 1) chart_text_ = std::make_shared<std::string>();
-    chart_text_->clear();
-    // Points unchanged since the previous chart are copied from it, not formatted again.
-    write_chart_json(*chart_text_, outline_, rows_, chart_, chart_layout_, chart_memo_, *prev_chart_, prev_layout_);
-    chart_ok_ = true;
-    if (!history_.empty() && history_.back().rev == revision_) {
-      Step& step = history_.back();
-      step.chart = true;
-      // The memo knows where this chart may first differ from the previous one unless the axes moved.
-      const std::size_t known = chart_memo_.first_change;
-      step.chart_from = !prev_ok_                        ? 0
-                        : known != ChartMemo::kUnknown ? known
-                                                       : chart_first_change(*prev_chart_, prev_layout_, *chart_text_, chart_layout_);
-      step.profiled_from = prev_ok_ ? profiled_first_change(*prev_chart_, prev_layout_, *chart_text_, chart_layout_) : 0;
-    }
-    prev_ok_ = true;
+void Session::write_chart() {
+  if (chart_ok_) return;
+  refresh_outline();
+  // Rows before chart_rows_from_ are as the last chart saw them: not compared again.
+  chart_writer_.write(outline_, rows_, chart_, chart_rows_from_);
+  chart_rows_from_ = std::numeric_limits<std::size_t>::max();
+  chart_ok_ = true;
+  if (!history_.empty() && history_.back().rev == revision_) {
+    Step& step = history_.back();
+    step.chart = true;
+    step.chart_from = chart_writer_.first_change();  // 0 for a first chart
+    step.profiled_from = chart_writer_.profiled_first_change();
   }
-  return *chart_text_;
+}
+
+std::string Session::chart() {
+  write_chart();
+  std::string out;
+  chart_writer_.write_to(out);
+  return out;
 }
 
 const std::vector<TextPiece>& Session::body_head() {
   if (!revised_) revise(control_);
   if (!head_.empty()) return head_;
   static const TextPiece kChartKey = std::make_shared<const std::string>(",\"chart\":");
-  chart_text();
+  write_chart();
   std::vector<TextPiece> head;
   projector_->series_pieces(head, id_, updated_at_);
   head.push_back(kChartKey);
-  head.push_back(chart_text_);
+  chart_writer_.pieces(head);
   head_ = std::move(head);
   return head_;
 }
@@ -147,7 +145,6 @@ Session::Answer Session::answer_parts(std::optional<std::uint64_t> since) {
   Answer a;
   if (since && (a.delta = delta(*since))) return a;
   a.head = body_head();
-  a.reused_from = a.head.size() - 1;  // body_head puts the chart last
   a.tail = body_tail();
   if (since) {
     a.prefix = "{\"kind\":\"full\",\"revision\":" + std::to_string(revision_) + ",\"body\":";
@@ -257,18 +254,14 @@ std::size_t Session::approx_bytes() const {
   b += outline_.iterations.capacity() * sizeof(Iteration) + outline_.rounds.capacity() * sizeof(Round);
   b += outline_.profileSeqs.capacity() * sizeof(Seq) + rows_.approx_bytes();
   // The head's pieces are the projector's blocks and the chart, counted with them.
-  b += head_.capacity() * sizeof(TextPiece) + chart_text_->capacity() + prev_chart_->capacity() + control_.capacity();
-  for (const ChartLayout* l : {&chart_layout_, &prev_layout_})
-    b += (l->points.ends.capacity() + l->phases.ends.capacity() + l->rowRounds.ends.capacity()) * sizeof(std::size_t);
+  b += head_.capacity() * sizeof(TextPiece) + chart_writer_.approx_bytes() + control_.capacity();
   for (const auto& step : history_) b += sizeof(Step) + step.touched.capacity() * sizeof(std::uint32_t);
   for (const auto& [since, text] : deltas_) b += sizeof(since) + text.capacity();
-  b += chart_memo_.points.capacity() * sizeof(ChartMemo::Point) + chart_memo_.line_at.capacity() * sizeof(std::size_t);
-  b += chart_memo_.phases.capacity() * sizeof(Phase) + chart_memo_.row_rounds.capacity() * sizeof(long long);
   return b;
 }
 
 void Session::write_chart_since(std::string& out, std::size_t at) {
-  const std::string& now = chart_text();
+  write_chart();
   // The chart the reader holds is the last snapshot at or before its revision, provided the
   // projection did not change after that snapshot (it always holds: every answer that changed the
   // projection carried a chart, and writing one makes a snapshot; checked all the same).
@@ -292,8 +285,8 @@ void Session::write_chart_since(std::string& out, std::size_t at) {
     if (from == kNone) from = 0;
     if (profiled_from == kNone) profiled_from = 0;
   }
-  if (from == 0) out += now;
-  else write_chart_append(out, now, chart_layout_, from, profiled_from);
+  if (from == 0) chart_writer_.write_to(out);
+  else chart_writer_.write_append(out, from, profiled_from);
 }
 
 }  // namespace kopt

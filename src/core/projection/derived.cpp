@@ -304,14 +304,43 @@ std::vector<double> implied_references(const RowTable& rows) {
 std::vector<double> implied_references(const Series& s) { return implied_references(RowTable(s.iterations)); }
 
 std::optional<double> reference_latency(const RowTable& rows) {
-  auto v = implied_references(rows);
-  if (v.empty()) return std::nullopt;
-  // The median: the upper middle by selection (O(n)); with an even count, the largest below it.
-  const std::size_t n = v.size();
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  if (n % 2) return *mid;
-  return (*std::max_element(v.begin(), mid) + *mid) / 2;
+  PooledReference pooled;
+  pooled.update(rows, 0);
+  return pooled.value();
+}
+
+void PooledReference::update(const RowTable& rows, std::size_t from) {
+  const std::size_t n = rows.size();
+  from = std::min(from, of_row_.size());
+  auto implied = [&](std::size_t i) {
+    const RowFacts& r = rows.rows[i];
+    return r.implies_reference() ? r.latency * r.speedup : std::numeric_limits<double>::quiet_NaN();
+  };
+  // Many rows changed: sorting them all again is cheaper than one insert each.
+  if ((of_row_.size() - from) + (n - from) > sorted_.size() / 8 + 64) {
+    of_row_.resize(n);
+    sorted_.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i >= from) of_row_[i] = implied(i);
+      if (!std::isnan(of_row_[i])) sorted_.push_back(of_row_[i]);
+    }
+    std::sort(sorted_.begin(), sorted_.end());
+    return;
+  }
+  for (std::size_t i = from; i < of_row_.size(); ++i)
+    if (!std::isnan(of_row_[i])) sorted_.erase(std::lower_bound(sorted_.begin(), sorted_.end(), of_row_[i]));
+  of_row_.resize(from);
+  for (std::size_t i = from; i < n; ++i) {
+    of_row_.push_back(implied(i));
+    if (!std::isnan(of_row_.back())) sorted_.insert(std::upper_bound(sorted_.begin(), sorted_.end(), of_row_.back()), of_row_.back());
+  }
+}
+
+std::optional<double> PooledReference::value() const {
+  const std::size_t n = sorted_.size();
+  if (n == 0) return std::nullopt;
+  if (n % 2) return sorted_[n / 2];
+  return (sorted_[n / 2 - 1] + sorted_[n / 2]) / 2;
 }
 
 std::optional<double> reference_latency(const Series& s) { return reference_latency(RowTable(s.iterations)); }
