@@ -5,7 +5,8 @@
 // With --before PATH (another kopt.node) both are measured in the same run, alternating, each in a
 // process of its own, and a ratio line is printed. One JSON line per measurement.
 //
-//   node bench/revision/run.mjs [--events 1000000] [--revisions 60] [--rounds 2] [--before /path/kopt.node]
+//   node bench/revision/run.mjs [--events 1000000] [--revisions 60] [--rounds 2] [--before PATH] [--addon PATH]
+// (--addon: the one measured as "after"; this checkout's prebuilt lib/native/linux-x64/kopt.node by default)
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
@@ -56,8 +57,8 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'kopt-revision-'))
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
 const log = path.join(dir, 'events.json')
 execFileSync('sh', ['-c', `"${process.execPath}" "${root}/tests/fixtures/vectors/gen-large.mjs" ${events} > "${log}"`])
-const addons = [['after', arg('addon', path.join(root, 'lib/native/linux-x64/kopt.node'))]]
-if (arg('before')) addons.unshift(['before', arg('before')])
+const addons = [['after', path.resolve(arg('addon', path.join(root, 'lib/native/linux-x64/kopt.node')))]]
+if (arg('before')) addons.unshift(['before', path.resolve(arg('before'))])
 const results = {}
 for (let round = 0; round < Number(arg('rounds', 2)); round++) {
   for (const [name, file] of addons) {

@@ -3,6 +3,8 @@
 // one, else 1/latency with latency labels; a log axis when measured latencies span more than 20×.
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -102,7 +104,20 @@ class ChartWriter {
   std::vector<Point> points_;             // of the last write
   std::vector<std::size_t> ok_before_;    // ok points before each iteration (n + 1): items of line_
   std::vector<Phase> phases_;
-  std::vector<long long> row_rounds_;     // -1 for none
+  std::vector<std::optional<std::size_t>> row_rounds_;
+  // Per-row facts in prefix form ([i] covers rows before i; n + 1 entries), taken on from the first
+  // row that changed: the largest seq (a seq that is no number counts as +∞), the fastest and
+  // slowest measured latency, and the rows that count (not pending) in each phase.
+  std::vector<double> seq_max_before_, lat_min_before_, lat_max_before_;
+  std::vector<std::uint32_t> opt_before_, over_before_, wrap_before_;
+  std::vector<std::size_t> finalized_;  // the finalized rows, in order
+  std::vector<double> suffix_min_;      // the smallest seq from each row on (for the profile marks)
+  // What the phases and rounds in force were derived from: the rounds seen, whether their seqs are
+  // numbers in order (and the last), whether one states a budget, and the chart's budget options.
+  std::size_t rounds_seen_ = 0;
+  bool rounds_sorted_ = true, rounds_budget_ = false, phase_fixed_ = false;
+  double last_round_seq_ = 0;
+  long long phase_budget_ = 0;
   bool written_ = false, log_scale_ = false;
   double reference_ = 0;                  // the pooled reference of the last write (0: none)
   PooledReference pooled_;                // the pooled reference, kept up to date with the rows

@@ -80,6 +80,13 @@ std::vector<Phase> evaluation_phase_codes(const RowTable& rows, const std::vecto
 // The same against one budget for every row (a what-if: `kopt report --budget N`).
 std::vector<Phase> evaluation_phase_codes_fixed(const Series& s, long long budget);
 std::vector<Phase> evaluation_phase_codes_fixed(const RowTable& rows, const std::vector<Round>& rounds, long long budget);
+// The same for rows [from, n) only, into `codes` (entries before `from` kept), counting on from
+// `counted` (the rows before `from` that count: neither pending nor in wrap-up): for a caller that
+// knows the rows before `from`, and what they read of the rounds, are as when it last asked.
+void evaluation_phase_codes(const RowTable& rows, const std::vector<Round>& rounds, long long fallback, std::size_t from,
+                            long long counted, std::vector<Phase>& codes);
+void evaluation_phase_codes_fixed(const RowTable& rows, const std::vector<Round>& rounds, long long budget, std::size_t from,
+                                  long long counted, std::vector<Phase>& codes);
 // The phases by name.
 std::vector<std::string> evaluation_phases(const Series& s, long long fallback);
 std::vector<std::string> evaluation_phases_fixed(const Series& s, long long budget);
@@ -92,6 +99,8 @@ std::optional<std::size_t> round_in_force(const Series& s, double seq);
 // order), falling back to the linear rule otherwise.
 std::vector<std::optional<std::size_t>> rounds_in_force(const Series& s);
 std::vector<std::optional<std::size_t>> rounds_in_force(const RowTable& rows, const std::vector<Round>& rounds);
+// The same for rows [from, n) only, into `out` (entries before `from` kept).
+void rounds_in_force(const RowTable& rows, const std::vector<Round>& rounds, std::size_t from, std::vector<std::optional<std::size_t>>& out);
 bool unfinished_run(const Series& s);
 std::vector<double> implied_references(const Series& s);
 std::vector<double> implied_references(const RowTable& rows);

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <limits>
+#include <random>
 #include <sstream>
 #include <string>
 
@@ -390,4 +392,73 @@ TEST(Chart, AxesMovingChangesOnlyTheFrame) {
   const auto b = kopt::chart_json(s, {});
   ASSERT_EQ(b["scale"], "log");
   EXPECT_NE(a["points"][0]["v"], b["points"][0]["v"]);
+}
+
+// A chart kept from write to write is the chart written at once, whatever happens between writes:
+// points appended or changed in place (pending answered, marked finalized, a seq that is no number),
+// rounds appended after the points or before some of them, with and without a budget, wrap-ups,
+// profile marks; and every item before first_change() is the previous write's.
+TEST(Chart, KeptWriterEqualsAFreshChart) {
+  std::mt19937 rng(17);
+  auto seq_of = [](double v) { return kopt::Seq{kopt::json(v), v}; };
+  for (int trial = 0; trial < 8; ++trial) {
+    kopt::Series s;
+    kopt::ChartWriter w;
+    kopt::ChartOptions opt;
+    opt.budget = trial % 3 == 0 ? 0 : 40;
+    opt.fixedBudget = trial % 4 == 1;
+    double at = 0;
+    kopt::json prev;
+    for (int step = 0; step < 100; ++step) {
+      std::size_t first = s.iterations.size();  // the first row changed this step
+      const unsigned what = rng() % 10;
+      if (what < 6 || s.iterations.empty()) {
+        for (unsigned k = 1 + rng() % (rng() % 8 == 0 ? 200 : 3); k-- > 0;) {
+          kopt::Iteration it;
+          at += 1 + rng() % 3;
+          it.seq = rng() % 97 == 0 ? kopt::Seq{kopt::json("x"), std::numeric_limits<double>::quiet_NaN()} : seq_of(at);
+          it.tool = "kernel_evaluate";
+          it.pending = rng() % 9 == 0;
+          if (!it.pending && rng() % 7) {
+            it.latencyMs = (trial % 2 ? 1.0 : 0.01) + (rng() % 50) * (trial % 2 ? 0.5 : 0.001);
+            it.correct = rng() % 10 != 0;
+            if (rng() % 3) it.speedup = 3.0 / *it.latencyMs;
+          }
+          it.channel = rng() % 40 == 0 ? std::optional<std::string>("replay") : std::nullopt;
+          s.iterations.push_back(it);
+        }
+      } else if (what < 8) {
+        // A loop message: usually after every point, now and then before the last ones.
+        kopt::Round r;
+        r.seq = seq_of(rng() % 5 == 0 && at > 5 ? at - 2.5 : at + 0.5);
+        r.round = static_cast<long long>(s.rounds.size() + 1);
+        if (rng() % 2 && (trial % 2 || step > 60)) r.budget = 1 + rng() % 30;  // some runs state no budget for long
+        r.wrapUp = rng() % 6 == 0;
+        s.rounds.push_back(r);
+      } else if (what == 8) {
+        const std::size_t i = rng() % s.iterations.size();
+        kopt::Iteration& it = s.iterations[i];
+        if (it.pending) {
+          it.pending = false;
+          it.latencyMs = 2.0, it.correct = true;
+        } else {
+          it.finalized = !it.finalized;
+        }
+        first = i;
+      } else {
+        s.profileSeqs.push_back(seq_of(at - (rng() % 4)));
+      }
+      const kopt::RowTable rows(s.iterations);
+      w.write(s, rows, opt, first);
+      std::string text;
+      w.write_to(text);
+      ASSERT_EQ(text, kopt::chart_json_text(s, opt)) << "trial " << trial << " step " << step;
+      const kopt::json now = *kopt::parse_json(text);
+      if (!prev.is_null())
+        for (const char* k : {"points", "phases", "rowRounds"})
+          for (std::size_t i = 0; i < w.first_change() && i < prev[k].size(); ++i)
+            ASSERT_EQ(prev[k][i], now[k][i]) << k << " " << i << " trial " << trial << " step " << step;
+      prev = now;
+    }
+  }
 }

@@ -214,13 +214,6 @@ std::string_view phase_item_text(Phase p) {
   return "\"optimization\"";
 }
 
-// The first index at which two lists differ; the shorter length when one is a prefix of the other.
-template <class T>
-std::size_t first_difference(const std::vector<T>& a, const std::vector<T>& b) {
-  const std::size_t m = std::min(a.size(), b.size());
-  return static_cast<std::size_t>(std::mismatch(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(m), b.begin()).first - a.begin());
-}
-
 // Cuts `rope` at item `k` and appends again the items the cut took before it (down to a sealed
 // block's start) with `item_at(i)`; returns where the caller goes on appending (k, or the list's end).
 template <class ItemAt>
@@ -262,6 +255,30 @@ void ChartWriter::write(const Series& s, const RowTable& rows, const ChartOption
   // Rows before rows_same_before are as the last write saw them (nothing is vouched for before a first write).
   if (!written_) rows_same_before = 0;
   pooled_.update(rows, rows_same_before);
+  // The per-row facts in prefix form, kept for the rows vouched for and taken on from there.
+  const std::size_t rows_kept = std::min({rows_same_before, seq_max_before_.empty() ? 0 : seq_max_before_.size() - 1, n});
+  seq_max_before_.resize(rows_kept + 1, -std::numeric_limits<double>::infinity());
+  lat_min_before_.resize(rows_kept + 1, std::numeric_limits<double>::infinity());
+  lat_max_before_.resize(rows_kept + 1, 0);
+  for (std::size_t i = rows_kept; i < n; ++i) {
+    const RowFacts& r = rs[i];
+    // A seq that is not a number counts as the largest: no round is then known to come after it.
+    seq_max_before_.push_back(std::max(seq_max_before_.back(), std::isnan(r.seq) ? std::numeric_limits<double>::infinity() : r.seq));
+    lat_min_before_.push_back(r.measured() ? std::min(lat_min_before_.back(), r.latency) : lat_min_before_.back());
+    lat_max_before_.push_back(r.measured() ? std::max(lat_max_before_.back(), r.latency) : lat_max_before_.back());
+  }
+  finalized_.erase(std::lower_bound(finalized_.begin(), finalized_.end(), rows_kept), finalized_.end());
+  for (std::size_t i = rows_kept; i < n; ++i)
+    if (rs[i].has(RowFacts::kFinalized)) finalized_.push_back(i);
+  // Suffix minima of the seqs (the profile marks' places): from the end down to the kept rows, then
+  // on down only while they change.
+  auto seq_key = [&](std::size_t i) { return std::isnan(rs[i].seq) ? std::numeric_limits<double>::infinity() : rs[i].seq; };
+  suffix_min_.resize(n);
+  for (std::size_t i = n; i-- > 0;) {
+    const double v = i + 1 < n ? std::min(seq_key(i), suffix_min_[i + 1]) : seq_key(i);
+    if (i < rows_kept && v == suffix_min_[i]) break;
+    suffix_min_[i] = v;
+  }
   const std::optional<double> ref = pooled_.value();
   const bool speedup_mode = ref.has_value() && *ref > 0;
   // Axis value of a measured point: higher is faster.
@@ -269,13 +286,7 @@ void ChartWriter::write(const Series& s, const RowTable& rows, const ChartOption
   // A measured point's speedup label in speedup mode: its own reported speedup, else the pooled one.
   auto labelled_speedup = [&](const RowFacts& r) { return r.has(RowFacts::kSpeedup) && r.speedup > 0 ? r.speedup : value_of(r.latency); };
 
-  double lat_min = std::numeric_limits<double>::infinity(), lat_max = 0;
-  for (const auto& r : rs) {
-    if (r.measured()) {
-      lat_min = std::min(lat_min, r.latency);
-      lat_max = std::max(lat_max, r.latency);
-    }
-  }
+  const double lat_min = lat_min_before_[n], lat_max = lat_max_before_[n];
   const bool any_measured = lat_max > 0;
   const bool log_scale = any_measured && lat_max / lat_min > 20;
   t.key("mode").str(speedup_mode ? "speedup" : "latency");
@@ -588,8 +599,7 @@ void ChartWriter::write(const Series& s, const RowTable& rows, const ChartOption
     m.null().value_done();
   }
   m.key("finalized").open('[');
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!rs[i].has(RowFacts::kFinalized)) continue;
+  for (std::size_t i : finalized_) {
     m.open('{');
     m.key("index").num(static_cast<double>(i));
     m.key("x").num(x_of(static_cast<double>(i)));
@@ -599,11 +609,7 @@ void ChartWriter::write(const Series& s, const RowTable& rows, const ChartOption
   m.close(']');
   // A profile mark sits after the last iteration whose seq is below its own: with the suffix
   // minima of the seqs (non-decreasing) that iteration is found by binary search.
-  std::vector<double> suffix_min(n);
-  for (std::size_t i = n; i-- > 0;) {
-    const double v = std::isnan(rs[i].seq) ? std::numeric_limits<double>::infinity() : rs[i].seq;
-    suffix_min[i] = i + 1 < n ? std::min(v, suffix_min[i + 1]) : v;
-  }
+  const std::vector<double>& suffix_min = suffix_min_;
   m.key("profiled").open('[');
   std::string prof;
   std::vector<std::size_t> prof_ends;
@@ -675,34 +681,63 @@ void ChartWriter::write(const Series& s, const RowTable& rows, const ChartOption
   }
   a.key("xLabelY").num(xlabel_row);
 
-  // Phases (M-5) and the counts the summary shows.
-  auto phases = opt.fixedBudget ? evaluation_phase_codes_fixed(rows, s.rounds, opt.budget) : evaluation_phase_codes(rows, s.rounds, opt.budget);
-  long long c_opt = 0, c_over = 0, c_wrap = 0;
-  for (std::size_t i = 0; i < phases.size() && i < n; ++i) {
-    if (rs[i].pending()) continue;
-    if (phases[i] == Phase::WrapUp) ++c_wrap;
-    else if (phases[i] == Phase::OverBudget) ++c_over;
-    else ++c_opt;
+  // Phases (M-5), the counts the summary shows and the rounds in force. A row's phase reads the
+  // rows before it and the rounds; its round in force, the row and the rounds. Rounds that only came
+  // after every kept row's seq, in seq order, change neither for the kept rows (a first round
+  // stating a budget would: it is the budget of every row before it).
+  std::size_t kr = rows_kept;
+  if (!was_written || s.rounds.size() < rounds_seen_ || opt.budget != phase_budget_ || opt.fixedBudget != phase_fixed_) {
+    kr = 0;
+    rounds_seen_ = 0, rounds_sorted_ = true, rounds_budget_ = false;
+    last_round_seq_ = -std::numeric_limits<double>::infinity();
   }
+  for (std::size_t i = rounds_seen_; i < s.rounds.size(); ++i) {
+    const Round& r = s.rounds[i];
+    const double q = r.seq.num;
+    if (std::isnan(q) || q < last_round_seq_) rounds_sorted_ = false;
+    else last_round_seq_ = q;
+    if (!rounds_sorted_ || !(q > seq_max_before_[kr])) kr = 0;
+    if (r.budget && *r.budget > 0) {
+      if (!rounds_budget_) kr = 0;
+      rounds_budget_ = true;
+    }
+  }
+  rounds_seen_ = s.rounds.size();
+  phase_budget_ = opt.budget, phase_fixed_ = opt.fixedBudget;
+  const std::vector<Phase> old_phases(phases_.begin() + static_cast<std::ptrdiff_t>(std::min(kr, phases_.size())), phases_.end());
+  const long long counted = static_cast<long long>(opt_before_.size() > kr ? opt_before_[kr] + over_before_[kr] : 0);
+  if (opt.fixedBudget) evaluation_phase_codes_fixed(rows, s.rounds, opt.budget, kr, counted, phases_);
+  else evaluation_phase_codes(rows, s.rounds, opt.budget, kr, counted, phases_);
+  for (auto* v : {&opt_before_, &over_before_, &wrap_before_}) v->resize(std::min(kr, v->empty() ? 0 : v->size() - 1) + 1, 0);
+  for (std::size_t i = opt_before_.size() - 1; i < n; ++i) {
+    const bool counts = !rs[i].pending();
+    opt_before_.push_back(opt_before_.back() + (counts && phases_[i] == Phase::Optimization ? 1 : 0));
+    over_before_.push_back(over_before_.back() + (counts && phases_[i] == Phase::OverBudget ? 1 : 0));
+    wrap_before_.push_back(wrap_before_.back() + (counts && phases_[i] == Phase::WrapUp ? 1 : 0));
+  }
+  const long long c_opt = opt_before_[n], c_over = over_before_[n], c_wrap = wrap_before_[n];
   a.key("phases").open('[');
-  auto phase_item = [&](std::size_t i) { return phase_item_text(phases[i]); };
-  const std::size_t first_phase = first_difference(phases_, phases);
+  auto phase_item = [&](std::size_t i) { return phase_item_text(phases_[i]); };
+  // Where the codes first differ from the last write's (the shorter length when one is a prefix).
+  auto first_changed = [&](const auto& old_tail, const auto& now) {
+    const std::size_t m = std::min(old_tail.size(), now.size() - kr);
+    return kr + static_cast<std::size_t>(std::mismatch(old_tail.begin(), old_tail.begin() + static_cast<std::ptrdiff_t>(m),
+                                                       now.begin() + static_cast<std::ptrdiff_t>(kr)).first - old_tail.begin());
+  };
+  const std::size_t first_phase = first_changed(old_phases, phases_);
   cut_keeping(phase_text_, first_phase, phase_item);
-  for (std::size_t i = phase_text_.items(); i < phases.size(); ++i) phase_text_.append(phase_item(i));
+  for (std::size_t i = phase_text_.items(); i < n; ++i) phase_text_.append(phase_item(i));
   // The loop message in force for each row (its supervision column), by the same rule as the report.
-  std::vector<long long> row_rounds;  // -1: none
-  row_rounds.reserve(n);
-  for (const auto& r : rounds_in_force(rows, s.rounds)) row_rounds.push_back(r ? static_cast<long long>(*r) : -1);
-  auto round_item = [&](std::size_t i) { return row_rounds[i] < 0 ? std::string("null") : std::to_string(row_rounds[i]); };
-  const std::size_t first_round = first_difference(row_rounds_, row_rounds);
+  const std::vector<std::optional<std::size_t>> old_rounds(row_rounds_.begin() + static_cast<std::ptrdiff_t>(std::min(kr, row_rounds_.size())), row_rounds_.end());
+  rounds_in_force(rows, s.rounds, kr, row_rounds_);
+  auto round_item = [&](std::size_t i) { return row_rounds_[i] ? std::to_string(*row_rounds_[i]) : std::string("null"); };
+  const std::size_t first_round = first_changed(old_rounds, row_rounds_);
   cut_keeping(round_text_, first_round, round_item);
-  for (std::size_t i = round_text_.items(); i < row_rounds.size(); ++i) round_text_.append(round_item(i));
+  for (std::size_t i = round_text_.items(); i < n; ++i) round_text_.append(round_item(i));
   // The first item that differs from the last write's: a kept point is the same text; phases and
   // rounds in force compare as codes.
   first_change_ = was_written && same_scale ? std::min({first_point, first_phase, first_round}) : 0;
   profiled_first_change_ = first_mark;
-  phases_ = std::move(phases);
-  row_rounds_ = std::move(row_rounds);
 
   // From the end of the rounds in force to the end.
   std::string tail;
@@ -716,8 +751,8 @@ void ChartWriter::write(const Series& s, const RowTable& rows, const ChartOption
 
   // The final number: the plugin's replay of the finalized command when there is one.
   std::optional<std::size_t> fin_replay, fin_other;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!rs[i].has(RowFacts::kFinalized) || !rs[i].has(RowFacts::kLatency)) continue;
+  for (std::size_t i : finalized_) {
+    if (!rs[i].has(RowFacts::kLatency)) continue;
     if (rs[i].replay()) fin_replay = i;
     else fin_other = i;
   }
@@ -806,7 +841,10 @@ void ChartWriter::write_append(std::string& out, std::size_t from, std::size_t p
 
 std::size_t ChartWriter::approx_bytes() const {
   std::size_t b = sizeof(ChartWriter) + points_.capacity() * sizeof(Point) + ok_before_.capacity() * sizeof(std::size_t);
-  b += phases_.capacity() * sizeof(Phase) + row_rounds_.capacity() * sizeof(long long) + profiled_ends_.capacity() * sizeof(std::size_t);
+  b += phases_.capacity() * sizeof(Phase) + row_rounds_.capacity() * sizeof(std::optional<std::size_t>) + profiled_ends_.capacity() * sizeof(std::size_t);
+  for (const auto* v : {&seq_max_before_, &lat_min_before_, &lat_max_before_, &suffix_min_}) b += v->capacity() * sizeof(double);
+  for (const auto* v : {&opt_before_, &over_before_, &wrap_before_}) b += v->capacity() * sizeof(std::uint32_t);
+  b += finalized_.capacity() * sizeof(std::size_t);
   for (const TextRope* r : {&point_text_, &line_text_, &phase_text_, &round_text_}) b += r->approx_bytes();
   for (const TextPiece* p : {&head_, &before_line_, &before_profiled_, &profiled_, &before_phases_, &tail_})
     if (*p) b += (*p)->capacity();

@@ -153,14 +153,16 @@ long long completed_evals(const Series& s) { return completed_evals(RowTable(s.i
 
 namespace {
 
-// M-5 with the budget of each row given by `budget_of(row)`.
+// M-5 with the budget of each row given by `budget_of(row)`: rows [from, n) into out (entries before
+// `from` kept), counting on from `counted` (the rows before `from` that count).
 template <class BudgetOf>
-std::vector<Phase> phases_with(const RowTable& rows, const std::vector<Round>& rounds, BudgetOf budget_of) {
-  std::vector<Phase> out;
+void phases_with(const RowTable& rows, const std::vector<Round>& rounds, BudgetOf budget_of, std::size_t from, long long counted,
+                 std::vector<Phase>& out) {
+  out.resize(std::min(from, rows.size()));
   out.reserve(rows.size());
-  long long counted = 0;
   const WrapUpIndex wrap(rounds);
-  for (const auto& r : rows.rows) {
+  for (std::size_t i = out.size(); i < rows.size(); ++i) {
+    const RowFacts& r = rows.rows[i];
     if (r.replay() || wrap(r.seq)) {
       out.push_back(Phase::WrapUp);
       continue;
@@ -169,7 +171,6 @@ std::vector<Phase> phases_with(const RowTable& rows, const std::vector<Round>& r
     const long long budget = budget_of(r);
     out.push_back(budget > 0 && counted > budget ? Phase::OverBudget : Phase::Optimization);
   }
-  return out;
 }
 
 std::vector<std::string> names(const std::vector<Phase>& codes) {
@@ -190,7 +191,8 @@ const char* phase_name(Phase p) {
   return "optimization";
 }
 
-std::vector<Phase> evaluation_phase_codes(const RowTable& rows, const std::vector<Round>& rounds, long long fallback) {
+void evaluation_phase_codes(const RowTable& rows, const std::vector<Round>& rounds, long long fallback, std::size_t from,
+                            long long counted, std::vector<Phase>& codes) {
   // DV-11: a row is judged against the budget the loop logged for the run in force at its seq —
   // the latest round stating counters at or before it, else the first one after it (the message
   // that first counted it). History is the log's: re-arming with another budget relabels nothing
@@ -200,20 +202,33 @@ std::vector<Phase> evaluation_phase_codes(const RowTable& rows, const std::vecto
   std::vector<long long> budgets;
   for (const auto& r : rounds)
     if (r.budget && *r.budget > 0) seqs.push_back(r.seq.num), budgets.push_back(*r.budget);
-  if (seqs.empty()) return phases_with(rows, rounds, [&](const RowFacts&) { return fallback; });
+  if (seqs.empty()) return phases_with(rows, rounds, [&](const RowFacts&) { return fallback; }, from, counted, codes);
   // The round after the row's seq (upper bound); rounds out of order or without a number keep
   // the binary search they always had.
   const bool walkable = sorted_numbers(seqs);
   SortedWalk after(false);
-  return phases_with(rows, rounds, [&](const RowFacts& r) {
+  phases_with(rows, rounds, [&](const RowFacts& r) {
     const std::size_t k = walkable ? after(seqs, r.seq)
                                    : static_cast<std::size_t>(std::upper_bound(seqs.begin(), seqs.end(), r.seq) - seqs.begin());
     return k == 0 ? budgets[0] : budgets[k - 1];
-  });
+  }, from, counted, codes);
+}
+
+void evaluation_phase_codes_fixed(const RowTable& rows, const std::vector<Round>& rounds, long long budget, std::size_t from,
+                                  long long counted, std::vector<Phase>& codes) {
+  phases_with(rows, rounds, [&](const RowFacts&) { return budget; }, from, counted, codes);
+}
+
+std::vector<Phase> evaluation_phase_codes(const RowTable& rows, const std::vector<Round>& rounds, long long fallback) {
+  std::vector<Phase> codes;
+  evaluation_phase_codes(rows, rounds, fallback, 0, 0, codes);
+  return codes;
 }
 
 std::vector<Phase> evaluation_phase_codes_fixed(const RowTable& rows, const std::vector<Round>& rounds, long long budget) {
-  return phases_with(rows, rounds, [&](const RowFacts&) { return budget; });
+  std::vector<Phase> codes;
+  evaluation_phase_codes_fixed(rows, rounds, budget, 0, 0, codes);
+  return codes;
 }
 
 std::vector<Phase> evaluation_phase_codes(const Series& s, long long fallback) {
@@ -243,25 +258,31 @@ std::optional<std::size_t> round_in_force(const std::vector<Round>& rounds, doub
 
 std::optional<std::size_t> round_in_force(const Series& s, double seq) { return round_in_force(s.rounds, seq); }
 
-std::vector<std::optional<std::size_t>> rounds_in_force(const RowTable& rows, const std::vector<Round>& rounds) {
-  std::vector<std::optional<std::size_t>> out;
+void rounds_in_force(const RowTable& rows, const std::vector<Round>& rounds, std::size_t from, std::vector<std::optional<std::size_t>>& out) {
+  out.resize(std::min(from, rows.size()));
   out.reserve(rows.size());
   std::vector<double> seqs;
   seqs.reserve(rounds.size());
   for (const auto& r : rounds) seqs.push_back(r.seq.num);
   if (!std::is_sorted(seqs.begin(), seqs.end())) {
-    for (const auto& r : rows.rows) out.push_back(round_in_force(rounds, r.seq));
-    return out;
+    for (std::size_t i = out.size(); i < rows.size(); ++i) out.push_back(round_in_force(rounds, rows.rows[i].seq));
+    return;
   }
   // The last round with seq < the row's seq: the one before the first with seq >= it (rounds
   // with a seq that is not a number keep the binary search they always had).
   const bool walkable = sorted_numbers(seqs);
   SortedWalk first_at_least(true);
-  for (const auto& r : rows.rows) {
-    const std::size_t pos = walkable ? first_at_least(seqs, r.seq)
-                                     : static_cast<std::size_t>(std::lower_bound(seqs.begin(), seqs.end(), r.seq) - seqs.begin());
+  for (std::size_t i = out.size(); i < rows.size(); ++i) {
+    const double seq = rows.rows[i].seq;
+    const std::size_t pos = walkable ? first_at_least(seqs, seq)
+                                     : static_cast<std::size_t>(std::lower_bound(seqs.begin(), seqs.end(), seq) - seqs.begin());
     out.push_back(pos == 0 ? std::nullopt : std::optional<std::size_t>(pos - 1));
   }
+}
+
+std::vector<std::optional<std::size_t>> rounds_in_force(const RowTable& rows, const std::vector<Round>& rounds) {
+  std::vector<std::optional<std::size_t>> out;
+  rounds_in_force(rows, rounds, 0, out);
   return out;
 }
 
