@@ -1,9 +1,11 @@
 // Figures derived from a series for the loop, the digest and the chart (spec J, M).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kopt/json.hpp"
@@ -122,6 +124,23 @@ class PooledReference {
 // J-4, keyed by the measuring Slurm node (native_metrics.slurm.node): the widest group that alarms.
 std::optional<Drift> reference_drift(const Series& s);
 std::optional<Drift> reference_drift(const RowTable& rows);
+// The same kept up to date as rows change: each node's implied references in order, so an update
+// costs the rows changed, and the answer the few groups.
+class ReferenceDrift {
+ public:
+  // Rows from `from` on are read again; rows before it must be as the last update saw them.
+  void update(const RowTable& rows, std::size_t from);
+  std::optional<Drift> value(const RowTable& rows) const;  // `rows` for the nodes' names
+
+ private:
+  struct Group {
+    std::uint32_t node;
+    std::vector<double> refs;  // in order
+  };
+  std::vector<std::pair<double, std::uint32_t>> of_row_;  // each row's implied reference (NaN: none) and node
+  std::vector<Group> groups_;                              // few: one per node
+  Group& group(std::uint32_t node);
+};
 long long stagnation_count(const Series& s);
 bool plan_stale(const Series& s, long long evals_per_turn);
 bool reviewable(const Series& s);

@@ -132,7 +132,8 @@ TEST(J3_PooledReference, UpdatedFromAnyRowEqualsAFreshMedian) {
   std::vector<Iteration> its;
   for (int step = 0; step < 400; ++step) {
     const std::size_t from = its.empty() || rng() % 3 == 0 ? its.size() : rng() % its.size();
-    its.resize(std::max<std::size_t>(from, its.size() - (rng() % 4 == 0 ? rng() % 5 : 0)));
+    const std::size_t drop = rng() % 4 == 0 ? std::min<std::size_t>(rng() % 5, its.size() - from) : 0;  // rows removed
+    its.resize(its.size() - drop);
     for (std::size_t i = from; i < its.size(); ++i) its[i] = Iteration{};  // changed in place
     for (unsigned k = rng() % (rng() % 10 == 0 ? 300 : 4); k-- > 0;) its.emplace_back();
     for (std::size_t i = from; i < its.size(); ++i) {
@@ -146,6 +147,38 @@ TEST(J3_PooledReference, UpdatedFromAnyRowEqualsAFreshMedian) {
     ASSERT_EQ(pooled.value().has_value(), want.has_value()) << "step " << step;
     if (want) ASSERT_EQ(*pooled.value(), *want) << "step " << step;
   }
+}
+
+// The same for the drift (J-4), per Slurm node: kept up to date row by row, it is always the drift
+// of all the rows computed afresh.
+TEST(J3_PooledReference, DriftUpdatedFromAnyRowEqualsAFreshOne) {
+  std::mt19937 rng(13);
+  ReferenceDrift drift;
+  std::vector<Iteration> its;
+  std::size_t alarms = 0;
+  for (int step = 0; step < 400; ++step) {
+    const std::size_t from = its.empty() || rng() % 3 == 0 ? its.size() : rng() % its.size();
+    const std::size_t drop = rng() % 4 == 0 ? std::min<std::size_t>(rng() % 5, its.size() - from) : 0;  // rows removed
+    its.resize(its.size() - drop);
+    for (std::size_t i = from; i < its.size(); ++i) its[i] = Iteration{};
+    for (unsigned k = rng() % (rng() % 10 == 0 ? 300 : 4); k-- > 0;) its.emplace_back();
+    for (std::size_t i = from; i < its.size(); ++i) {
+      if (rng() % 5 == 0) continue;
+      its[i].latencyMs = 0.5 + (rng() % 100) / 50.0;
+      its[i].speedup = (step % 50 < 25 ? 1.0 : 2.0) / *its[i].latencyMs * (1 + (rng() % 40) / 100.0);
+      if (rng() % 2) its[i].slurm = SlurmWhere{std::nullopt, std::string(1, static_cast<char>('a' + rng() % 3)), std::nullopt, std::nullopt};
+    }
+    const RowTable rows(its);
+    drift.update(rows, from);
+    const auto want = reference_drift(rows);
+    const auto got = drift.value(rows);
+    ASSERT_EQ(got.has_value(), want.has_value()) << "step " << step;
+    if (want) {
+      ++alarms;
+      ASSERT_TRUE(got->min == want->min && got->max == want->max && got->count == want->count) << "step " << step;
+    }
+  }
+  EXPECT_GT(alarms, 50u);
 }
 
 namespace {

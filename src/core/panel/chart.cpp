@@ -214,8 +214,8 @@ std::string_view phase_item_text(Phase p) {
   return "\"optimization\"";
 }
 
-// Cuts `rope` at item `k` and appends again the items the cut took before it (down to a sealed
-// block's start) with `item_at(i)`; returns where the caller goes on appending (k, or the list's end).
+// Cuts `rope` at item `k` and appends again, with `item_at(i)`, the items the cut took before it
+// (down to a sealed block's start): the caller goes on appending from min(k, items before).
 template <class ItemAt>
 void cut_keeping(TextRope& rope, std::size_t k, ItemAt item_at) {
   const std::size_t to = std::min(k, rope.items());
@@ -255,6 +255,7 @@ void ChartWriter::write(const Series& s, const RowTable& rows, const ChartOption
   // Rows before rows_same_before are as the last write saw them (nothing is vouched for before a first write).
   if (!written_) rows_same_before = 0;
   pooled_.update(rows, rows_same_before);
+  drift_.update(rows, rows_same_before);
   // The per-row facts in prefix form, kept for the rows vouched for and taken on from there.
   const std::size_t rows_kept = std::min({rows_same_before, seq_max_before_.empty() ? 0 : seq_max_before_.size() - 1, n});
   seq_max_before_.resize(rows_kept + 1, -std::numeric_limits<double>::infinity());
@@ -482,6 +483,7 @@ void ChartWriter::write(const Series& s, const RowTable& rows, const ChartOption
   written_ = true;
   log_scale_ = log_scale;
   reference_ = reference;
+  // The line is "M", " L", spaces and finite numbers only: nothing in it to escape.
   std::string before_line = "],\"line\":\"";
   if (line_text_.items()) before_line.push_back('M');
 
@@ -667,7 +669,7 @@ void ChartWriter::write(const Series& s, const RowTable& rows, const ChartOption
     a.null().value_done();
   }
   a.key("drift");
-  if (auto d = reference_drift(rows)) {
+  if (auto d = drift_.value(rows)) {
     a.open('{');
     a.key("min").num(d->min);
     a.key("max").num(d->max);

@@ -367,36 +367,64 @@ std::optional<double> PooledReference::value() const {
 std::optional<double> reference_latency(const Series& s) { return reference_latency(RowTable(s.iterations)); }
 
 std::optional<Drift> reference_drift(const RowTable& rows) {
+  ReferenceDrift drift;
+  drift.update(rows, 0);
+  return drift.value(rows);
+}
+
+ReferenceDrift::Group& ReferenceDrift::group(std::uint32_t node) {
+  for (Group& g : groups_)
+    if (g.node == node) return g;
+  groups_.push_back({node, {}});
+  return groups_.back();
+}
+
+void ReferenceDrift::update(const RowTable& rows, std::size_t from) {
+  const std::size_t n = rows.size();
+  from = std::min(from, of_row_.size());
+  auto implied = [&](std::size_t i) {
+    const RowFacts& r = rows.rows[i];
+    return std::pair(r.implies_reference() ? r.latency * r.speedup : std::numeric_limits<double>::quiet_NaN(), r.node);
+  };
+  // Many rows changed: sorting each group again is cheaper than one insert each.
+  if ((of_row_.size() - from) + (n - from) > of_row_.size() / 8 + 64) {
+    of_row_.resize(n);
+    groups_.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i >= from) of_row_[i] = implied(i);
+      if (!std::isnan(of_row_[i].first)) group(of_row_[i].second).refs.push_back(of_row_[i].first);
+    }
+    for (Group& g : groups_) std::sort(g.refs.begin(), g.refs.end());
+    return;
+  }
+  for (std::size_t i = from; i < of_row_.size(); ++i) {
+    if (std::isnan(of_row_[i].first)) continue;
+    std::vector<double>& refs = group(of_row_[i].second).refs;
+    refs.erase(std::lower_bound(refs.begin(), refs.end(), of_row_[i].first));
+  }
+  of_row_.resize(from);
+  for (std::size_t i = from; i < n; ++i) {
+    of_row_.push_back(implied(i));
+    if (std::isnan(of_row_.back().first)) continue;
+    std::vector<double>& refs = group(of_row_.back().second).refs;
+    refs.insert(std::upper_bound(refs.begin(), refs.end(), of_row_.back().first), of_row_.back().first);
+  }
+}
+
+std::optional<Drift> ReferenceDrift::value(const RowTable& rows) const {
   // J-4 per measuring node: a reference measured on another Slurm node is another machine, so points are
   // compared only with points of the same node (points without a node form one group). The widest
   // alarming group is reported (on a tie, the node named first); with no node anywhere this is J-4
   // over all points.
-  struct Group {
-    std::uint32_t node;
-    double lo, hi;
-    std::size_t count;
-  };
-  std::vector<Group> groups;  // few: one per node
-  std::size_t last = 0;
-  for (const auto& r : rows.rows) {
-    if (!r.implies_reference()) continue;
-    const double ref = r.latency * r.speedup;
-    if (last >= groups.size() || groups[last].node != r.node) {
-      last = 0;
-      while (last < groups.size() && groups[last].node != r.node) ++last;
-      if (last == groups.size()) groups.push_back({r.node, ref, ref, 0});
-    }
-    Group& g = groups[last];
-    g.lo = std::min(g.lo, ref), g.hi = std::max(g.hi, ref), ++g.count;
-  }
   auto name = [&](std::uint32_t node) { return node == 0 ? std::string_view() : std::string_view(rows.nodes[node - 1]); };
   std::optional<Drift> out;
   std::string_view out_node;
-  for (const Group& g : groups) {
-    const double ratio = g.hi / g.lo;
-    if (g.count < 4 || !(ratio >= kReferenceDriftRatio)) continue;
+  for (const Group& g : groups_) {
+    if (g.refs.size() < 4) continue;
+    const double lo = g.refs.front(), hi = g.refs.back(), ratio = hi / lo;
+    if (!(ratio >= kReferenceDriftRatio)) continue;
     if (!out || ratio > out->ratio || (ratio == out->ratio && name(g.node) < out_node)) {
-      out = Drift{g.lo, g.hi, ratio, g.count};
+      out = Drift{lo, hi, ratio, g.refs.size()};
       out_node = name(g.node);
     }
   }
