@@ -120,8 +120,7 @@ class ChartWriter {
   long long phase_budget_ = 0;
   bool written_ = false, log_scale_ = false;
   double reference_ = 0;                  // the pooled reference of the last write (0: none)
-  PooledReference pooled_;                // the pooled reference, kept up to date with the rows
-  ReferenceDrift drift_;                  // and its drift
+  ImpliedReferences refs_;                // the pooled reference and its drift, kept up to date with the rows
   std::size_t first_pooled_ = 0;          // the first point labelled by the pooled reference (SIZE_MAX: none)
   std::size_t first_change_ = 0, profiled_first_change_ = 0;
   TextRope point_text_{","}, line_text_{" L"}, phase_text_{","}, round_text_{","};

@@ -108,29 +108,20 @@ std::vector<double> implied_references(const Series& s);
 std::vector<double> implied_references(const RowTable& rows);
 std::optional<double> reference_latency(const Series& s);
 std::optional<double> reference_latency(const RowTable& rows);
-// The same pooled reference (J-3: the median of the implied references, the upper middle; with an
-// even count, the mean of the two middles) kept up to date as rows change: an update costs the
-// rows changed (each a binary search and an insert into the sorted references), not all of them.
-class PooledReference {
- public:
-  // Rows from `from` on are read again; rows before it must be as the last update saw them.
-  void update(const RowTable& rows, std::size_t from);
-  std::optional<double> value() const;
-
- private:
-  std::vector<double> of_row_;  // each row's implied reference, NaN for none
-  std::vector<double> sorted_;  // the implied references, in order
-};
 // J-4, keyed by the measuring Slurm node (native_metrics.slurm.node): the widest group that alarms.
 std::optional<Drift> reference_drift(const Series& s);
 std::optional<Drift> reference_drift(const RowTable& rows);
-// The same kept up to date as rows change: each node's implied references in order, so an update
-// costs the rows changed, and the answer the few groups.
-class ReferenceDrift {
+// The implied references (latency × speedup) of the rows kept up to date as rows change: in order
+// overall for the pooled reference (J-3: the median, the upper middle; with an even count, the mean
+// of the two middles) and per measuring node for the drift (J-4). An update costs the rows changed
+// (a binary search and an insert or erase each), not all of them; reference_latency and
+// reference_drift are this read once.
+class ImpliedReferences {
  public:
   // Rows from `from` on are read again; rows before it must be as the last update saw them.
   void update(const RowTable& rows, std::size_t from);
-  std::optional<Drift> value(const RowTable& rows) const;  // `rows` for the nodes' names
+  std::optional<double> median() const;
+  std::optional<Drift> drift(const RowTable& rows) const;  // `rows` for the nodes' names
 
  private:
   struct Group {
@@ -138,6 +129,7 @@ class ReferenceDrift {
     std::vector<double> refs;  // in order
   };
   std::vector<std::pair<double, std::uint32_t>> of_row_;  // each row's implied reference (NaN: none) and node
+  std::vector<double> all_;                                // every implied reference, in order
   std::vector<Group> groups_;                              // few: one per node
   Group& group(std::uint32_t node);
 };

@@ -254,8 +254,7 @@ void ChartWriter::write(const Series& s, const RowTable& rows, const ChartOption
 
   // Rows before rows_same_before are as the last write saw them (nothing is vouched for before a first write).
   if (!written_) rows_same_before = 0;
-  pooled_.update(rows, rows_same_before);
-  drift_.update(rows, rows_same_before);
+  refs_.update(rows, rows_same_before);
   // The per-row facts in prefix form, kept for the rows vouched for and taken on from there.
   const std::size_t rows_kept = std::min({rows_same_before, seq_max_before_.empty() ? 0 : seq_max_before_.size() - 1, n});
   seq_max_before_.resize(rows_kept + 1, -std::numeric_limits<double>::infinity());
@@ -280,7 +279,7 @@ void ChartWriter::write(const Series& s, const RowTable& rows, const ChartOption
     if (i < rows_kept && v == suffix_min_[i]) break;
     suffix_min_[i] = v;
   }
-  const std::optional<double> ref = pooled_.value();
+  const std::optional<double> ref = refs_.median();
   const bool speedup_mode = ref.has_value() && *ref > 0;
   // Axis value of a measured point: higher is faster.
   auto value_of = [&](double lat) { return speedup_mode ? *ref / lat : 1.0 / lat; };
@@ -669,7 +668,7 @@ void ChartWriter::write(const Series& s, const RowTable& rows, const ChartOption
     a.null().value_done();
   }
   a.key("drift");
-  if (auto d = drift_.value(rows)) {
+  if (auto d = refs_.drift(rows)) {
     a.open('{');
     a.key("min").num(d->min);
     a.key("max").num(d->max);

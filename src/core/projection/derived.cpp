@@ -315,103 +315,89 @@ bool unfinished_run(const Series& s) {
   return true;
 }
 
+namespace {
+// The reference a row implies (latency × speedup, both positive), NaN when none.
+double implied_reference(const RowFacts& r) {
+  return r.implies_reference() ? r.latency * r.speedup : std::numeric_limits<double>::quiet_NaN();
+}
+}  // namespace
+
 std::vector<double> implied_references(const RowTable& rows) {
   std::vector<double> out;
   for (const auto& r : rows.rows)
-    if (r.implies_reference()) out.push_back(r.latency * r.speedup);
+    if (r.implies_reference()) out.push_back(implied_reference(r));
   return out;
 }
 
 std::vector<double> implied_references(const Series& s) { return implied_references(RowTable(s.iterations)); }
 
 std::optional<double> reference_latency(const RowTable& rows) {
-  PooledReference pooled;
-  pooled.update(rows, 0);
-  return pooled.value();
-}
-
-void PooledReference::update(const RowTable& rows, std::size_t from) {
-  const std::size_t n = rows.size();
-  from = std::min(from, of_row_.size());
-  auto implied = [&](std::size_t i) {
-    const RowFacts& r = rows.rows[i];
-    return r.implies_reference() ? r.latency * r.speedup : std::numeric_limits<double>::quiet_NaN();
-  };
-  // Many rows changed: sorting them all again is cheaper than one insert each.
-  if ((of_row_.size() - from) + (n - from) > sorted_.size() / 8 + 64) {
-    of_row_.resize(n);
-    sorted_.clear();
-    for (std::size_t i = 0; i < n; ++i) {
-      if (i >= from) of_row_[i] = implied(i);
-      if (!std::isnan(of_row_[i])) sorted_.push_back(of_row_[i]);
-    }
-    std::sort(sorted_.begin(), sorted_.end());
-    return;
-  }
-  for (std::size_t i = from; i < of_row_.size(); ++i)
-    if (!std::isnan(of_row_[i])) sorted_.erase(std::lower_bound(sorted_.begin(), sorted_.end(), of_row_[i]));
-  of_row_.resize(from);
-  for (std::size_t i = from; i < n; ++i) {
-    of_row_.push_back(implied(i));
-    if (!std::isnan(of_row_.back())) sorted_.insert(std::upper_bound(sorted_.begin(), sorted_.end(), of_row_.back()), of_row_.back());
-  }
-}
-
-std::optional<double> PooledReference::value() const {
-  const std::size_t n = sorted_.size();
-  if (n == 0) return std::nullopt;
-  if (n % 2) return sorted_[n / 2];
-  return (sorted_[n / 2 - 1] + sorted_[n / 2]) / 2;
+  ImpliedReferences refs;
+  refs.update(rows, 0);
+  return refs.median();
 }
 
 std::optional<double> reference_latency(const Series& s) { return reference_latency(RowTable(s.iterations)); }
 
 std::optional<Drift> reference_drift(const RowTable& rows) {
-  ReferenceDrift drift;
-  drift.update(rows, 0);
-  return drift.value(rows);
+  ImpliedReferences refs;
+  refs.update(rows, 0);
+  return refs.drift(rows);
 }
 
-ReferenceDrift::Group& ReferenceDrift::group(std::uint32_t node) {
+std::optional<Drift> reference_drift(const Series& s) { return reference_drift(RowTable(s.iterations)); }
+
+ImpliedReferences::Group& ImpliedReferences::group(std::uint32_t node) {
   for (Group& g : groups_)
     if (g.node == node) return g;
   groups_.push_back({node, {}});
   return groups_.back();
 }
 
-void ReferenceDrift::update(const RowTable& rows, std::size_t from) {
+void ImpliedReferences::update(const RowTable& rows, std::size_t from) {
   const std::size_t n = rows.size();
   from = std::min(from, of_row_.size());
-  auto implied = [&](std::size_t i) {
-    const RowFacts& r = rows.rows[i];
-    return std::pair(r.implies_reference() ? r.latency * r.speedup : std::numeric_limits<double>::quiet_NaN(), r.node);
-  };
-  // Many rows changed: sorting each group again is cheaper than one insert each.
+  auto of = [&](std::size_t i) { return std::pair(implied_reference(rows.rows[i]), rows.rows[i].node); };
+  // Many rows changed: sorting them all again is cheaper than one insert each.
   if ((of_row_.size() - from) + (n - from) > of_row_.size() / 8 + 64) {
     of_row_.resize(n);
+    all_.clear();
     groups_.clear();
     for (std::size_t i = 0; i < n; ++i) {
-      if (i >= from) of_row_[i] = implied(i);
-      if (!std::isnan(of_row_[i].first)) group(of_row_[i].second).refs.push_back(of_row_[i].first);
+      if (i >= from) of_row_[i] = of(i);
+      if (std::isnan(of_row_[i].first)) continue;
+      all_.push_back(of_row_[i].first);
+      group(of_row_[i].second).refs.push_back(of_row_[i].first);
     }
+    std::sort(all_.begin(), all_.end());
     for (Group& g : groups_) std::sort(g.refs.begin(), g.refs.end());
     return;
   }
+  auto erase = [](std::vector<double>& v, double x) { v.erase(std::lower_bound(v.begin(), v.end(), x)); };
+  auto insert = [](std::vector<double>& v, double x) { v.insert(std::upper_bound(v.begin(), v.end(), x), x); };
   for (std::size_t i = from; i < of_row_.size(); ++i) {
-    if (std::isnan(of_row_[i].first)) continue;
-    std::vector<double>& refs = group(of_row_[i].second).refs;
-    refs.erase(std::lower_bound(refs.begin(), refs.end(), of_row_[i].first));
+    const auto [ref, node] = of_row_[i];
+    if (std::isnan(ref)) continue;
+    erase(all_, ref);
+    erase(group(node).refs, ref);
   }
   of_row_.resize(from);
   for (std::size_t i = from; i < n; ++i) {
-    of_row_.push_back(implied(i));
-    if (std::isnan(of_row_.back().first)) continue;
-    std::vector<double>& refs = group(of_row_.back().second).refs;
-    refs.insert(std::upper_bound(refs.begin(), refs.end(), of_row_.back().first), of_row_.back().first);
+    const auto [ref, node] = of_row_.emplace_back(of(i));
+    if (std::isnan(ref)) continue;
+    insert(all_, ref);
+    insert(group(node).refs, ref);
   }
 }
 
-std::optional<Drift> ReferenceDrift::value(const RowTable& rows) const {
+std::optional<double> ImpliedReferences::median() const {
+  const std::size_t n = all_.size();
+  if (n == 0) return std::nullopt;
+  if (n % 2) return all_[n / 2];
+  return (all_[n / 2 - 1] + all_[n / 2]) / 2;
+}
+
+std::optional<Drift> ImpliedReferences::drift(const RowTable& rows) const {
   // J-4 per measuring node: a reference measured on another Slurm node is another machine, so points are
   // compared only with points of the same node (points without a node form one group). The widest
   // alarming group is reported (on a tie, the node named first); with no node anywhere this is J-4
@@ -430,8 +416,6 @@ std::optional<Drift> ReferenceDrift::value(const RowTable& rows) const {
   }
   return out;
 }
-
-std::optional<Drift> reference_drift(const Series& s) { return reference_drift(RowTable(s.iterations)); }
 
 long long stagnation_count(const Series& s) {
   long long n = 0;
