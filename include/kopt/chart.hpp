@@ -74,8 +74,9 @@ class ChartWriter {
  public:
   // `rows` must be the row facts of s.iterations; rows before `rows_same_before` must be those of
   // the previous write (0 when that is not known: every row is compared again; ignored on a
-  // first write).
-  void write(const Series& s, const RowTable& rows, const ChartOptions& opt, std::size_t rows_same_before = 0);
+  // first write). `phases` must be updated for these rows, s.rounds and opt's budget; the write
+  // takes its changes (the chart's phases and rounds in force are rewritten from them).
+  void write(const Series& s, const RowTable& rows, RowPhases& phases, const ChartOptions& opt, std::size_t rows_same_before = 0);
   // After a write: the first iteration whose item (point, phase or round in force) may differ from
   // the previous write's (never after the true first change; 0 after the first write or a change
   // of scale), and the first profile mark that differs (the shorter count when one list of marks is
@@ -103,21 +104,11 @@ class ChartWriter {
   };
   std::vector<Point> points_;             // of the last write
   std::vector<std::size_t> ok_before_;    // ok points before each iteration (n + 1): items of line_
-  std::vector<Phase> phases_;
-  std::vector<std::optional<std::size_t>> row_rounds_;
   // Per-row facts in prefix form ([i] covers rows before i; n + 1 entries), taken on from the first
-  // row that changed: the largest seq (a seq that is no number counts as +∞), the fastest and
-  // slowest measured latency, and the rows that count (not pending) in each phase.
-  std::vector<double> seq_max_before_, lat_min_before_, lat_max_before_;
-  std::vector<std::uint32_t> opt_before_, over_before_, wrap_before_;
+  // row that changed: the fastest and slowest measured latency.
+  std::vector<double> lat_min_before_, lat_max_before_;
   std::vector<std::size_t> finalized_;  // the finalized rows, in order
   std::vector<double> suffix_min_;      // the smallest seq from each row on (for the profile marks)
-  // What the phases and rounds in force were derived from: the rounds seen, whether their seqs are
-  // numbers in order (and the last), whether one states a budget, and the chart's budget options.
-  std::size_t rounds_seen_ = 0;
-  bool rounds_sorted_ = true, rounds_budget_ = false, phase_fixed_ = false;
-  double last_round_seq_ = 0;
-  long long phase_budget_ = 0;
   bool written_ = false, log_scale_ = false;
   double reference_ = 0;                  // the pooled reference of the last write (0: none)
   ImpliedReferences refs_;                // the pooled reference and its drift, kept up to date with the rows

@@ -61,14 +61,45 @@ bool in_wrap_up_phase(const std::vector<Round>& rounds, double seq);
 // figures below cost O(points + rounds), not O(points × rounds). Not for use from two threads.
 class WrapUpIndex {
  public:
-  explicit WrapUpIndex(const std::vector<Round>& rounds);
+  WrapUpIndex() = default;
+  explicit WrapUpIndex(const std::vector<Round>& rounds) { extend(rounds); }
+  // Reads rounds [size(), rounds.size()): the rounds before must be those it read.
+  void extend(const std::vector<Round>& rounds);
+  std::size_t size() const { return reach_.size(); }
   bool operator()(double seq) const;
 
  private:
   std::vector<double> reach_;  // reach_[k]: the largest round seq among rounds[0..k]
   std::vector<char> phase_;    // phase_[k]: the phase after rounds[0..k]
-  std::size_t first_nan_;      // the first round whose seq is not a number: every walk stops there
+  // The first round whose seq is not a number: every walk stops there (SIZE_MAX: none).
+  std::size_t first_nan_ = std::numeric_limits<std::size_t>::max();
   mutable SortedWalk walk_{false};  // where the last query stopped, for the next one
+};
+// The rounds as the per-row rules read them: the wrap-up phase (M-5), the budget in force (DV-11)
+// and the loop message in force. Built in O(rounds) and extended as rounds come (they only grow);
+// a query costs O(log rounds), or O(1) amortized for rows in seq order. Not for use from two threads.
+class RoundIndex {
+ public:
+  RoundIndex() = default;
+  explicit RoundIndex(const std::vector<Round>& rounds) { extend(rounds); }
+  // Reads rounds [size(), rounds.size()): the rounds before must be those it read.
+  void extend(const std::vector<Round>& rounds);
+  std::size_t size() const { return seqs_.size(); }
+  bool in_wrap_up(double seq) const { return wrap_(seq); }
+  // DV-11: the budget of the latest round stating one at or before `seq`, else of the first after
+  // it; nullopt when no round states one.
+  std::optional<long long> budget_at(double seq) const;
+  // The last round with seq < `seq` (round_in_force).
+  std::optional<std::size_t> in_force(double seq) const;
+
+ private:
+  WrapUpIndex wrap_;
+  std::vector<double> seqs_, budget_seqs_;  // of every round; of the rounds stating a budget
+  std::vector<long long> budgets_;
+  // Whether seqs_ is in order (NaN compares as nothing), whether it is also all numbers, and the
+  // same for budget_seqs_: in order and numbers, a query walks on; else it searches.
+  bool sorted_ = true, walkable_ = true, budgets_walkable_ = true;
+  mutable SortedWalk at_least_{true}, after_{false};
 };
 long long completed_evals(const Series& s);
 long long completed_evals(const RowTable& rows, const std::vector<Round>& rounds);
@@ -85,9 +116,9 @@ std::vector<Phase> evaluation_phase_codes_fixed(const RowTable& rows, const std:
 // The same for rows [from, n) only, into `codes` (entries before `from` kept), counting on from
 // `counted` (the rows before `from` that count: neither pending nor in wrap-up): for a caller that
 // knows the rows before `from`, and what they read of the rounds, are as when it last asked.
-void evaluation_phase_codes(const RowTable& rows, const std::vector<Round>& rounds, long long fallback, std::size_t from,
+void evaluation_phase_codes(const RowTable& rows, const RoundIndex& rounds, long long fallback, std::size_t from,
                             long long counted, std::vector<Phase>& codes);
-void evaluation_phase_codes_fixed(const RowTable& rows, const std::vector<Round>& rounds, long long budget, std::size_t from,
+void evaluation_phase_codes_fixed(const RowTable& rows, const RoundIndex& rounds, long long budget, std::size_t from,
                                   long long counted, std::vector<Phase>& codes);
 // The phases by name.
 std::vector<std::string> evaluation_phases(const Series& s, long long fallback);
@@ -102,7 +133,49 @@ std::optional<std::size_t> round_in_force(const Series& s, double seq);
 std::vector<std::optional<std::size_t>> rounds_in_force(const Series& s);
 std::vector<std::optional<std::size_t>> rounds_in_force(const RowTable& rows, const std::vector<Round>& rounds);
 // The same for rows [from, n) only, into `out` (entries before `from` kept).
-void rounds_in_force(const RowTable& rows, const std::vector<Round>& rounds, std::size_t from, std::vector<std::optional<std::size_t>>& out);
+void rounds_in_force(const RowTable& rows, const RoundIndex& rounds, std::size_t from, std::vector<std::optional<std::size_t>>& out);
+// The phase (M-5) and the loop message in force of every row, and the rows that count in each
+// phase, kept up to date as rows and rounds come: a session reads them once per revision, and its
+// chart the same object. Rows from the first one changed on are derived again. Rounds that only
+// came after every kept row's seq, in seq order, change nothing for the kept rows (a first round
+// stating a budget would: it is the budget of every row before it); any other change of the
+// rounds or the budget derives every row again. The rules are evaluation_phase_codes and
+// rounds_in_force, read from a row.
+class RowPhases {
+ public:
+  // `rows` are the facts of the rows `rounds` belong with; rows before `rows_same_before` must be as
+  // the last update saw them (ignored on a first update). `budget` and `fixed` as in ChartOptions.
+  void update(const RowTable& rows, const std::vector<Round>& rounds, long long budget, bool fixed, std::size_t rows_same_before);
+  const std::vector<Phase>& phases() const { return phases_; }
+  const std::vector<std::optional<std::size_t>>& row_rounds() const { return row_rounds_; }
+  // The rows that count (not pending) in a phase; completed() is optimization + over budget, the
+  // same number as completed_evals.
+  long long count(Phase p) const;
+  long long completed() const { return count(Phase::Optimization) + count(Phase::OverBudget); }
+  // The first row whose phase, and the first whose round in force, changed since the last call
+  // (the shorter length when one list is a prefix of the other; SIZE_MAX when none changed).
+  struct Changes {
+    std::size_t phase, round;
+  };
+  Changes take_changes();
+  std::size_t approx_bytes() const;
+
+ private:
+  std::vector<Phase> phases_;
+  std::vector<std::optional<std::size_t>> row_rounds_;
+  // In prefix form ([i] covers rows before i; n + 1 entries): the largest seq (one that is no number
+  // counts as +inf: no round is then known to come after it) and the rows that count in each phase.
+  std::vector<double> seq_max_before_{-std::numeric_limits<double>::infinity()};
+  std::vector<std::uint32_t> opt_before_{0}, over_before_{0}, wrap_before_{0};
+  RoundIndex index_;  // of the rounds seen
+  // What the rows were derived from: the rounds seen, whether their seqs are numbers in order (and
+  // the last), whether one states a budget, and the budget options.
+  std::size_t rounds_seen_ = 0;
+  bool updated_ = false, rounds_sorted_ = true, rounds_budget_ = false, fixed_ = false;
+  double last_round_seq_ = 0;
+  long long budget_ = 0;
+  Changes changes_{0, 0};
+};
 bool unfinished_run(const Series& s);
 std::vector<double> implied_references(const Series& s);
 std::vector<double> implied_references(const RowTable& rows);

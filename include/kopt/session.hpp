@@ -132,7 +132,7 @@ class Session {
   std::uint64_t outline_version_ = UINT64_MAX;
   Series outline_;
   RowTable rows_;  // the packed facts of outline_.iterations, kept up to date with it
-  long long evals_ = 0;
+  RowPhases phases_;  // of rows_: the chart's phases and the completed evaluations, kept up to date with them
   // The chart, kept from revision to revision: each one rewrites only what changed.
   ChartWriter chart_writer_;
   std::size_t chart_rows_from_ = 0;  // the first row changed since the chart was last written

@@ -241,6 +241,20 @@ kopt::Series steady_run(bool spread) {
   s.bestIndex = 0;
   return s;
 }
+// A chart writer and the row phases it reads, kept from write to write as a session keeps them.
+struct KeptChart {
+  kopt::ChartWriter w;
+  kopt::RowPhases phases;
+  void write(const kopt::Series& s, const kopt::ChartOptions& opt, std::size_t rows_same_before = 0) {
+    const kopt::RowTable rows(s.iterations);
+    phases.update(rows, s.rounds, opt.budget, opt.fixedBudget, rows_same_before);
+    w.write(s, rows, phases, opt, rows_same_before);
+  }
+  std::size_t first_change() const { return w.first_change(); }
+  std::size_t profiled_first_change() const { return w.profiled_first_change(); }
+  void write_to(std::string& out) const { w.write_to(out); }
+  void write_append(std::string& out, std::size_t from, std::size_t profiled_from) const { w.write_append(out, from, profiled_from); }
+};
 }  // namespace
 
 // A live chart only appends: a new point inside the axes moves no earlier point, even when it
@@ -250,8 +264,8 @@ TEST(Chart, AxesStayPutAsAPointArrives) {
   for (bool spread : {false, true}) {
     kopt::Series s = steady_run(spread);
     s.profileSeqs = {{kopt::json(11), 11}, {kopt::json(151), 151}};  // marks between points
-    kopt::ChartWriter live;
-    live.write(s, kopt::RowTable(s.iterations), {});
+    KeptChart live;
+    live.write(s, {});
     const kopt::Series s_a = s;
     std::string a_text;
     live.write_to(a_text);
@@ -262,7 +276,7 @@ TEST(Chart, AxesStayPutAsAPointArrives) {
     it.speedup = 3.0 / *it.latencyMs;
     s.iterations.push_back(it);
     s.profileSeqs.push_back({kopt::json(1000), 1000});  // a profile after the new point
-    live.write(s, kopt::RowTable(s.iterations), {}, 200);  // the first 200 rows are vouched for
+    live.write(s, {}, 200);  // the first 200 rows are vouched for
     std::string b_text;
     live.write_to(b_text);
     EXPECT_EQ(b_text, kopt::chart_json_text(s)) << "the same text as a chart written at once";
@@ -282,15 +296,15 @@ TEST(Chart, AxesStayPutAsAPointArrives) {
     // The profile marks compare on their own: the two earlier ones stay, the new one is appended.
     EXPECT_EQ(live.profiled_first_change(), 2u);
     {
-      kopt::ChartWriter back;  // b, then a: a shorter chart changed at its end, fewer marks at theirs
-      back.write(s, kopt::RowTable(s.iterations), {});
-      back.write(s_a, kopt::RowTable(s_a.iterations), {});
+      KeptChart back;  // b, then a: a shorter chart changed at its end, fewer marks at theirs
+      back.write(s, {});
+      back.write(s_a, {});
       EXPECT_EQ(back.first_change(), 200u);
       EXPECT_EQ(back.profiled_first_change(), 2u);
       std::string text;
       back.write_to(text);
       EXPECT_EQ(text, a_text);
-      back.write(s_a, kopt::RowTable(s_a.iterations), {}, 200);  // nothing changed
+      back.write(s_a, {}, 200);  // nothing changed
       EXPECT_EQ(back.first_change(), 200u);
       EXPECT_EQ(back.profiled_first_change(), 2u);
     }
@@ -351,8 +365,8 @@ TEST(Chart, SmallRunsFillTheAxis) {
 TEST(Chart, AxesMovingChangesOnlyTheFrame) {
   for (bool spread : {false, true}) {
     kopt::Series s = steady_run(spread);
-    kopt::ChartWriter w;
-    w.write(s, kopt::RowTable(s.iterations), {});
+    KeptChart w;
+    w.write(s, {});
     std::string a_text;
     w.write_to(a_text);
     const auto a = *kopt::parse_json(a_text);
@@ -361,7 +375,7 @@ TEST(Chart, AxesMovingChangesOnlyTheFrame) {
     it.seq = {kopt::json(999), 999};
     it.latencyMs = spread ? 0.5 : 0.9;
     for (int k = 0; k < 30; ++k) s.iterations.push_back(it);  // 230 points: the x axis grows to 250
-    w.write(s, kopt::RowTable(s.iterations), {});  // nothing vouched for: every row compared
+    w.write(s, {});  // nothing vouched for: every row compared
     std::string b_text;
     w.write_to(b_text);
     EXPECT_EQ(b_text, kopt::chart_json_text(s));
@@ -397,13 +411,17 @@ TEST(Chart, AxesMovingChangesOnlyTheFrame) {
 // A chart kept from write to write is the chart written at once, whatever happens between writes:
 // points appended or changed in place (pending answered, marked finalized, a seq that is no number),
 // rounds appended after the points or before some of them, with and without a budget, wrap-ups,
-// profile marks; and every item before first_change() is the previous write's.
+// profile marks, several updates of the row phases between two writes; and every item before
+// first_change() is the previous write's. The row phases' count of completed evaluations is
+// completed_evals at every step.
 TEST(Chart, KeptWriterEqualsAFreshChart) {
   std::mt19937 rng(17);
   auto seq_of = [](double v) { return kopt::Seq{kopt::json(v), v}; };
   for (int trial = 0; trial < 8; ++trial) {
     kopt::Series s;
     kopt::ChartWriter w;
+    kopt::RowPhases phases;
+    std::size_t chart_first = 0;  // the first row changed since the last write
     kopt::ChartOptions opt;
     opt.budget = trial % 3 == 0 ? 0 : 40;
     opt.fixedBudget = trial % 4 == 1;
@@ -449,7 +467,14 @@ TEST(Chart, KeptWriterEqualsAFreshChart) {
         s.profileSeqs.push_back(seq_of(at - (rng() % 4)));
       }
       const kopt::RowTable rows(s.iterations);
-      w.write(s, rows, opt, first);
+      // The phases are updated at every step (a session counts the completed evaluations as events
+      // come); the chart is written now and then, from the phases' changes since its last write.
+      phases.update(rows, s.rounds, opt.budget, opt.fixedBudget, first);
+      ASSERT_EQ(phases.completed(), kopt::completed_evals(rows, s.rounds)) << "trial " << trial << " step " << step;
+      chart_first = std::min(chart_first, first);
+      if (rng() % 3 == 0 && step + 1 < 100) continue;
+      w.write(s, rows, phases, opt, chart_first);
+      chart_first = std::numeric_limits<std::size_t>::max();
       std::string text;
       w.write_to(text);
       ASSERT_EQ(text, kopt::chart_json_text(s, opt)) << "trial " << trial << " step " << step;

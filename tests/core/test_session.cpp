@@ -83,6 +83,56 @@ TEST(M5_WrapUpPhase, QueriesInAnyOrderAndRoundsInForce) {
   }
 }
 
+// A RoundIndex extended round by round answers as one built at once, and as the one-row rules
+// (the wrap-up walk, the round in force, DV-11's budget), queried in any order between extensions.
+TEST(M5_WrapUpPhase, RoundIndexExtendedInPartsEqualsOneBuiltAtOnce) {
+  std::mt19937 rng(23);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int trial = 0; trial < 300; ++trial) {
+    Series s;
+    RoundIndex kept;
+    const bool sorted = trial % 3 != 0;
+    double q = -2;
+    for (int k = 0; k < 16; ++k) {
+      Round r;
+      q = sorted ? q + static_cast<double>(rng() % 4) : static_cast<double>(rng() % 60);
+      r.seq.num = trial % 7 == 0 && rng() % 5 == 0 ? nan : q;
+      switch (rng() % 4) {
+        case 0: r.wrapUp = true; break;
+        case 1: r.audit = true; break;
+        case 2: r.round = 1; break;
+        default: break;
+      }
+      if (rng() % 3 == 0) r.budget = 1 + rng() % 9;
+      s.rounds.push_back(r);
+      if (rng() % 2) continue;  // now and then two rounds before the next extension
+      kept.extend(s.rounds);
+      ASSERT_EQ(kept.size(), s.rounds.size());
+      const RoundIndex fresh(s.rounds);
+      bool has_nan = false;
+      std::vector<double> budget_seqs;
+      for (const auto& x : s.rounds) {
+        has_nan = has_nan || std::isnan(x.seq.num);
+        if (x.budget) budget_seqs.push_back(x.seq.num);
+      }
+      for (int j = 0; j < 12; ++j) {
+        const double seq = rng() % 11 == 0 ? nan : static_cast<double>(rng() % 70) - 3;
+        ASSERT_EQ(kept.in_wrap_up(seq), in_wrap_up_phase(s.rounds, seq)) << "trial " << trial;
+        ASSERT_EQ(kept.in_force(seq), fresh.in_force(seq)) << "trial " << trial;
+        ASSERT_EQ(kept.budget_at(seq), fresh.budget_at(seq)) << "trial " << trial;
+        if (!has_nan) ASSERT_EQ(kept.in_force(seq), round_in_force(s, seq)) << "trial " << trial << " seq " << seq;
+        // DV-11 as written: the latest round stating a budget at or before the seq, else the first.
+        if (!has_nan && std::is_sorted(budget_seqs.begin(), budget_seqs.end()) && !std::isnan(seq)) {
+          std::optional<long long> want;
+          for (const auto& x : s.rounds)
+            if (x.budget && (!want || x.seq.num <= seq)) want = *x.budget;
+          ASSERT_EQ(kept.budget_at(seq), want) << "trial " << trial << " seq " << seq;
+        }
+      }
+    }
+  }
+}
+
 // The pooled reference is the median of the implied references (J-3), and the drift the widest
 // alarming node group (J-4), whatever the order of the points.
 TEST(J3_PooledReference, MedianAndDriftInAnyOrder) {

@@ -188,8 +188,11 @@ std::string chart_json_text(const Series& s, const ChartOptions& opt) {
 }
 
 void write_chart_json(std::string& out, const Series& s, const ChartOptions& opt) {
+  const RowTable rows(s.iterations);
+  RowPhases phases;
+  phases.update(rows, s.rounds, opt.budget, opt.fixedBudget, 0);
   ChartWriter w;
-  w.write(s, RowTable(s.iterations), opt);
+  w.write(s, rows, phases, opt);
   w.write_to(out);
 }
 
@@ -228,7 +231,7 @@ bool ChartWriter::Point::operator==(const Point& o) const {
          flags == o.flags && seq_text == o.seq_text;
 }
 
-void ChartWriter::write(const Series& s, const RowTable& rows, const ChartOptions& opt, std::size_t rows_same_before) {
+void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases, const ChartOptions& opt, std::size_t rows_same_before) {
   const double W = opt.width, H = opt.height;
   const double left = 66, right = W - 22, top = 22, bottom = H - 56;
   const double baseline = bottom + 16, profile_row = bottom + 32, xlabel_row = H - 6;
@@ -256,14 +259,11 @@ void ChartWriter::write(const Series& s, const RowTable& rows, const ChartOption
   if (!written_) rows_same_before = 0;
   refs_.update(rows, rows_same_before);
   // The per-row facts in prefix form, kept for the rows vouched for and taken on from there.
-  const std::size_t rows_kept = std::min({rows_same_before, seq_max_before_.empty() ? 0 : seq_max_before_.size() - 1, n});
-  seq_max_before_.resize(rows_kept + 1, -std::numeric_limits<double>::infinity());
+  const std::size_t rows_kept = std::min({rows_same_before, lat_min_before_.empty() ? 0 : lat_min_before_.size() - 1, n});
   lat_min_before_.resize(rows_kept + 1, std::numeric_limits<double>::infinity());
   lat_max_before_.resize(rows_kept + 1, 0);
   for (std::size_t i = rows_kept; i < n; ++i) {
     const RowFacts& r = rs[i];
-    // A seq that is not a number counts as the largest: no round is then known to come after it.
-    seq_max_before_.push_back(std::max(seq_max_before_.back(), std::isnan(r.seq) ? std::numeric_limits<double>::infinity() : r.seq));
     lat_min_before_.push_back(r.measured() ? std::min(lat_min_before_.back(), r.latency) : lat_min_before_.back());
     lat_max_before_.push_back(r.measured() ? std::max(lat_max_before_.back(), r.latency) : lat_max_before_.back());
   }
@@ -682,57 +682,20 @@ void ChartWriter::write(const Series& s, const RowTable& rows, const ChartOption
   }
   a.key("xLabelY").num(xlabel_row);
 
-  // Phases (M-5), the counts the summary shows and the rounds in force. A row's phase reads the
-  // rows before it and the rounds; its round in force, the row and the rounds. Rounds that only came
-  // after every kept row's seq, in seq order, change neither for the kept rows (a first round
-  // stating a budget would: it is the budget of every row before it).
-  std::size_t kr = rows_kept;
-  if (!was_written || s.rounds.size() < rounds_seen_ || opt.budget != phase_budget_ || opt.fixedBudget != phase_fixed_) {
-    kr = 0;
-    rounds_seen_ = 0, rounds_sorted_ = true, rounds_budget_ = false;
-    last_round_seq_ = -std::numeric_limits<double>::infinity();
-  }
-  for (std::size_t i = rounds_seen_; i < s.rounds.size(); ++i) {
-    const Round& r = s.rounds[i];
-    const double q = r.seq.num;
-    if (std::isnan(q) || q < last_round_seq_) rounds_sorted_ = false;
-    else last_round_seq_ = q;
-    if (!rounds_sorted_ || !(q > seq_max_before_[kr])) kr = 0;
-    if (r.budget && *r.budget > 0) {
-      if (!rounds_budget_) kr = 0;
-      rounds_budget_ = true;
-    }
-  }
-  rounds_seen_ = s.rounds.size();
-  phase_budget_ = opt.budget, phase_fixed_ = opt.fixedBudget;
-  const std::vector<Phase> old_phases(phases_.begin() + static_cast<std::ptrdiff_t>(std::min(kr, phases_.size())), phases_.end());
-  const long long counted = static_cast<long long>(opt_before_.size() > kr ? opt_before_[kr] + over_before_[kr] : 0);
-  if (opt.fixedBudget) evaluation_phase_codes_fixed(rows, s.rounds, opt.budget, kr, counted, phases_);
-  else evaluation_phase_codes(rows, s.rounds, opt.budget, kr, counted, phases_);
-  for (auto* v : {&opt_before_, &over_before_, &wrap_before_}) v->resize(std::min(kr, v->empty() ? 0 : v->size() - 1) + 1, 0);
-  for (std::size_t i = opt_before_.size() - 1; i < n; ++i) {
-    const bool counts = !rs[i].pending();
-    opt_before_.push_back(opt_before_.back() + (counts && phases_[i] == Phase::Optimization ? 1 : 0));
-    over_before_.push_back(over_before_.back() + (counts && phases_[i] == Phase::OverBudget ? 1 : 0));
-    wrap_before_.push_back(wrap_before_.back() + (counts && phases_[i] == Phase::WrapUp ? 1 : 0));
-  }
-  const long long c_opt = opt_before_[n], c_over = over_before_[n], c_wrap = wrap_before_[n];
+  // Phases (M-5), the counts the summary shows and the rounds in force, as `phases` holds them: the
+  // ropes are rewritten from the first row whose code changed since the last write.
+  const auto& row_phases = phases.phases();
+  const auto& row_rounds = phases.row_rounds();
+  const RowPhases::Changes changed = phases.take_changes();
+  const long long c_opt = phases.count(Phase::Optimization), c_over = phases.count(Phase::OverBudget), c_wrap = phases.count(Phase::WrapUp);
   a.key("phases").open('[');
-  auto phase_item = [&](std::size_t i) { return phase_item_text(phases_[i]); };
-  // Where the codes first differ from the last write's (the shorter length when one is a prefix).
-  auto first_changed = [&](const auto& old_tail, const auto& now) {
-    const std::size_t m = std::min(old_tail.size(), now.size() - kr);
-    return kr + static_cast<std::size_t>(std::mismatch(old_tail.begin(), old_tail.begin() + static_cast<std::ptrdiff_t>(m),
-                                                       now.begin() + static_cast<std::ptrdiff_t>(kr)).first - old_tail.begin());
-  };
-  const std::size_t first_phase = first_changed(old_phases, phases_);
+  auto phase_item = [&](std::size_t i) { return phase_item_text(row_phases[i]); };
+  const std::size_t first_phase = was_written ? changed.phase : 0;
   cut_keeping(phase_text_, first_phase, phase_item);
   for (std::size_t i = phase_text_.items(); i < n; ++i) phase_text_.append(phase_item(i));
   // The loop message in force for each row (its supervision column), by the same rule as the report.
-  const std::vector<std::optional<std::size_t>> old_rounds(row_rounds_.begin() + static_cast<std::ptrdiff_t>(std::min(kr, row_rounds_.size())), row_rounds_.end());
-  rounds_in_force(rows, s.rounds, kr, row_rounds_);
-  auto round_item = [&](std::size_t i) { return row_rounds_[i] ? std::to_string(*row_rounds_[i]) : std::string("null"); };
-  const std::size_t first_round = first_changed(old_rounds, row_rounds_);
+  auto round_item = [&](std::size_t i) { return row_rounds[i] ? std::to_string(*row_rounds[i]) : std::string("null"); };
+  const std::size_t first_round = was_written ? changed.round : 0;
   cut_keeping(round_text_, first_round, round_item);
   for (std::size_t i = round_text_.items(); i < n; ++i) round_text_.append(round_item(i));
   // The first item that differs from the last write's: a kept point is the same text; phases and
@@ -842,9 +805,8 @@ void ChartWriter::write_append(std::string& out, std::size_t from, std::size_t p
 
 std::size_t ChartWriter::approx_bytes() const {
   std::size_t b = sizeof(ChartWriter) + points_.capacity() * sizeof(Point) + ok_before_.capacity() * sizeof(std::size_t);
-  b += phases_.capacity() * sizeof(Phase) + row_rounds_.capacity() * sizeof(std::optional<std::size_t>) + profiled_ends_.capacity() * sizeof(std::size_t);
-  for (const auto* v : {&seq_max_before_, &lat_min_before_, &lat_max_before_, &suffix_min_}) b += v->capacity() * sizeof(double);
-  for (const auto* v : {&opt_before_, &over_before_, &wrap_before_}) b += v->capacity() * sizeof(std::uint32_t);
+  b += profiled_ends_.capacity() * sizeof(std::size_t);
+  for (const auto* v : {&lat_min_before_, &lat_max_before_, &suffix_min_}) b += v->capacity() * sizeof(double);
   b += finalized_.capacity() * sizeof(std::size_t);
   for (const TextRope* r : {&point_text_, &line_text_, &phase_text_, &round_text_}) b += r->approx_bytes();
   for (const TextPiece* p : {&head_, &before_line_, &before_profiled_, &profiled_, &before_phases_, &tail_})

@@ -43,13 +43,13 @@ void Session::refresh_outline() {
   const std::size_t from = projector_->update_outline(outline_);
   rows_.update(outline_.iterations, from);
   chart_rows_from_ = std::min(chart_rows_from_, from);
-  evals_ = kopt::completed_evals(rows_, outline_.rounds);
+  phases_.update(rows_, outline_.rounds, chart_.budget, chart_.fixedBudget, from);
   outline_version_ = projector_->version();
 }
 
 long long Session::completed_evals() {
   refresh_outline();
-  return evals_;
+  return phases_.completed();
 }
 
 std::uint64_t Session::revise(std::string_view control_json) {
@@ -85,7 +85,7 @@ void Session::write_chart() {
   if (chart_ok_) return;
   refresh_outline();
   // Rows before chart_rows_from_ are as the last chart saw them: not compared again.
-  chart_writer_.write(outline_, rows_, chart_, chart_rows_from_);
+  chart_writer_.write(outline_, rows_, phases_, chart_, chart_rows_from_);
   chart_rows_from_ = std::numeric_limits<std::size_t>::max();
   chart_ok_ = true;
   if (!history_.empty() && history_.back().rev == revision_) {
@@ -252,7 +252,7 @@ std::size_t Session::approx_bytes() const {
   std::size_t& b = m.bytes;
   b = sizeof(Session) + projector_->approx_bytes();
   b += outline_.iterations.capacity() * sizeof(Iteration) + outline_.rounds.capacity() * sizeof(Round);
-  b += outline_.profileSeqs.capacity() * sizeof(Seq) + rows_.approx_bytes();
+  b += outline_.profileSeqs.capacity() * sizeof(Seq) + rows_.approx_bytes() + phases_.approx_bytes();
   // The head's pieces are the projector's blocks and the chart, counted with them.
   b += head_.capacity() * sizeof(TextPiece) + chart_writer_.approx_bytes() + control_.capacity();
   for (const auto& step : history_) b += sizeof(Step) + step.touched.capacity() * sizeof(std::uint32_t);

@@ -94,10 +94,14 @@ std::size_t gallop(const std::vector<double>& keys, std::size_t from, Before bef
   return lo;
 }
 
-bool sorted_numbers(const std::vector<double>& v) {
-  for (std::size_t i = 0; i < v.size(); ++i)
-    if (std::isnan(v[i]) || (i && v[i] < v[i - 1])) return false;
-  return true;
+// The loop message in force when a row ran, as the rule reads: the last round in log order with
+// seq < the row's (`seq_of(i)`: round i's seq). A linear walk: RoundIndex searches when it can.
+template <class SeqOf>
+std::optional<std::size_t> last_round_before(std::size_t rounds, SeqOf seq_of, double seq) {
+  std::optional<std::size_t> found;
+  for (std::size_t i = 0; i < rounds; ++i)
+    if (seq_of(i) < seq) found = i;
+  return found;
 }
 
 }  // namespace
@@ -117,14 +121,14 @@ std::size_t SortedWalk::operator()(const std::vector<double>& keys, double q) {
   return at_;
 }
 
-WrapUpIndex::WrapUpIndex(const std::vector<Round>& rounds)
-    : first_nan_(rounds.size()) {
+void WrapUpIndex::extend(const std::vector<Round>& rounds) {
   reach_.reserve(rounds.size());
   phase_.reserve(rounds.size());
-  double reach = -std::numeric_limits<double>::infinity();
-  bool phase = false;
-  for (const auto& r : rounds) {
-    if (std::isnan(r.seq.num)) first_nan_ = std::min(first_nan_, reach_.size());  // !(NaN <= seq)
+  double reach = reach_.empty() ? -std::numeric_limits<double>::infinity() : reach_.back();
+  bool phase = !phase_.empty() && phase_.back() != 0;
+  for (std::size_t k = reach_.size(); k < rounds.size(); ++k) {
+    const Round& r = rounds[k];
+    if (std::isnan(r.seq.num)) first_nan_ = std::min(first_nan_, k);  // !(NaN <= seq)
     else reach = std::max(reach, r.seq.num);
     if (r.wrapUp || r.audit) phase = true;
     else if (r.round) phase = false;
@@ -139,6 +143,39 @@ bool WrapUpIndex::operator()(double seq) const {
   // (reach_ never decreases and holds no NaN: a walk over it).
   const std::size_t stop = std::min(walk_(reach_, seq), first_nan_);
   return stop > 0 && phase_[stop - 1] != 0;
+}
+
+void RoundIndex::extend(const std::vector<Round>& rounds) {
+  wrap_.extend(rounds);
+  for (std::size_t k = seqs_.size(); k < rounds.size(); ++k) {
+    const Round& r = rounds[k];
+    const double q = r.seq.num;
+    if (!seqs_.empty() && q < seqs_.back()) sorted_ = false;  // std::is_sorted, pair by pair
+    if (std::isnan(q) || (!seqs_.empty() && q < seqs_.back())) walkable_ = false;
+    seqs_.push_back(q);
+    if (r.budget && *r.budget > 0) {
+      if (std::isnan(q) || (!budget_seqs_.empty() && q < budget_seqs_.back())) budgets_walkable_ = false;
+      budget_seqs_.push_back(q);
+      budgets_.push_back(*r.budget);
+    }
+  }
+}
+
+std::optional<long long> RoundIndex::budget_at(double seq) const {
+  if (budgets_.empty()) return std::nullopt;
+  // The round after the row's seq (upper bound); rounds out of order or without a number keep
+  // the binary search they always had.
+  const std::size_t k = budgets_walkable_ ? after_(budget_seqs_, seq)
+                                          : static_cast<std::size_t>(std::upper_bound(budget_seqs_.begin(), budget_seqs_.end(), seq) - budget_seqs_.begin());
+  return k == 0 ? budgets_[0] : budgets_[k - 1];
+}
+
+std::optional<std::size_t> RoundIndex::in_force(double seq) const {
+  if (!sorted_) return last_round_before(seqs_.size(), [&](std::size_t i) { return seqs_[i]; }, seq);
+  // The last round with seq < the row's seq: the one before the first with seq >= it (rounds
+  // with a seq that is not a number keep the binary search they always had).
+  const std::size_t pos = walkable_ ? at_least_(seqs_, seq) : static_cast<std::size_t>(std::lower_bound(seqs_.begin(), seqs_.end(), seq) - seqs_.begin());
+  return pos == 0 ? std::nullopt : std::optional<std::size_t>(pos - 1);
 }
 
 long long completed_evals(const RowTable& rows, const std::vector<Round>& rounds) {
@@ -156,14 +193,13 @@ namespace {
 // M-5 with the budget of each row given by `budget_of(row)`: rows [from, n) into out (entries before
 // `from` kept), counting on from `counted` (the rows before `from` that count).
 template <class BudgetOf>
-void phases_with(const RowTable& rows, const std::vector<Round>& rounds, BudgetOf budget_of, std::size_t from, long long counted,
+void phases_with(const RowTable& rows, const RoundIndex& rounds, BudgetOf budget_of, std::size_t from, long long counted,
                  std::vector<Phase>& out) {
   out.resize(std::min(from, rows.size()));
   out.reserve(rows.size());
-  const WrapUpIndex wrap(rounds);
   for (std::size_t i = out.size(); i < rows.size(); ++i) {
     const RowFacts& r = rows.rows[i];
-    if (r.replay() || wrap(r.seq)) {
+    if (r.replay() || rounds.in_wrap_up(r.seq)) {
       out.push_back(Phase::WrapUp);
       continue;
     }
@@ -191,43 +227,30 @@ const char* phase_name(Phase p) {
   return "optimization";
 }
 
-void evaluation_phase_codes(const RowTable& rows, const std::vector<Round>& rounds, long long fallback, std::size_t from,
+void evaluation_phase_codes(const RowTable& rows, const RoundIndex& rounds, long long fallback, std::size_t from,
                             long long counted, std::vector<Phase>& codes) {
   // DV-11: a row is judged against the budget the loop logged for the run in force at its seq —
   // the latest round stating counters at or before it, else the first one after it (the message
   // that first counted it). History is the log's: re-arming with another budget relabels nothing
   // already run, and a replay after a restart draws what was seen live. `fallback` serves only a
   // log whose rounds state no budget.
-  std::vector<double> seqs;  // of the rounds stating a budget, in log order
-  std::vector<long long> budgets;
-  for (const auto& r : rounds)
-    if (r.budget && *r.budget > 0) seqs.push_back(r.seq.num), budgets.push_back(*r.budget);
-  if (seqs.empty()) return phases_with(rows, rounds, [&](const RowFacts&) { return fallback; }, from, counted, codes);
-  // The round after the row's seq (upper bound); rounds out of order or without a number keep
-  // the binary search they always had.
-  const bool walkable = sorted_numbers(seqs);
-  SortedWalk after(false);
-  phases_with(rows, rounds, [&](const RowFacts& r) {
-    const std::size_t k = walkable ? after(seqs, r.seq)
-                                   : static_cast<std::size_t>(std::upper_bound(seqs.begin(), seqs.end(), r.seq) - seqs.begin());
-    return k == 0 ? budgets[0] : budgets[k - 1];
-  }, from, counted, codes);
+  phases_with(rows, rounds, [&](const RowFacts& r) { return rounds.budget_at(r.seq).value_or(fallback); }, from, counted, codes);
 }
 
-void evaluation_phase_codes_fixed(const RowTable& rows, const std::vector<Round>& rounds, long long budget, std::size_t from,
+void evaluation_phase_codes_fixed(const RowTable& rows, const RoundIndex& rounds, long long budget, std::size_t from,
                                   long long counted, std::vector<Phase>& codes) {
   phases_with(rows, rounds, [&](const RowFacts&) { return budget; }, from, counted, codes);
 }
 
 std::vector<Phase> evaluation_phase_codes(const RowTable& rows, const std::vector<Round>& rounds, long long fallback) {
   std::vector<Phase> codes;
-  evaluation_phase_codes(rows, rounds, fallback, 0, 0, codes);
+  evaluation_phase_codes(rows, RoundIndex(rounds), fallback, 0, 0, codes);
   return codes;
 }
 
 std::vector<Phase> evaluation_phase_codes_fixed(const RowTable& rows, const std::vector<Round>& rounds, long long budget) {
   std::vector<Phase> codes;
-  evaluation_phase_codes_fixed(rows, rounds, budget, 0, 0, codes);
+  evaluation_phase_codes_fixed(rows, RoundIndex(rounds), budget, 0, 0, codes);
   return codes;
 }
 
@@ -247,42 +270,104 @@ std::vector<std::string> evaluation_phases_fixed(const Series& s, long long budg
   return names(evaluation_phase_codes_fixed(s, budget));
 }
 
+std::optional<std::size_t> round_in_force(const Series& s, double seq) {
+  return last_round_before(s.rounds.size(), [&](std::size_t i) { return s.rounds[i].seq.num; }, seq);
+}
+
+void rounds_in_force(const RowTable& rows, const RoundIndex& rounds, std::size_t from, std::vector<std::optional<std::size_t>>& out) {
+  out.resize(std::min(from, rows.size()));
+  out.reserve(rows.size());
+  for (std::size_t i = out.size(); i < rows.size(); ++i) out.push_back(rounds.in_force(rows.rows[i].seq));
+}
+
 namespace {
-std::optional<std::size_t> round_in_force(const std::vector<Round>& rounds, double seq) {
-  std::optional<std::size_t> found;
-  for (std::size_t i = 0; i < rounds.size(); ++i)
-    if (rounds[i].seq.num < seq) found = i;
-  return found;
+// Where `now` first differs from `old_tail`, the entries of an earlier `now` from `from` on (the
+// shorter length when one is a prefix of the other).
+template <class T>
+std::size_t first_changed(const std::vector<T>& old_tail, const std::vector<T>& now, std::size_t from) {
+  const std::size_t m = std::min(old_tail.size(), now.size() - from);
+  return from + static_cast<std::size_t>(std::mismatch(old_tail.begin(), old_tail.begin() + static_cast<std::ptrdiff_t>(m),
+                                                       now.begin() + static_cast<std::ptrdiff_t>(from)).first - old_tail.begin());
 }
 }  // namespace
 
-std::optional<std::size_t> round_in_force(const Series& s, double seq) { return round_in_force(s.rounds, seq); }
+void RowPhases::update(const RowTable& rows, const std::vector<Round>& rounds, long long budget, bool fixed, std::size_t rows_same_before) {
+  const auto& rs = rows.rows;
+  const std::size_t n = rs.size();
+  if (!updated_) rows_same_before = 0;
+  const std::size_t rows_kept = std::min({rows_same_before, seq_max_before_.size() - 1, n});
+  seq_max_before_.resize(rows_kept + 1);
+  for (std::size_t i = rows_kept; i < n; ++i)
+    seq_max_before_.push_back(std::max(seq_max_before_.back(), std::isnan(rs[i].seq) ? std::numeric_limits<double>::infinity() : rs[i].seq));
+  // The rows whose phase and round in force stand: the kept rows, unless the rounds moved under them.
+  std::size_t kr = rows_kept;
+  if (!updated_ || rounds.size() < rounds_seen_ || budget != budget_ || fixed != fixed_) {
+    kr = 0;
+    rounds_seen_ = 0, rounds_sorted_ = true, rounds_budget_ = false;
+    last_round_seq_ = -std::numeric_limits<double>::infinity();
+    index_ = RoundIndex();
+  }
+  for (std::size_t i = rounds_seen_; i < rounds.size(); ++i) {
+    const Round& r = rounds[i];
+    const double q = r.seq.num;
+    if (std::isnan(q) || q < last_round_seq_) rounds_sorted_ = false;
+    else last_round_seq_ = q;
+    if (!rounds_sorted_ || !(q > seq_max_before_[kr])) kr = 0;
+    if (r.budget && *r.budget > 0) {
+      if (!rounds_budget_) kr = 0;
+      rounds_budget_ = true;
+    }
+  }
+  rounds_seen_ = rounds.size();
+  index_.extend(rounds);
+  budget_ = budget, fixed_ = fixed;
+  const bool first = !updated_;
+  updated_ = true;
 
-void rounds_in_force(const RowTable& rows, const std::vector<Round>& rounds, std::size_t from, std::vector<std::optional<std::size_t>>& out) {
-  out.resize(std::min(from, rows.size()));
-  out.reserve(rows.size());
-  std::vector<double> seqs;
-  seqs.reserve(rounds.size());
-  for (const auto& r : rounds) seqs.push_back(r.seq.num);
-  if (!std::is_sorted(seqs.begin(), seqs.end())) {
-    for (std::size_t i = out.size(); i < rows.size(); ++i) out.push_back(round_in_force(rounds, rows.rows[i].seq));
-    return;
+  const std::vector<Phase> old_phases(phases_.begin() + static_cast<std::ptrdiff_t>(std::min(kr, phases_.size())), phases_.end());
+  const long long counted = static_cast<long long>(opt_before_[std::min(kr, opt_before_.size() - 1)] + over_before_[std::min(kr, over_before_.size() - 1)]);
+  if (fixed) evaluation_phase_codes_fixed(rows, index_, budget, kr, counted, phases_);
+  else evaluation_phase_codes(rows, index_, budget, kr, counted, phases_);
+  for (auto* v : {&opt_before_, &over_before_, &wrap_before_}) v->resize(std::min(kr, v->size() - 1) + 1);
+  for (std::size_t i = opt_before_.size() - 1; i < n; ++i) {
+    const bool counts = !rs[i].pending();
+    opt_before_.push_back(opt_before_.back() + (counts && phases_[i] == Phase::Optimization ? 1 : 0));
+    over_before_.push_back(over_before_.back() + (counts && phases_[i] == Phase::OverBudget ? 1 : 0));
+    wrap_before_.push_back(wrap_before_.back() + (counts && phases_[i] == Phase::WrapUp ? 1 : 0));
   }
-  // The last round with seq < the row's seq: the one before the first with seq >= it (rounds
-  // with a seq that is not a number keep the binary search they always had).
-  const bool walkable = sorted_numbers(seqs);
-  SortedWalk first_at_least(true);
-  for (std::size_t i = out.size(); i < rows.size(); ++i) {
-    const double seq = rows.rows[i].seq;
-    const std::size_t pos = walkable ? first_at_least(seqs, seq)
-                                     : static_cast<std::size_t>(std::lower_bound(seqs.begin(), seqs.end(), seq) - seqs.begin());
-    out.push_back(pos == 0 ? std::nullopt : std::optional<std::size_t>(pos - 1));
+  const std::vector<std::optional<std::size_t>> old_rounds(row_rounds_.begin() + static_cast<std::ptrdiff_t>(std::min(kr, row_rounds_.size())), row_rounds_.end());
+  rounds_in_force(rows, index_, kr, row_rounds_);
+  const std::size_t phase_from = first ? 0 : first_changed(old_phases, phases_, std::min(kr, phases_.size()));
+  const std::size_t round_from = first ? 0 : first_changed(old_rounds, row_rounds_, std::min(kr, row_rounds_.size()));
+  changes_.phase = std::min(changes_.phase, phase_from);
+  changes_.round = std::min(changes_.round, round_from);
+}
+
+long long RowPhases::count(Phase p) const {
+  switch (p) {
+    case Phase::OverBudget: return over_before_.back();
+    case Phase::WrapUp: return wrap_before_.back();
+    case Phase::Optimization: break;
   }
+  return opt_before_.back();
+}
+
+RowPhases::Changes RowPhases::take_changes() {
+  const Changes c = changes_;
+  changes_ = {std::numeric_limits<std::size_t>::max(), std::numeric_limits<std::size_t>::max()};
+  return c;
+}
+
+std::size_t RowPhases::approx_bytes() const {
+  std::size_t b = phases_.capacity() * sizeof(Phase) + row_rounds_.capacity() * sizeof(std::optional<std::size_t>);
+  b += seq_max_before_.capacity() * sizeof(double);
+  for (const auto* v : {&opt_before_, &over_before_, &wrap_before_}) b += v->capacity() * sizeof(std::uint32_t);
+  return b;
 }
 
 std::vector<std::optional<std::size_t>> rounds_in_force(const RowTable& rows, const std::vector<Round>& rounds) {
   std::vector<std::optional<std::size_t>> out;
-  rounds_in_force(rows, rounds, 0, out);
+  rounds_in_force(rows, RoundIndex(rounds), 0, out);
   return out;
 }
 
