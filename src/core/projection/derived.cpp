@@ -122,8 +122,8 @@ std::size_t SortedWalk::operator()(const std::vector<double>& keys, double q) {
 }
 
 void WrapUpIndex::extend(const std::vector<Round>& rounds) {
-  reach_.reserve(rounds.size());
-  phase_.reserve(rounds.size());
+  // Not when extending: an exact reserve for one more round would copy every round each time.
+  if (reach_.empty()) reach_.reserve(rounds.size()), phase_.reserve(rounds.size());
   double reach = reach_.empty() ? -std::numeric_limits<double>::infinity() : reach_.back();
   bool phase = !phase_.empty() && phase_.back() != 0;
   for (std::size_t k = reach_.size(); k < rounds.size(); ++k) {
@@ -196,7 +196,8 @@ template <class BudgetOf>
 void phases_with(const RowTable& rows, const RoundIndex& rounds, BudgetOf budget_of, std::size_t from, long long counted,
                  std::vector<Phase>& out) {
   out.resize(std::min(from, rows.size()));
-  out.reserve(rows.size());
+  // Not when taking on from a row: an exact reserve for one more entry would copy every entry each time.
+  if (out.empty()) out.reserve(rows.size());
   for (std::size_t i = out.size(); i < rows.size(); ++i) {
     const RowFacts& r = rows.rows[i];
     if (r.replay() || rounds.in_wrap_up(r.seq)) {
@@ -276,7 +277,8 @@ std::optional<std::size_t> round_in_force(const Series& s, double seq) {
 
 void rounds_in_force(const RowTable& rows, const RoundIndex& rounds, std::size_t from, std::vector<std::optional<std::size_t>>& out) {
   out.resize(std::min(from, rows.size()));
-  out.reserve(rows.size());
+  // Not when taking on from a row: an exact reserve for one more entry would copy every entry each time.
+  if (out.empty()) out.reserve(rows.size());
   for (std::size_t i = out.size(); i < rows.size(); ++i) out.push_back(rounds.in_force(rows.rows[i].seq));
 }
 
