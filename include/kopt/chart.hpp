@@ -2,6 +2,7 @@
 // browser only draws. Higher is faster: ×speedup against the pooled reference when the run reports
 // one, else 1/latency with latency labels; a log axis when measured latencies span more than 20×.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -119,6 +120,11 @@ class ChartWriter {
   // `","ticks":…"profiled":[`, the marks, `]},"reference":…"phases":[`, `],"counts":…}`.
   TextPiece head_, before_line_, before_profiled_, profiled_, before_phases_, tail_;
   std::vector<std::size_t> profiled_ends_;  // just after each mark in profiled_
+  // Each mark's seq and the row its search ended at (the first whose suffix minimum is at least
+  // its seq), and the x axis the marks were placed on: a mark is placed again only when these move.
+  std::vector<double> mark_seq_;
+  std::vector<std::size_t> mark_at_;
+  std::array<double, 6> marks_axis_{};
 };
 
 // The same from a series as it travels on the wire (the /series body or a vectors `series`).

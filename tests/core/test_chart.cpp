@@ -411,7 +411,7 @@ TEST(Chart, AxesMovingChangesOnlyTheFrame) {
 // A chart kept from write to write is the chart written at once, whatever happens between writes:
 // points appended or changed in place (pending answered, marked finalized, a seq that is no number),
 // rounds appended after the points or before some of them, with and without a budget, wrap-ups,
-// profile marks, several updates of the row phases between two writes; and every item before
+// rows with a seq below earlier rows', profile marks anywhere, several updates of the row phases between two writes; and every item before
 // first_change() is the previous write's. The row phases' count of completed evaluations is
 // completed_evals at every step.
 TEST(Chart, KeptWriterEqualsAFreshChart) {
@@ -434,7 +434,10 @@ TEST(Chart, KeptWriterEqualsAFreshChart) {
         for (unsigned k = 1 + rng() % (rng() % 8 == 0 ? 200 : 3); k-- > 0;) {
           kopt::Iteration it;
           at += 1 + rng() % 3;
-          it.seq = rng() % 97 == 0 ? kopt::Seq{kopt::json("x"), std::numeric_limits<double>::quiet_NaN()} : seq_of(at);
+          // Now and then a seq below earlier rows' (the profile marks before it move).
+          it.seq = rng() % 97 == 0   ? kopt::Seq{kopt::json("x"), std::numeric_limits<double>::quiet_NaN()}
+                   : rng() % 15 == 0 ? seq_of(at - 1.5 - rng() % 20)
+                                     : seq_of(at);
           it.tool = "kernel_evaluate";
           it.pending = rng() % 9 == 0;
           if (!it.pending && rng() % 7) {
@@ -464,7 +467,7 @@ TEST(Chart, KeptWriterEqualsAFreshChart) {
         }
         first = i;
       } else {
-        s.profileSeqs.push_back(seq_of(at - (rng() % 4)));
+        s.profileSeqs.push_back(seq_of(at - (rng() % 4) - (rng() % 3 == 0 ? rng() % 40 : 0)));
       }
       const kopt::RowTable rows(s.iterations);
       // The phases are updated at every step (a session counts the completed evaluations as events

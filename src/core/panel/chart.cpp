@@ -274,10 +274,12 @@ void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases
   // on down only while they change.
   auto seq_key = [&](std::size_t i) { return std::isnan(rs[i].seq) ? std::numeric_limits<double>::infinity() : rs[i].seq; };
   suffix_min_.resize(n);
+  std::size_t suffix_from = n;  // the first suffix minimum written again
   for (std::size_t i = n; i-- > 0;) {
     const double v = i + 1 < n ? std::min(seq_key(i), suffix_min_[i + 1]) : seq_key(i);
     if (i < rows_kept && v == suffix_min_[i]) break;
     suffix_min_[i] = v;
+    suffix_from = i;
   }
   const std::optional<double> ref = refs_.median();
   const bool speedup_mode = ref.has_value() && *ref > 0;
@@ -609,20 +611,36 @@ void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases
   }
   m.close(']');
   // A profile mark sits after the last iteration whose seq is below its own: with the suffix
-  // minima of the seqs (non-decreasing) that iteration is found by binary search.
-  const std::vector<double>& suffix_min = suffix_min_;
+  // minima of the seqs (non-decreasing) that iteration is found by binary search. A mark is placed
+  // again only when the x axis moved, or when the first row whose suffix minimum is at least its
+  // seq (where the search ended) is at or past the first suffix minimum written again; any other
+  // mark keeps its text.
+  const std::array<double, 6> marks_axis{x0, dx, left, right, n == 0 ? 1.0 : 0.0, n > 1 ? 1.0 : 0.0};
+  const bool axis_kept = was_written && marks_axis == marks_axis_;
+  marks_axis_ = marks_axis;
   m.key("profiled").open('[');
-  std::string prof;
+  auto mark = [](std::string_view text, const std::vector<std::size_t>& ends, std::size_t i) {
+    const std::size_t from = i ? ends[i - 1] + 1 : 0;  // past the comma
+    return text.substr(from, ends[i] - from);
+  };
+  const std::size_t mark_count = s.profileSeqs.size(), old_marks = was_written ? std::min(profiled_ends_.size(), mark_at_.size()) : 0;
+  std::string prof, one;
   std::vector<std::size_t> prof_ends;
-  prof_ends.reserve(s.profileSeqs.size());
-  Text pm(prof);
-  for (const auto& ps : s.profileSeqs) {
-    long long before = -1;
-    if (!std::isnan(ps.num)) {
-      // The first index whose suffix minimum is ≥ ps; the one before it is the last seq < ps.
-      auto it = std::lower_bound(suffix_min.begin(), suffix_min.end(), ps.num);
-      before = static_cast<long long>(it - suffix_min.begin()) - 1;
+  prof_ends.reserve(mark_count);
+  std::size_t first_mark = was_written ? std::min(mark_count, profiled_ends_.size()) : 0;  // the first mark that differs
+  mark_at_.resize(mark_count);
+  mark_seq_.resize(mark_count);
+  for (std::size_t i = 0; i < mark_count; ++i) {
+    const Seq& ps = s.profileSeqs[i];
+    if (i) prof.push_back(',');
+    if (axis_kept && i < old_marks && same_number(ps.num, mark_seq_[i]) && mark_at_[i] < suffix_from && mark_at_[i] < n) {
+      prof += mark(*profiled_, profiled_ends_, i);
+      prof_ends.push_back(prof.size());
+      continue;
     }
+    // The first index whose suffix minimum is ≥ ps; the one before it is the last seq < ps.
+    const std::size_t at = std::isnan(ps.num) ? 0 : static_cast<std::size_t>(std::lower_bound(suffix_min_.begin(), suffix_min_.end(), ps.num) - suffix_min_.begin());
+    const long long before = static_cast<long long>(at) - 1;
     double x;
     if (n == 0) {
       x = r1((left + right) / 2);
@@ -633,23 +651,18 @@ void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases
     } else {
       x = r1((x_of(static_cast<double>(before)) + x_of(static_cast<double>(before + 1))) / 2);
     }
+    one.clear();
+    Text pm(one);
     pm.open('{');
     pm.key("seq");
-    js_stringify_to(prof, ps.raw);
+    js_stringify_to(one, ps.raw);
     pm.value_done();
     pm.key("x").num(x);
     pm.close('}');
+    prof += one;
     prof_ends.push_back(prof.size());
-  }
-  // The first mark that differs from the last write's.
-  auto mark = [](std::string_view text, const std::vector<std::size_t>& ends, std::size_t i) {
-    const std::size_t from = i ? ends[i - 1] + 1 : 0;  // past the comma
-    return text.substr(from, ends[i] - from);
-  };
-  std::size_t first_mark = 0;
-  if (was_written) {
-    const std::size_t common = std::min(prof_ends.size(), profiled_ends_.size());
-    while (first_mark < common && mark(prof, prof_ends, first_mark) == mark(*profiled_, profiled_ends_, first_mark)) ++first_mark;
+    mark_at_[i] = at, mark_seq_[i] = ps.num;
+    if (i < first_mark && (i >= profiled_ends_.size() || one != mark(*profiled_, profiled_ends_, i))) first_mark = i;
   }
 
   // From the end of the marks to the phases.
@@ -805,7 +818,7 @@ void ChartWriter::write_append(std::string& out, std::size_t from, std::size_t p
 
 std::size_t ChartWriter::approx_bytes() const {
   std::size_t b = sizeof(ChartWriter) + points_.capacity() * sizeof(Point) + ok_before_.capacity() * sizeof(std::size_t);
-  b += profiled_ends_.capacity() * sizeof(std::size_t);
+  b += (profiled_ends_.capacity() + mark_at_.capacity()) * sizeof(std::size_t) + mark_seq_.capacity() * sizeof(double);
   for (const auto* v : {&lat_min_before_, &lat_max_before_, &suffix_min_}) b += v->capacity() * sizeof(double);
   b += finalized_.capacity() * sizeof(std::size_t);
   for (const TextRope* r : {&point_text_, &line_text_, &phase_text_, &round_text_}) b += r->approx_bytes();
