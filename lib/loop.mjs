@@ -286,6 +286,23 @@ export function registerLoop(ctx, deps) {
   }
   if (typeof ctx.on === 'function') ctx.on('session/event', onEvent)
 
+  // A disposed agent's loop goes with it: its settle timer, review and cancel watch end, and its
+  // entry is dropped (nothing is kept per session the host has let go).
+  const forget = (id) => {
+    const e = entries.get(id)
+    if (e === undefined) return
+    if (e.timer !== undefined) clearTimeout(e.timer)
+    e.review?.abort(new Error('disposed'))
+    unwatch(e)
+    entries.delete(id)
+  }
+  if (typeof ctx.on === 'function') {
+    ctx.on('agent/disposed', (payload) => {
+      const id = payload?.agent?.id
+      if (typeof id === 'string') forget(id)
+    })
+  }
+
   const afterArm = (id, e) => {
     watchCancels(id, e)
     if (agentOf(id)?.status === 'idle') scheduleSettle(id, e)
@@ -321,12 +338,7 @@ export function registerLoop(ctx, deps) {
     /** For tests and diagnostics. */
     controllerOf: (sessionId) => entries.get(sessionId)?.c,
     dispose() {
-      for (const e of entries.values()) {
-        if (e.timer !== undefined) clearTimeout(e.timer)
-        e.review?.abort(new Error('disposed'))
-        unwatch(e)
-      }
-      entries.clear()
+      for (const id of [...entries.keys()]) forget(id)
     },
   }
   return service

@@ -23,6 +23,7 @@ async function until(cond, what, ms = 3000) {
 /** A host with one session whose agent runs `evalsPerTurn` evaluations per turn. */
 function fakeHost({ evalsPerTurn = 1, hang = false, llm } = {}) {
   const listeners = []
+  const disposedListeners = []
   const events = []
   const session = { id: 'session-1', header: { cwd: '/tmp', agentPreset: 'kernel-opt' }, get events() { return events.slice() } }
   let latency = 10
@@ -70,7 +71,10 @@ function fakeHost({ evalsPerTurn = 1, hang = false, llm } = {}) {
   }
   const commands = new Map()
   const ctx = {
-    on(name, fn) { if (name === 'session/event') listeners.push(fn) },
+    on(name, fn) {
+      if (name === 'session/event') listeners.push(fn)
+      if (name === 'agent/disposed') disposedListeners.push(fn)
+    },
     agents: { get: (id) => (id === session.id ? agent : undefined) },
     sessions: { get: (id) => (id === session.id ? session : undefined) },
     inject(_names, fn) { fn(ctx) },
@@ -86,7 +90,8 @@ function fakeHost({ evalsPerTurn = 1, hang = false, llm } = {}) {
   const human = (text) => emit('user/message', { role: 'user', content: [{ type: 'text', text }], source: { kind: 'user' } })
   const runCommand = (name, rawInput) => commands.get(name).handler({ agent, rawInput })
   const series = () => JSON.parse(getProjector(session.id).seriesJson(session.id, 0))
-  return { ctx, agent, session, sent, cancels, getProjector, human, runCommand, series, emit, commands }
+  const dispose = () => { for (const fn of disposedListeners) fn({ agent }) }
+  return { ctx, agent, session, sent, cancels, getProjector, human, runCommand, series, emit, commands, dispose }
 }
 
 const baseConfig = (extra = {}) => ({
@@ -349,4 +354,22 @@ test('/supervise commands and errors', () => {
   assert.equal(h.runCommand('supervise', 'use nothing').kind, 'error')
   assert.equal(h.runCommand('kloop', 'abc').kind, 'error')
   assert.ok(h.commands.has('kloop') && h.commands.has('supervise'))
+})
+
+test('a disposed agent takes its loop with it: no entry, no timer, no more continuations', async () => {
+  const { h, svc } = setup()
+  h.human('Optimize k.cu')
+  const r = await svc.act('session-1', { sessionId: 'session-1', action: 'loop-arm', budget: 50 })
+  assert.equal(r.status, 200)
+  await until(() => h.sent.length >= 1, 'the first continuation')
+  assert.ok(svc.controllerOf('session-1'))
+  h.dispose()
+  assert.equal(svc.controllerOf('session-1'), undefined)
+  assert.equal(svc.control('session-1'), undefined)
+  const sent = h.sent.length
+  // The agent's turn in flight still ends; nothing is scheduled from it.
+  await new Promise((resolve) => setTimeout(resolve, 60))
+  h.emit('turn/end', { turn: 9, reason: { kind: 'completed' } })
+  await new Promise((resolve) => setTimeout(resolve, 60))
+  assert.equal(h.sent.length, sent)
 })
