@@ -55,8 +55,9 @@ class SortedWalk {
   std::size_t at_ = 0;
 };
 
-bool in_wrap_up_phase(const std::vector<Round>& rounds, double seq);
-// The same rule (M-5) for many seqs: built once in O(rounds); a query costs O(log rounds), or O(1)
+// M-5's wrap-up phase at a seq: the phase after the rounds read in log order up to the first whose
+// seq is above it (a wrap-up or audit message opens it, a loop round closes it), for many seqs:
+// built once in O(rounds); a query costs O(log rounds), or O(1)
 // amortized while queries come in non-decreasing seq order (rows in log order), so the per-point
 // figures below cost O(points + rounds), not O(points × rounds). Not for use from two threads.
 class WrapUpIndex {
@@ -89,7 +90,8 @@ class RoundIndex {
   // DV-11: the budget of the latest round stating one at or before `seq`, else of the first after
   // it; nullopt when no round states one.
   std::optional<long long> budget_at(double seq) const;
-  // The last round with seq < `seq` (round_in_force).
+  // The loop message in force at `seq`: the last round with seq < it (in log order when the rounds
+  // are not in seq order).
   std::optional<std::size_t> in_force(double seq) const;
 
  private:
@@ -124,12 +126,10 @@ void evaluation_phase_codes_fixed(const RowTable& rows, const RoundIndex& rounds
 std::vector<std::string> evaluation_phases(const Series& s, long long fallback);
 std::vector<std::string> evaluation_phases_fixed(const Series& s, long long budget);
 std::size_t latest_run_start(const Series& s);
-// The loop message in force when a row ran: the last round with seq < the row's seq. The record's
-// supervision column shows that round's own review (or that it failed, or nothing) — never an
-// older round's advice.
-std::optional<std::size_t> round_in_force(const Series& s, double seq);
-// round_in_force for every row, O((rows + rounds) log rounds) when rounds are in seq order (the log's
-// order), falling back to the linear rule otherwise.
+// The loop message in force when a row ran (RoundIndex::in_force): the last round with seq < the
+// row's seq. The record's supervision column shows that round's own review (or that it failed, or
+// nothing) — never an older round's advice. For every row, O((rows + rounds) log rounds) when
+// rounds are in seq order (the log's order), falling back to the linear rule otherwise.
 std::vector<std::optional<std::size_t>> rounds_in_force(const Series& s);
 std::vector<std::optional<std::size_t>> rounds_in_force(const RowTable& rows, const std::vector<Round>& rounds);
 // The same for rows [from, n) only, into `out` (entries before `from` kept).

@@ -106,11 +106,11 @@ TEST(History, TheSupervisionColumnIsTheRoundInForceNeverAnOlderReview) {
   Round r3 = continuation(30, 3, 2, 8);  // no supervision this round
   s.rounds = {r1, r2, r3};
   for (double at : {5, 15, 25, 35}) s.iterations.push_back(point(at));
-  EXPECT_EQ(round_in_force(s, 5), std::nullopt);
-  EXPECT_EQ(round_in_force(s, 15), std::optional<std::size_t>(0));
-  EXPECT_EQ(round_in_force(s, 25), std::optional<std::size_t>(1));
-  EXPECT_EQ(round_in_force(s, 35), std::optional<std::size_t>(2));
-  EXPECT_EQ(round_in_force(s, 20), std::optional<std::size_t>(0));  // strictly before
+  EXPECT_EQ(RoundIndex(s.rounds).in_force(5), std::nullopt);
+  EXPECT_EQ(RoundIndex(s.rounds).in_force(15), std::optional<std::size_t>(0));
+  EXPECT_EQ(RoundIndex(s.rounds).in_force(25), std::optional<std::size_t>(1));
+  EXPECT_EQ(RoundIndex(s.rounds).in_force(35), std::optional<std::size_t>(2));
+  EXPECT_EQ(RoundIndex(s.rounds).in_force(20), std::optional<std::size_t>(0));  // strictly before
   EXPECT_EQ(chart_json(s)["rowRounds"], json::parse("[null, 0, 1, 2]"));
   // The report's record says the round-2 review failed and shows no advice on that row.
   ReportInput in;

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <algorithm>
 #include <random>
 #include <set>
@@ -19,6 +20,27 @@
 #include "json_compare.hpp"
 
 using namespace kopt;
+
+namespace {
+// The rules as the spec reads them, one seq at a time: the oracles the indexes are checked against.
+// M-5: the phase after the rounds in log order up to the first whose seq is above the point's.
+bool in_wrap_up_phase(const std::vector<Round>& rounds, double seq) {
+  bool phase = false;
+  for (const auto& r : rounds) {
+    if (!(r.seq.num <= seq)) break;
+    if (r.wrapUp || r.audit) phase = true;
+    else if (r.round) phase = false;
+  }
+  return phase;
+}
+// The loop message in force: the last round in log order with seq < the row's.
+std::optional<std::size_t> round_in_force(const Series& s, double seq) {
+  std::optional<std::size_t> found;
+  for (std::size_t i = 0; i < s.rounds.size(); ++i)
+    if (s.rounds[i].seq.num < seq) found = i;
+  return found;
+}
+}  // namespace
 
 // M-5 through the index equals the rule's walk, for rounds in any order, NaN seqs included.
 TEST(M5_WrapUpPhase, IndexEqualsTheWalk) {

@@ -58,16 +58,6 @@ json Decision::to_json() const {
   return j;
 }
 
-bool in_wrap_up_phase(const std::vector<Round>& rounds, double seq) {
-  bool phase = false;
-  for (const auto& r : rounds) {
-    if (!(r.seq.num <= seq)) break;
-    if (r.wrapUp || r.audit) phase = true;
-    else if (r.round) phase = false;
-  }
-  return phase;
-}
-
 namespace {
 
 // The first k >= from with !before(keys[k]), over keys for which `before` holds on a prefix:
@@ -95,12 +85,11 @@ std::size_t gallop(const std::vector<double>& keys, std::size_t from, Before bef
 }
 
 // The loop message in force when a row ran, as the rule reads: the last round in log order with
-// seq < the row's (`seq_of(i)`: round i's seq). A linear walk: RoundIndex searches when it can.
-template <class SeqOf>
-std::optional<std::size_t> last_round_before(std::size_t rounds, SeqOf seq_of, double seq) {
+// seq < the row's. A linear walk, for rounds out of order: RoundIndex searches when it can.
+std::optional<std::size_t> last_round_before(const std::vector<double>& seqs, double seq) {
   std::optional<std::size_t> found;
-  for (std::size_t i = 0; i < rounds; ++i)
-    if (seq_of(i) < seq) found = i;
+  for (std::size_t i = 0; i < seqs.size(); ++i)
+    if (seqs[i] < seq) found = i;
   return found;
 }
 
@@ -171,7 +160,7 @@ std::optional<long long> RoundIndex::budget_at(double seq) const {
 }
 
 std::optional<std::size_t> RoundIndex::in_force(double seq) const {
-  if (!sorted_) return last_round_before(seqs_.size(), [&](std::size_t i) { return seqs_[i]; }, seq);
+  if (!sorted_) return last_round_before(seqs_, seq);
   // The last round with seq < the row's seq: the one before the first with seq >= it (rounds
   // with a seq that is not a number keep the binary search they always had).
   const std::size_t pos = walkable_ ? at_least_(seqs_, seq) : static_cast<std::size_t>(std::lower_bound(seqs_.begin(), seqs_.end(), seq) - seqs_.begin());
@@ -269,10 +258,6 @@ std::vector<std::string> evaluation_phases(const Series& s, long long fallback) 
 
 std::vector<std::string> evaluation_phases_fixed(const Series& s, long long budget) {
   return names(evaluation_phase_codes_fixed(s, budget));
-}
-
-std::optional<std::size_t> round_in_force(const Series& s, double seq) {
-  return last_round_before(s.rounds.size(), [&](std::size_t i) { return s.rounds[i].seq.num; }, seq);
 }
 
 void rounds_in_force(const RowTable& rows, const RoundIndex& rounds, std::size_t from, std::vector<std::optional<std::size_t>>& out) {
