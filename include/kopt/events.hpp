@@ -12,6 +12,10 @@
 
 namespace kopt {
 
+// The event types the projection reads (spec A: a call, its result, a user message); every
+// other event is counted and passed over.
+bool projected_type(std::string_view type);
+
 // message.source.callId, then data.callId, then message.content[0].toolCallId.
 std::optional<std::string> result_call_id(const json& data);
 // every string `text` of every record under `message`, depth first, joined with "\n".

@@ -6,16 +6,15 @@
 #include <string>
 
 #include "kopt/derived.hpp"
+#include "kopt/events.hpp"
 
 namespace kopt {
 
 namespace {
 
-bool projected_type(const json& ev) {
+bool projected_event(const json& ev) {
   auto t = ev.find("type");
-  if (t == ev.end() || !t->is_string()) return false;
-  const auto& s = t->get_ref<const std::string&>();
-  return s == "tool/call" || s == "tool/result" || s == "user/message";
+  return t != ev.end() && t->is_string() && projected_type(t->get_ref<const std::string&>());
 }
 
 }  // namespace
@@ -24,7 +23,7 @@ Session::Session(Projector& projector, std::string session_id, ChartOptions char
     : projector_(&projector), id_(std::move(session_id)), chart_(chart), revision_(revision_base) {}
 
 double Session::event_time(const json& ev) {
-  if (!ev.is_object() || !projected_type(ev)) return std::nan("");
+  if (!ev.is_object() || !projected_event(ev)) return std::nan("");
   auto t = ev.find("time");
   return t != ev.end() && t->is_number() ? t->get<double>() : std::nan("");
 }

@@ -59,6 +59,8 @@ std::string result_text(const json& message) {
   return out;
 }
 
+bool projected_type(std::string_view type) { return type == "tool/call" || type == "tool/result" || type == "user/message"; }
+
 namespace {
 
 bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -148,7 +150,7 @@ Peek peek_event(std::string_view s) {
     return Peek::Unknown;
   }
   if (!has_seq) return Peek::NoSeq;
-  if (has_type && (type == "tool/call" || type == "tool/result" || type == "user/message")) return Peek::Read;
+  if (has_type && projected_type(type)) return Peek::Read;
   return Peek::Ignore;
 }
 

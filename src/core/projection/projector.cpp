@@ -289,7 +289,8 @@ struct Projector::Impl {
       return;
     }
     const std::string* type = str_field(ev, "type");
-    if (!type) return;
+    if (!type || !projected_type(*type)) return;
+    // One handler per type projected_type names (events.hpp; the log reader passes over the rest unbuilt).
     if (*type == "tool/call") on_call(ev);
     else if (*type == "tool/result") on_result(ev);
     else if (*type == "user/message") on_user_message(ev);
