@@ -46,6 +46,10 @@ export class KernelOptService extends Service {
 
 // Catch-up feeds the addon slices of the log, never the whole log as one JSON tree.
 const FEED_SLICE = 2048
+// A live session first met with a longer backlog than this (a past session resumed, a plugin loaded
+// late) is caught up one slice per event-loop turn, not in one go on the host's thread (a 1M-event
+// log costs seconds to feed). Meanwhile /series answers as for a past session being read.
+const PACED_BACKLOG = 4 * FEED_SLICE
 // Past sessions kept projected: at most this many, and at most this many bytes held in C++ in all
 // (session.memoryBytes; a 50k-point session holds ~100–200 MB), least recently asked for first out.
 // The session asked for last is kept whatever its size.
@@ -67,7 +71,8 @@ async function identityOf(file) {
 
 /**
  * Creates the session-projection store (host-independent, unit-tested in tests/lib).
- * @param kopt the addon; @param config the resolved config; @param hooks {sessions, persistence()}.
+ * @param kopt the addon; @param config the resolved config; @param hooks {sessions, persistence(),
+ * caughtUp?(id): a paced catch-up ended}.
  */
 export function createStore(kopt, config, hooks) {
   const routing = routingJson(config)
@@ -89,7 +94,7 @@ export function createStore(kopt, config, hooks) {
 
   // s: the kopt.Session (projector, updatedAt, the /series body per revision); next: events fed;
   // unreadable: events the addon could not read (nested too deep), skipped and counted.
-  const newState = (id) => ({ s: new kopt.Session(id, routing), next: 0, unreadable: 0 })
+  const newState = (id) => ({ id, s: new kopt.Session(id, routing), next: 0, unreadable: 0 })
   // Too deep for the addon's bounded parser (KOPT_BAD_EVENTS) or for JSON.stringify itself (RangeError).
   const unreadable = (error) => error?.code === 'KOPT_BAD_EVENTS' || error instanceof RangeError
   const feed = (st, events) => {
@@ -111,12 +116,65 @@ export function createStore(kopt, config, hooks) {
       }
     }
   }
-  const catchUp = (st, session) => {
+  // A paced catch-up: the log as it was when it began, fed a slice per turn; events appended
+  // meanwhile are caught up when it ends. finishPaced feeds what is left at once.
+  const startPaced = (st, session, events) => {
+    const job = { events, timer: undefined }
+    job.done = new Promise((resolve) => { job.resolve = resolve })
+    const step = () => {
+      job.timer = undefined
+      if (st.job !== job) return
+      try {
+        const end = Math.min(events.length, st.next + FEED_SLICE)
+        feed(st, events.slice(st.next, end))
+        st.next = end
+        if (st.next < events.length) {
+          job.timer = setImmediate(step)
+          return
+        }
+        st.job = undefined
+        catchUp(st, session)
+      } catch (error) {
+        st.job = undefined // the next request catches up from st.next at once
+        console.warn(`[kernel-opt] catch-up of ${st.id} failed: ${error?.message ?? error}`)
+      }
+      job.resolve()
+      hooks.caughtUp?.(st.id)
+    }
+    st.job = job
+    job.timer = setImmediate(step)
+  }
+  const stopPaced = (st) => {
+    if (st?.job === undefined) return undefined
+    const job = st.job
+    if (job.timer !== undefined) clearImmediate(job.timer)
+    st.job = undefined
+    job.resolve()
+    return job
+  }
+  const finishPaced = (st) => {
+    const job = stopPaced(st)
+    if (job !== undefined && job.events.length > st.next) {
+      feed(st, job.events.slice(st.next))
+      st.next = job.events.length
+    }
+  }
+  // paced: a long backlog may be caught up over several turns (st.job meanwhile); otherwise the
+  // projection is whole when this returns.
+  const catchUp = (st, session, paced = false) => {
+    if (st.job !== undefined) {
+      if (paced) return
+      finishPaced(st)
+    }
     // session.seq is the log's length; session.events copies and freezes the whole log whenever
     // it grew, so it is read only when there is something to catch up.
     if (typeof session.seq === 'number' && session.seq <= st.next) return
     const events = session.events
     if (Array.isArray(events) && events.length > st.next) {
+      if (paced && events.length - st.next > PACED_BACKLOG) {
+        startPaced(st, session, events)
+        return
+      }
       feed(st, events.slice(st.next))
       st.next = events.length
     }
@@ -138,11 +196,14 @@ export function createStore(kopt, config, hooks) {
     }
   }
 
-  /** The live projector of a session, caught up; undefined when the session is not live. */
-  const getProjector = (sessionId) => {
+  /**
+   * The live projector of a session, caught up; undefined when the session is not live. paced: a
+   * long backlog may be left catching up (st.job set), for a caller that can answer "loading".
+   */
+  const getProjector = (sessionId, { paced = false } = {}) => {
     const session = liveSession(sessionId)
     if (session === undefined) {
-      live.delete(sessionId)
+      forget(sessionId)
       return undefined
     }
     let st = live.get(sessionId)
@@ -150,7 +211,7 @@ export function createStore(kopt, config, hooks) {
       st = newState(sessionId)
       live.set(sessionId, st)
     }
-    catchUp(st, session)
+    catchUp(st, session, paced)
     return st
   }
 
@@ -163,9 +224,10 @@ export function createStore(kopt, config, hooks) {
       if (session.header?.agentPreset !== watchPreset) return
       st = newState(id)
       live.set(id, st)
-      catchUp(st, session)
+      catchUp(st, session, true)
       return
     }
+    if (st.job !== undefined) return // the paced catch-up takes this event when it ends
     const seq = event?.seq
     if (seq === st.next) {
       feed(st, [event])
@@ -176,6 +238,7 @@ export function createStore(kopt, config, hooks) {
   }
 
   const forget = (sessionId) => {
+    stopPaced(live.get(sessionId))
     live.delete(sessionId)
   }
 
@@ -184,8 +247,20 @@ export function createStore(kopt, config, hooks) {
    * its reason), or undefined (unknown session).
    */
   const getView = async (sessionId, { wait = true } = {}) => {
-    const st = getProjector(sessionId)
-    if (st !== undefined) return { st, live: true }
+    // A live session still catching up is waited for (not finished on this thread) or, without
+    // waiting, answered by its past projection when at hand, else as loading.
+    let st = getProjector(sessionId, { paced: true })
+    while (wait && st?.job !== undefined) {
+      await st.job.done
+      st = getProjector(sessionId, { paced: true })
+    }
+    if (st !== undefined && st.job === undefined) return { st, live: true }
+    if (st !== undefined) {
+      // Still catching up: the past projection of the same log answers meanwhile when it is at hand.
+      const entry = past.get(sessionId)
+      const pst = entry?.settled ? await entry.promise : undefined
+      return pst?.s !== undefined ? { st: pst, live: false } : { loading: true }
+    }
     const persistence = hooks.persistence()
     if (persistence === undefined || typeof persistence.inspect !== 'function') return undefined
     const now = Date.now()
@@ -339,6 +414,7 @@ export function apply(ctx, rawConfig) {
   const store = kopt === undefined ? undefined : createStore(kopt, config, {
     sessions: () => ctx.sessions,
     persistence: () => persistence,
+    caughtUp: (id) => hub?.changed(id),
   })
   const getProjector = (id) => store?.getProjector(id)?.s.projector
   const getView = async (id) => {
@@ -371,7 +447,11 @@ export function apply(ctx, rawConfig) {
         if (view.error !== undefined) return { status: 422, error: `session log unreadable: ${view.error}` }
         return { st: view.st }
       },
-      current: (id, st) => store.live.get(id) ?? st,
+      // The live projection once it is whole; the one the room opened with until then.
+      current: (id, st) => {
+        const l = store.live.get(id)
+        return l !== undefined && l.job === undefined ? l : st
+      },
       revise: (id, st) => st.s.revise(JSON.stringify(controlFor(id, st))),
       payload: (id, st, since) => pushPayload(st.s, since),
     }, {

@@ -395,6 +395,24 @@ try {
   check('preset kept in step on the second boot (no backups)', () => {
     assert.ok(!readdirSync(presetDir).some(n => n.includes('.bak-')))
   })
+
+  // ── resumed: a message to the past session makes it live again; the plugin catches its whole log up ──
+  const endsBefore = turnEnds(await decodedLog(sid))
+  await rpc(web.port, 'session.prompt', { sessionId: sid, mode: 'queue', content: [{ type: 'text', text: 'RESUME TEST: 继续' }] })
+  await waitFor('the resumed turn to end', async () => turnEnds(await decodedLog(sid)) > endsBefore, 120_000, 500)
+  let resumed
+  await waitFor('/series of the resumed session to answer live', async () => {
+    resumed = await http(web.port, seriesPath)
+    return resumed.status === 200 && resumed.headers.get('x-kernel-opt-source') === 'live'
+  }, 30_000, 200)
+  check('a resumed past session is projected live from its whole log: the same points, best and plans', () => {
+    const r = resumed.json()
+    const b = after.json()
+    assert.deepEqual(r.iterations, b.iterations)
+    assert.equal(r.bestIndex, b.bestIndex)
+    assert.deepEqual(r.plans, b.plans)
+    assert.ok(r.updatedAt >= b.updatedAt)
+  })
   await stop(web)
   await stop(fake)
   failed = false

@@ -196,3 +196,55 @@ test('past sessions are bounded by the bytes they hold: the least recently asked
   await tiny.getView('b')
   assert.deepEqual([...tiny.past.keys()], ['b'])
 })
+
+test('a live session met with a long log is caught up a slice per turn: loading meanwhile, then the same body as at once', async () => {
+  // A log longer than the paced backlog: the first event seen (a past session resumed) must not
+  // feed it all on this thread.
+  const long = []
+  while (long.length < 5 * 2048 + 7) for (const e of events) long.push({ ...e, seq: long.length, time: 1000 + long.length })
+  const session = { id: 'r', header: { agentPreset: 'kernel-opt' }, events: long }
+  const caught = []
+  const store = createStore(kopt, config, { sessions: () => new Map([['r', session]]), persistence: () => undefined, caughtUp: (id) => caught.push(id) })
+  store.onEvent(session, long.at(-1), 'kernel-opt')
+  const st = store.live.get('r')
+  assert.ok(st.job !== undefined, 'a paced catch-up')
+  assert.ok(st.next < long.length)
+  assert.deepEqual(await store.getView('r', { wait: false }), { loading: true })
+  // An event that arrives meanwhile is taken when the catch-up ends.
+  const more = { ...events[3], seq: long.length, time: 99999 }
+  long.push(more)
+  store.onEvent(session, more, 'kernel-opt')
+  // /control waits for it without finishing it here.
+  const view = await store.getView('r')
+  assert.equal(view.live, true)
+  assert.equal(st.job, undefined)
+  assert.equal(st.next, long.length)
+  assert.deepEqual(caught, ['r'])
+  const whole = new kopt.Session('r')
+  whole.feed(JSON.stringify(long))
+  whole.revise('{}')
+  st.s.revise('{}')
+  assert.equal(st.s.body().toString(), whole.body().toString())
+})
+
+test('a caller that needs the whole projection now finishes a paced catch-up at once; a dropped session stops it', () => {
+  const long = []
+  while (long.length < 5 * 2048) for (const e of events) long.push({ ...e, seq: long.length, time: 1000 + long.length })
+  const session = { id: 'r', header: { agentPreset: 'kernel-opt' }, events: long }
+  const sessions = new Map([['r', session]])
+  const store = createStore(kopt, config, { sessions: () => sessions, persistence: () => undefined })
+  store.onEvent(session, long[0], 'kernel-opt')
+  assert.ok(store.live.get('r').job !== undefined)
+  const st = store.getProjector('r')
+  assert.equal(st.job, undefined)
+  assert.equal(st.next, long.length)
+  // Dropped while catching up: the job stops and nothing is kept.
+  const other = { id: 'q', header: { agentPreset: 'kernel-opt' }, events: long.map(e => ({ ...e })) }
+  sessions.set('q', other)
+  store.onEvent(other, other.events[0], 'kernel-opt')
+  const q = store.live.get('q')
+  assert.ok(q.job !== undefined)
+  store.forget('q')
+  assert.equal(q.job, undefined)
+  assert.equal(store.live.has('q'), false)
+})
