@@ -1,0 +1,22 @@
+// bench/catchup/run.mjs at its smallest size: it runs and prints its figures (the real sizes run apart).
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+
+test('bench/catchup prints one figure line per mode, both caught up to the whole log', () => {
+  // More events than the paced backlog (4 × 2048), so the paced mode really paces.
+  const out = execFileSync(process.execPath, [path.join(root, 'bench/catchup/run.mjs'), '--events', '12000'], { encoding: 'utf8' })
+  const lines = out.trim().split('\n').map(l => JSON.parse(l))
+  assert.deepEqual(lines.map(l => l.mode), ['at-once', 'paced'])
+  for (const l of lines) {
+    assert.equal(l.what, 'catchup')
+    assert.equal(l.events, 12000)
+    assert.ok(l.points > 100, `${l.points} points`)
+    for (const k of ['totalMs', 'worstWaitMs']) assert.ok(Number.isFinite(l[k]) && l[k] >= 0, `${k} ${l[k]}`)
+  }
+  assert.equal(lines[0].points, lines[1].points)
+})
