@@ -9,17 +9,13 @@
 //
 //   node bench/catchup/run.mjs [--events 1000000] [--addon PATH]
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import os from 'node:os'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
+import { arg, generatedLog } from '../generated-log.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(`--${name}`)
-  return i > 0 ? process.argv[i + 1] : dflt
-}
 const events = Number(arg('events', 1000000))
 const addon = path.resolve(arg('addon', path.join(root, 'lib/native/linux-x64/kopt.node')))
 
@@ -61,10 +57,7 @@ if (arg('child')) {
   process.exit(0)
 }
 
-const dir = mkdtempSync(path.join(os.tmpdir(), 'kopt-catchup-'))
-process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
-const log = path.join(dir, 'events.json')
-execFileSync('sh', ['-c', `"${process.execPath}" "${root}/tests/fixtures/vectors/gen-large.mjs" ${events} > "${log}"`])
+const log = generatedLog(events, 'catchup')
 for (const mode of ['at-once', 'paced']) {
   const line = execFileSync(process.execPath, ['--max-old-space-size=12000', fileURLToPath(import.meta.url), '--child', mode, '--log', log, '--addon', addon],
     { maxBuffer: 1 << 20, stdio: ['ignore', 'pipe', 'inherit'] }).toString().trim()

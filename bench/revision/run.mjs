@@ -8,18 +8,14 @@
 //   node bench/revision/run.mjs [--events 1000000] [--revisions 60] [--rounds 2] [--before PATH] [--addon PATH]
 // (--addon: the one measured as "after"; this checkout's prebuilt lib/native/linux-x64/kopt.node by default)
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import os from 'node:os'
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
+import { arg, generatedLog } from '../generated-log.mjs'
 import path from 'node:path'
 import { moreEvents } from '../../tests/browser/lib/demo-run.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(`--${name}`)
-  return i > 0 ? process.argv[i + 1] : dflt
-}
 const events = Number(arg('events', 1000000))
 const revisions = Number(arg('revisions', 60))
 
@@ -53,10 +49,7 @@ if (arg('child')) {
   process.exit(0)
 }
 
-const dir = mkdtempSync(path.join(os.tmpdir(), 'kopt-revision-'))
-process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
-const log = path.join(dir, 'events.json')
-execFileSync('sh', ['-c', `"${process.execPath}" "${root}/tests/fixtures/vectors/gen-large.mjs" ${events} > "${log}"`])
+const log = generatedLog(events, 'revision')
 const addons = [['after', path.resolve(arg('addon', path.join(root, 'lib/native/linux-x64/kopt.node')))]]
 if (arg('before')) addons.unshift(['before', path.resolve(arg('before'))])
 const results = {}
