@@ -131,9 +131,12 @@ void overwrite_bytes(std::vector<c10::IValue>& dst, const std::vector<c10::IValu
 
 uint64_t checksum(const at::Tensor& t0) {
   at::Tensor t = t0.is_cpu() ? t0.contiguous() : t0.to(at::kCPU).contiguous();
-  const auto* p = static_cast<const unsigned char*>(t.data_ptr());
+  return checksum_bytes(t.data_ptr(), t.nbytes());
+}
+
+uint64_t checksum_bytes(const void* data, size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
   uint64_t h = 1469598103934665603ULL;
-  size_t n = t.nbytes();
   // 8 bytes at a time with an FNV-style mix: fast and sensitive to every byte.
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {

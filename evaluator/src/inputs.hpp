@@ -31,5 +31,6 @@ void overwrite_bytes(std::vector<c10::IValue>& dst, const std::vector<c10::IValu
 // A checksum of all tensor bytes (to detect in-place modification of inputs).
 uint64_t checksum(const std::vector<c10::IValue>& in);
 uint64_t checksum(const at::Tensor& t);
+uint64_t checksum_bytes(const void* data, size_t n);
 
 }  // namespace kopt::bench

@@ -353,7 +353,7 @@ int main(int argc, char** argv) {
     if (opt.rtol) res.advisory.push_back("agent-chosen rtol " + num(*opt.rtol));
     if (opt.tolerance != "auto") res.advisory.push_back("agent-chosen tolerance rule '" + opt.tolerance + "'");
     if (!opt.fresh_inputs) res.advisory.push_back("agent-chosen --no-fresh-inputs: one input set reused for every timed call");
-    if (opt.seed) res.advisory.push_back("agent-pinned input seed " + std::to_string(*opt.seed) + " (inputs are predictable)");
+    if (opt.seed) res.advisory.push_back("agent-pinned input seed " + std::to_string(*opt.seed) + " (the same inputs on every run with this cache; still unpredictable to the candidate, which cannot read the judge's key)");
     if (opt.num_correct_trials < Options().num_correct_trials)
       res.advisory.push_back("agent-chosen " + std::to_string(opt.num_correct_trials) + " correctness trials (default " +
                              std::to_string(Options().num_correct_trials) + ")");

@@ -17,6 +17,7 @@ struct Options {
   std::string artifact;              // default: the first solution path
   std::string precision;             // "" = the spec's, else float32
   std::string device = "auto";       // auto | cpu | cuda
+  std::string timer = "auto";        // auto: the judge's clock (CPU), the device timer (GPU) | device: the device path on CPU too
   int num_correct_trials = 10;
   int warmup = 10;
   StopRule stop;

@@ -117,13 +117,21 @@ TEST(Spec, LoadSpecReportsUnreadableAndInvalidJson) {
   }
 }
 
-TEST(Spec, DerivedSeedsAreDeterministicAndDistinct) {
-  EXPECT_EQ(derive_seed(42, Stream::Timing, 3), derive_seed(42, Stream::Timing, 3));
-  EXPECT_NE(derive_seed(42, Stream::Timing, 3), derive_seed(42, Stream::Timing, 4));
-  EXPECT_NE(derive_seed(42, Stream::Timing, 3), derive_seed(42, Stream::Check, 3));
-  EXPECT_NE(derive_seed(42, Stream::Timing, 3), derive_seed(43, Stream::Timing, 3));
+// Each trial's seed stands alone: the same (purpose, index) gives the same seed within a run, and
+// nothing about one says anything about another. Pinned, it is reproducible with the key and
+// another key gives other seeds (a candidate without the key cannot compute them).
+TEST(Spec, TrialSeedsAreIndependentAndPinnedOnesNeedTheKey) {
+  SeedSchedule r = SeedSchedule::random();
+  EXPECT_EQ(r(Stream::Timing, 3), r(Stream::Timing, 3));
+  EXPECT_NE(r(Stream::Timing, 3), r(Stream::Timing, 4));
+  EXPECT_NE(SeedSchedule::random()(Stream::Timing, 3), SeedSchedule::random()(Stream::Timing, 3));
+  SeedSchedule a = SeedSchedule::pinned(42, "k1"), b = SeedSchedule::pinned(42, "k1"), c = SeedSchedule::pinned(42, "k2");
+  EXPECT_EQ(a(Stream::Timing, 3), b(Stream::Timing, 3));
+  EXPECT_NE(a(Stream::Timing, 3), c(Stream::Timing, 3));
+  EXPECT_NE(a(Stream::Timing, 3), a(Stream::Check, 3));
+  EXPECT_NE(a(Stream::Timing, 3), SeedSchedule::pinned(43, "k1")(Stream::Timing, 3));
   std::set<uint64_t> seen;
-  for (uint64_t i = 0; i < 1000; ++i) seen.insert(derive_seed(1, Stream::Correctness, i));
+  for (uint64_t i = 0; i < 1000; ++i) seen.insert(a(Stream::Correctness, i));
   EXPECT_EQ(seen.size(), 1000u);
 }
 
