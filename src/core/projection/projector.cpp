@@ -494,6 +494,11 @@ struct Projector::Impl {
       if (const std::string* eid = str_field(*p, "evaluation_id")) it.evaluationId = *eid;
       if (!r.rejected.empty())  // limits.md §5: a value a double cannot carry is an error, with its reason
         it.error = "rejected non-finite number: " + r.rejected + (it.error ? "; " + *it.error : "");
+    } else if (call.evaluate_tool && is_error) {
+      // DV-13: the plugin's evaluation ended without a verdict (the host's own result: the user's stop
+      // aborted it, or its arguments were refused): the row says so instead of showing nothing.
+      std::string why(js_trim(text.substr(0, std::min<std::size_t>(text.find('\n'), 300))));
+      it.error = why.empty() ? std::string("the evaluation ended without a result") : why;
     }
     touch(call.point);
     settle(call.point);
