@@ -7,6 +7,7 @@
 //   D  the user's stop during an evaluation: the tool result says cancelled and no process of it survives;
 //   F  kernel_finalize re-measures the stored bytes after the file was edited, and says the file changed;
 //   I  the idle warm judge ends by itself (evaluate.idleSec);
+//   W  without its warm image (killed) the judge starts as its own process and isolation.start says why;
 //   H  the host's exit (SIGKILL) ends the warm judge: no process survives.
 // Run by tests/e2e/run.sh. env: KOPT_HOST_DIR (required), KOPT_BENCH_DIR (default build-evaluator),
 // KOPT_BENCH_CACHE (default <bench dir>/test-cache: a warm precompiled header), KOPT_E2E_KEEP=1.
@@ -94,6 +95,7 @@ const script = {
     { match: '[D]', steps: [{ tool_calls: [evaluateCall('solution/hang.cpp')] }, done] },
     { match: '[F]', steps: [{ tool_calls: [{ name: 'kernel_finalize', arguments: { artifact_path: 'solution/kernel.cpp' } }] }, done] },
     { match: '[H]', steps: [{ tool_calls: [evaluateCall('solution/kernel.cpp')] }, done] },
+    { match: '[W]', steps: [{ tool_calls: [evaluateCall('solution/kernel.cpp')] }, done] },
   ],
 }
 writeFileSync(join(work, 'script.json'), JSON.stringify(script))
@@ -274,11 +276,26 @@ try {
     assert.equal(services().length, 0)
   })
 
-  // ── H: the host's exit ends the warm judge ──
+  // ── W: without its warm image the judge starts as before, and says so ──
   await prompt(a, '[H] 再评测一次')
   await settled(a, 3, 'session A\'s third turn')
   const hSvc = services()[0]
   assert.ok(hSvc, 'the service is warm again')
+  const img = descendants(hSvc.pid).find(p => p.argv[1] === '--image')
+  assert.ok(img, 'its image')
+  process.kill(img.pid, 'SIGKILL')
+  await prompt(a, '[W] 镜像不在时再评测')
+  await settled(a, 4, 'session A\'s fourth turn')
+  const evW = (await events(a)).filter(e => e.type === 'tool/result')
+  const lastResult = JSON.stringify(evW[evW.length - 1].data.message)
+  const sw = await series(a)
+  check('W: with the image gone the judge starts as its own process, still measured by the plugin, and isolation.start says why', () => {
+    assert.match(lastResult, /judge: started as its own process \(the warm image is unavailable: /)
+    assert.equal(sw.iterations[sw.iterations.length - 1].trust, 'plugin')
+    assert.equal(sw.iterations[sw.iterations.length - 1].correct, true)
+  })
+
+  // ── H: the host's exit ends the warm judge ──
   const hKids = descendants(hSvc.pid)
   process.kill(hostPid, 'SIGKILL')
   await waitFor('the warm judge to end with the host', () => !alive(hSvc.pid) && hKids.every(k => !alive(k.pid)), 15_000, 100)
