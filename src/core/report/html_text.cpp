@@ -82,7 +82,7 @@ const Text kTexts[] = {
     {"verdict.unknown", "未判定 no verdict", "no verdict"},
     {"phase.over-budget", "超预算 over budget", "over budget"},
     {"phase.wrap-up", "收尾 wrap-up", "wrap-up"},
-    {"trust.plugin", "插件评测器实测 measured by the plugin's evaluator", "measured by the plugin's evaluator"},
+    {"trust.plugin", "插件评测器实测 plugin-measured", "measured by the plugin's evaluator"},
     {"trust.tool", "评测工具 tool", "evaluator tool"},
     {"trust.self-reported", "自报 self-reported", "self-reported"},
     {"trust.replay", "插件复测 re-measured (replay)", "re-measured by the plugin (replay)"},
