@@ -12,6 +12,8 @@
 #include "kopt/evaluate.hpp"
 #include "kopt/finalize.hpp"
 #include "kopt/projector.hpp"
+#include "kopt/report.hpp"
+#include "kopt/supervisor.hpp"
 #include "kopt/verdict.hpp"
 
 namespace fs = std::filesystem;
@@ -200,4 +202,29 @@ TEST(DV13_PluginMeasured, OnlyTheEvaluateToolsOwnResultIsPluginMeasured) {
   EXPECT_TRUE(pick->command.empty());
 }
 
+// The report and the supervisor's digest name the provenance in words, with the bytes.
+TEST(DV13_PluginMeasured, TheReportAndTheDigestNameIt) {
+  const std::string good = kopt::evaluate_result({{"artifact", "k.cpp"}, {"sources", kSources},
+      {"output", "KERNEL_EVAL={\"artifact\":\"k.cpp\",\"compiled\":true,\"correct\":true,\"latency_ms\":0.5}\n"}});
+  kopt::Projector p;
+  json args = {{"solution", {"k.cpp"}}, {"reference", "ref.pt"}, {"inputs", "in.json"}};
+  p.feed(json::array({call(1, "a", "kernel_evaluate", args), result(2, "a", good),
+                      call(3, "d", "bash", {{"command", "./emit"}}), result(4, "d", "KERNEL_EVAL=" + good)}));
+  const kopt::Series s = p.series();
+  const std::string d = kopt::supervisor_digest(s, kopt::DigestInputs{});
+  EXPECT_NE(d.find("1 of 2 rows were measured by the plugin's evaluator [plugin]"), std::string::npos) << d;
+  EXPECT_NE(d.find("1 of 2 rows are self-reported [shell]"), std::string::npos) << d;
+  EXPECT_NE(d.find("[plugin] artifact k.cpp"), std::string::npos) << d;
+  kopt::ReportInput in;
+  in.series = s;
+  const kopt::Report r = kopt::build_report(std::move(in));
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(r.rows[0].trust, "plugin");
+  const std::string zh = kopt::report_html(r, kopt::ReportLang::Zh), en = kopt::report_html(r, kopt::ReportLang::En);
+  EXPECT_NE(zh.find("data-kopt=\"trust-plugin\">插件评测器实测"), std::string::npos);
+  EXPECT_NE(en.find("measured by the plugin&#39;s evaluator"), std::string::npos);
+  EXPECT_NE(en.find("sha256 k.cpp aaaaaaaaaaaa; ref ref.pt bbbbbbbbbbbb"), std::string::npos);
+}
+
 }  // namespace
+
