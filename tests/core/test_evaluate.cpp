@@ -209,21 +209,27 @@ TEST(DV13_PluginMeasured, TheReportAndTheDigestNameIt) {
   kopt::Projector p;
   json args = {{"solution", {"k.cpp"}}, {"reference", "ref.pt"}, {"inputs", "in.json"}};
   p.feed(json::array({call(1, "a", "kernel_evaluate", args), result(2, "a", good),
-                      call(3, "d", "bash", {{"command", "./emit"}}), result(4, "d", "KERNEL_EVAL=" + good)}));
+                      call(3, "d", "bash", {{"command", "./emit"}}), result(4, "d", "KERNEL_EVAL=" + good),
+                      call(5, "f", "kernel_finalize", {{"artifact_path", "k.cpp"}}),
+                      result(6, "f", "[replay] kernel_evaluate k.cpp\nKERNEL_EVAL={\"artifact\":\"k.cpp\",\"correct\":true,\"latency_ms\":0.6}")}));
   const kopt::Series s = p.series();
+  ASSERT_TRUE(s.iterations[0].finalized);  // the earliest of equal latencies: the plugin's
   const std::string d = kopt::supervisor_digest(s, kopt::DigestInputs{});
-  EXPECT_NE(d.find("1 of 2 rows were measured by the plugin's evaluator [plugin]"), std::string::npos) << d;
-  EXPECT_NE(d.find("1 of 2 rows are self-reported [shell]"), std::string::npos) << d;
+  EXPECT_NE(d.find("1 of 3 rows were measured by the plugin's evaluator [plugin]"), std::string::npos) << d;
+  EXPECT_NE(d.find("1 of 3 rows are self-reported [shell]"), std::string::npos) << d;
   EXPECT_NE(d.find("[plugin] artifact k.cpp"), std::string::npos) << d;
   kopt::ReportInput in;
   in.series = s;
   const kopt::Report r = kopt::build_report(std::move(in));
-  ASSERT_EQ(r.rows.size(), 2u);
+  ASSERT_EQ(r.rows.size(), 3u);
   EXPECT_EQ(r.rows[0].trust, "plugin");
   const std::string zh = kopt::report_html(r, kopt::ReportLang::Zh), en = kopt::report_html(r, kopt::ReportLang::En);
   EXPECT_NE(zh.find("data-kopt=\"trust-plugin\">插件评测器实测"), std::string::npos);
   EXPECT_NE(en.find("measured by the plugin&#39;s evaluator"), std::string::npos);
   EXPECT_NE(en.find("sha256 k.cpp aaaaaaaaaaaa; ref ref.pt bbbbbbbbbbbb"), std::string::npos);
+  // The finalize gap of a plugin point: its first figure is the plugin's, not the agent's.
+  EXPECT_NE(en.find("⚠ measured 500µs, re-measured +20% off"), std::string::npos) << en.substr(en.find("final-gap"), 200);
+  EXPECT_EQ(en.find("self-reported 500"), std::string::npos);
 }
 
 }  // namespace

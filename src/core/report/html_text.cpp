@@ -38,6 +38,7 @@ const Text kTexts[] = {
     {"chip.wrap.tip", "收尾阶段的验证评测与插件复测，不计入预算",
      "Validation and replays in the wrap-up phase; not counted against the budget"},
     {"remeasured", "已复测 re-measured", "re-measured"},
+    {"final.gap.plugin", "实测 {self}，复测相差 {pct} · measured {self}, re-measured {pct} off", "measured {self}, re-measured {pct} off"},
     {"final.gap", "自报 {self}，复测相差 {pct} · self-reported {self}, re-measured {pct} off",
      "self-reported {self}, re-measured {pct} off"},
     {"notRemeasured", "未复测 not re-measured", "not re-measured"},
