@@ -113,8 +113,9 @@ bool Image::start(const std::string& worker_exe, const std::string& log_path, st
     if (getppid() != parent) _exit(1);
     setpgid(0, 0);  // not in the group a cancel kills
     const int nul = ::open("/dev/null", O_RDONLY);
-    const int out = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (nul >= 0) dup2(nul, 0);
+    // Its own output (nothing, unless it fails): a file when one is named, else our stderr.
+    const int out = log_path.empty() ? 2 : ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (out >= 0) {
       dup2(out, 1);
       dup2(out, 2);

@@ -29,7 +29,8 @@ class Image {
   Image(const Image&) = delete;
   Image& operator=(const Image&) = delete;
 
-  // Starts `worker_exe --image <our pid>` (its output to `log_path`); false with *why when it cannot.
+  // Starts `worker_exe --image <our pid>` (its output to `log_path`, or to our stderr when ""); false
+  // with *why when it cannot.
   bool start(const std::string& worker_exe, const std::string& log_path, std::string* why);
   bool running() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }

@@ -43,9 +43,8 @@ int serve(const char* parent_pid, const std::string& worker_exe, Evaluate evalua
   sa.sa_flags = SA_RESTART;
   sigaction(SIGTERM, &sa, nullptr);
 
-  // The image's own output: a file beside the jobs, kept only while we run.
-  const char* tmp = std::getenv("TMPDIR");
-  const std::string image_log = std::string(tmp && *tmp ? tmp : "/tmp") + "/kopt-bench-image." + std::to_string(getpid()) + ".log";
+  // The image's own output goes to our stderr (the plugin keeps its tail): no file to leave behind.
+  const std::string image_log;
   judge_image::Image image;
   std::string why;
   // Started at once: the first evaluation's builds overlap its LibTorch start.
@@ -103,7 +102,6 @@ int serve(const char* parent_pid, const std::string& worker_exe, Evaluate evalua
     write_line({{"id", id}, {"code", code}, {"output", ctx.out}, {"cancelled", cancel_requested()}});
   }
   image.stop();
-  ::unlink(image_log.c_str());
   return 0;
 }
 
