@@ -132,7 +132,8 @@ bool load_cupti(std::string* why) {
 #ifdef KOPT_HAVE_CUPTI_H
 bool cupti_activity_api_found(std::string* why) {
   if (g_cupti.handle) return true;
-  const char* names[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12", "libcupti.so.11.8"};
+  // Sonames first: a libcupti LibTorch already loaded matches by soname and is reused, never loaded twice.
+  const char* names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so.11.8", "libcupti.so"};
   for (const char* n : names)
     if ((g_cupti.handle = dlopen(n, RTLD_NOW | RTLD_LOCAL))) break;
   if (!g_cupti.handle) {

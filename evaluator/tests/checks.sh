@@ -63,3 +63,28 @@ kopt_check_cuda_linked() { # build dir, CUDA major
   else rc=1; detail+="make_cuda_timer is not in the runner"; fi
   check cuda_half_linked $rc "($detail)"
 }
+
+# torch_cuda_syntax: translation units that only a LibTorch with CUDA compiles (KOPT_TORCH_CUDA), checked
+# with g++ -fsyntax-only -Werror against BUILD's LibTorch headers (a CPU LibTorch ships c10/cuda but not
+# the generated cuda_cmake_macros.h, which is stubbed) and the toolkit's headers.
+kopt_check_torch_cuda_syntax() { # build dir, CUDA root, sources relative to evaluator/...
+  local b=$1 cuda=$2 ev f rc=0 bad="" flags inc d stub
+  shift 2
+  ev=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  stub=$(mktemp -d "${TMPDIR:-/tmp}/kopt-stub.XXXXXX")
+  inc=$(sed -n 's/^#define KOPT_CFG_TORCH_INCLUDES "\(.*\)"$/\1/p' "$b/gen/kopt_bench_config.hpp")
+  read -r -a flags <<< "$(sed -n 's/^KOPT_TORCH_CXX_FLAGS_USED:INTERNAL=//p' "$b/CMakeCache.txt")"
+  flags+=(-std=c++17 -Wall -Wextra -Werror -fsyntax-only -DKOPT_WITH_CUDA=1 -DKOPT_TORCH_CUDA=1 -DKOPT_HAVE_CUPTI_H=1
+          -isystem "$stub" -isystem "$cuda/include" -I"$ev/src" -I"$ev/../include" -I"$b/gen")
+  for d in ${inc//;/ }; do
+    [ "$d" = /usr/include ] || [ "$d" = /usr/local/include ] || flags+=(-isystem "$d")
+    if [ -f "$d/c10/cuda/CUDAStream.h" ] && [ ! -f "$d/c10/cuda/impl/cuda_cmake_macros.h" ]; then
+      mkdir -p "$stub/c10/cuda/impl" && echo '#pragma once' > "$stub/c10/cuda/impl/cuda_cmake_macros.h"
+    fi
+  done
+  for f in "$@"; do
+    if ! g++ "${flags[@]}" "$ev/$f" > "$stub/log" 2>&1; then rc=1; bad+=" $f"; head -20 "$stub/log"; fi
+  done
+  rm -rf "$stub"
+  check torch_cuda_syntax $rc "(g++ -fsyntax-only -Werror -DKOPT_TORCH_CUDA=1: $*${bad:+; failed:$bad})"
+}

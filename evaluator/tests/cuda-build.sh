@@ -2,8 +2,9 @@
 # kopt-bench's CUDA half, compiled and linked against the CUDA toolkit on a machine without a GPU, and
 # its no-device path run: the GPU timer (CUDA events, CUPTI by dlopen), the CUDA owners and the
 # checked-call macro, the CUDA branches of the judge and of the runner (its timing branch), a .cu
-# candidate built by kopt-bench's own nvcc step for sm_90. What needs a LibTorch with CUDA (torch's
-# current stream, CUDA tensors) is left to tests/device/run.sh on a GPU.
+# candidate built by kopt-bench's own nvcc step for sm_90; what only a LibTorch with CUDA compiles is
+# syntax-checked against this LibTorch's c10/cuda headers. Running with CUDA tensors is left to
+# tests/device/run.sh on a GPU.
 #   bash evaluator/tests/cuda-build.sh [BUILD_DIR]
 # BUILD_DIR: a kopt-bench build configured with -DKOPT_BENCH_CUDA=TOOLKIT (evaluator/tests/run-cpu.sh
 # configures build-evaluator so when the toolkit is there, and ctest runs this script on it as the test
@@ -74,6 +75,9 @@ check cuda_build_configured "$([ "$mode" = TOOLKIT ] && [ -x "$cfg_nvcc" ] && ec
 
 kopt_check_abi_flags "$BUILD"
 kopt_check_cuda_linked "$BUILD" "${CUDA_VER%%.*}"
+# What only a LibTorch with CUDA compiles: torch's current stream and the GPU unit checks (the small
+# ones; tests/device/run.sh --dry-run adds guards.cpp, 1-2 minutes of CPU on its own).
+kopt_check_torch_cuda_syntax "$BUILD" "$CUDA_ROOT" src/cuda_stream.cpp tests/device/cuda_timer_test.cpp
 
 # ---- the no-device path ----
 # Every CUDA call ends in a clear error: the torch-free unit (checked calls, owners, the GPU timer, CUPTI found).
@@ -112,6 +116,6 @@ read -r -a flags <<< "$cfg_nvcc_flags"
 "$cfg_nvcc" "${flags[@]}" -Xptxas -v -c "$ROOT/evaluator/tests/device/candidates/plain_cu/relu.cu" -o "$WORK/relu.o" > "$WORK/ptxas.log" 2>&1
 rc=$?
 sm=$(grep -o "for 'sm_[0-9a-z]*'" "$WORK/ptxas.log" | sort -u | tr '\n' ' ')
-check nvcc_sm90 "$([ $rc -eq 0 ] && echo "$sm" | grep -q "sm_90'" && echo 0 || echo 1)" "(nvcc with the build's flags: exit $rc; ptxas: ${sm:-no report})"
+check nvcc_sm90 "$([ $rc -eq 0 ] && [[ "$sm" == *"sm_90'"* ]] && echo 0 || echo 1)" "(nvcc with the build's flags: exit $rc; ptxas: ${sm:-no report})"
 [ $rc -eq 0 ] || head -20 "$WORK/ptxas.log"
 finish

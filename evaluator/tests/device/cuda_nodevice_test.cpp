@@ -11,15 +11,12 @@
 
 #include "cuda_call.hpp"
 #include "timer.hpp"
+#include "unit_check.hpp"
 
 using namespace kopt::bench;
 
 namespace {
-int g_fail = 0;
-void check(const char* name, bool ok, const std::string& detail = "") {
-  std::printf("UNIT %s: %s %s\n", name, ok ? "PASS" : "FAIL", detail.c_str());
-  if (!ok) ++g_fail;
-}
+using unit::check;
 bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
 // Runs f, which must throw CudaError; returns its text ("" when it did not throw one).
@@ -89,6 +86,5 @@ int main() {
   if (want && std::string(want) == "1") check("cupti_activity_api_found", found, "(" + (found ? std::string("libcupti loaded") : why) + ")");
   else std::printf("UNIT cupti_activity_api_found: INFO %s\n", found ? "found" : why.c_str());
 
-  std::printf("unit summary: %s\n", g_fail ? "FAILED" : "all passed");
-  return g_fail ? 1 : 0;
+  return unit::summary();
 }
