@@ -370,10 +370,15 @@ void Evaluation::setup() {
   precision_ = !opt_.precision.empty() ? opt_.precision : spec_.precision.value_or("float32");
 
 #ifdef KOPT_WITH_CUDA
-  int ndev = 0;
-  bool cuda_ok = cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 0;
-  if (opt_.device == "cuda" && !cuda_ok) throw std::runtime_error("--device cuda but no CUDA device is usable");
-  use_cuda_ = opt_.device != "cpu" && cuda_ok;
+  const std::string no_device = cuda_no_device_reason();
+  if (opt_.device == "cuda" && !no_device.empty()) throw std::runtime_error("--device cuda: " + no_device);
+#ifdef KOPT_TORCH_CUDA
+  use_cuda_ = opt_.device != "cpu" && no_device.empty();
+#else
+  // The toolkit-only build (KOPT_BENCH_CUDA=TOOLKIT): its LibTorch cannot hold CUDA tensors.
+  if (opt_.device == "cuda")
+    throw std::runtime_error("--device cuda: this kopt-bench's LibTorch has no CUDA (a KOPT_BENCH_CUDA=TOOLKIT build)");
+#endif
 #else
   if (opt_.device == "cuda") throw std::runtime_error("--device cuda but this kopt-bench was built without CUDA");
 #endif

@@ -28,4 +28,4 @@ struct Install {
 static at::Tensor forward(const at::Tensor& x) { return at::mm(x, x.t()); }
 
 KOPT_LIBRARY(m) { m.def("forward(Tensor x) -> Tensor"); }
-KOPT_LIBRARY_IMPL(CPU, m) { m.impl("forward", &forward); }
+KOPT_LIBRARY_IMPL(CompositeExplicitAutograd, m) { m.impl("forward", &forward); }  // CPU and CUDA
