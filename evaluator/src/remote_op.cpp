@@ -406,6 +406,7 @@ void RemoteOp::read_outputs(const std::string& text, size_t out_stride, bool cop
     std::vector<c10::IValue> copies;
     if (copied) copies = decode_block(*out_region_, k * out_stride, at::Device(at::kCPU));
     Held h{co.id, {}, {}, {}, 0};
+    uint64_t total = 0;  // what the judge agrees to read for one call: the output region's size
     for (uint32_t i = 0; i < n; ++i, pos += sizeof(OutDesc)) {
       OutDesc d;
       std::memcpy(&d, text.data() + pos, sizeof d);
@@ -419,8 +420,9 @@ void RemoteOp::read_outputs(const std::string& text, size_t out_stride, bool cop
           sum = checksum(t);
         } else if (d.ndim < 0) {
           throw std::runtime_error("not a defined tensor");
-        } else if (span > spec_.out_bytes) {
-          throw std::runtime_error("described as spanning " + std::to_string(span) + " bytes");
+        } else if (span > spec_.out_bytes || (total += span) > spec_.out_bytes) {
+          throw std::runtime_error("described as spanning " + std::to_string(span) + " bytes (the outputs of a call may span " +
+                                   std::to_string(spec_.out_bytes) + ")");
         } else {
           std::vector<char> bytes(span);
           const std::string why = read_remote(d.ptr, bytes.data(), span);
@@ -431,18 +433,20 @@ void RemoteOp::read_outputs(const std::string& text, size_t out_stride, bool cop
       } catch (const std::exception& e) {
         if (co.problem.empty()) co.problem = "output " + std::to_string(i) + ": " + e.what();
       }
+      // An output the judge could not read holds no range (it is flagged; nothing to read again).
+      const uint64_t kept = t.defined() ? span : 0;
       co.tensors.push_back(t);
       co.lo.push_back(d.ptr);
-      co.hi.push_back(d.ptr + span);
+      co.hi.push_back(d.ptr + kept);
       int64_t reuse = -1;
       for (const Held& old : held_)
         for (size_t j = 0; j < old.lo.size() && reuse < 0; ++j)
-          if (span && ranges_overlap(d.ptr, d.ptr + span, old.lo[j], old.hi[j])) reuse = int64_t(old.id);
+          if (kept && ranges_overlap(d.ptr, d.ptr + kept, old.lo[j], old.hi[j])) reuse = int64_t(old.id);
       co.reuses.push_back(reuse);
       h.lo.push_back(d.ptr);
-      h.hi.push_back(d.ptr + span);
+      h.hi.push_back(d.ptr + kept);
       h.sums.push_back(sum);
-      h.bytes += span;
+      h.bytes += kept;
     }
     held_bytes_ += h.bytes;
     held_.push_back(std::move(h));
@@ -494,6 +498,10 @@ std::string RemoteOp::verify_held(const std::function<bool(size_t)>& skip) {
     for (const Held& h : held_) {
       std::vector<uint64_t> sums;
       for (size_t i = 0; i < h.lo.size(); ++i) {
+        if (h.hi[i] == h.lo[i]) {  // empty, or never readable (flagged then)
+          sums.push_back(h.sums[i]);
+          continue;
+        }
         std::vector<char> bytes(h.hi[i] - h.lo[i]);
         const std::string why = read_remote(h.lo[i], bytes.data(), bytes.size());
         sums.push_back(why.empty() ? checksum_bytes(bytes.data(), bytes.size()) : ~h.sums[i]);
