@@ -9,7 +9,8 @@
 namespace kopt::bench {
 namespace {
 
-// One table row per value. Kinds: 0 tensor, 1 double, 2 int, 3 bool, 4 none.
+// One table row per value. Kinds: 0 tensor, 1 double, 2 int, 3 bool, 4 none. A tensor's `i` holds
+// the device type it had on the writing side.
 struct Row {
   int64_t kind, dtype, ndim, offset, nbytes;
   int64_t sizes[8];
@@ -80,6 +81,7 @@ std::string encode_values(SharedRegion& r, const std::vector<c10::IValue>& v) {
         if (ten.dim() > 8) return "a tensor of rank " + std::to_string(ten.dim()) + " (at most 8)";
         at::Tensor c = ten.detach().to(at::kCPU).contiguous();
         row.kind = 0;
+        row.i = int64_t(ten.device().type());
         row.dtype = int64_t(c.scalar_type());
         row.ndim = c.dim();
         for (int64_t d = 0; d < c.dim(); ++d) row.sizes[d] = c.size(d);
@@ -111,7 +113,7 @@ std::string encode_values(SharedRegion& r, const std::vector<c10::IValue>& v) {
   return "";
 }
 
-std::vector<c10::IValue> decode_values(const SharedRegion& r, at::Device dev) {
+std::vector<c10::IValue> decode_values(const SharedRegion& r, at::Device dev, std::vector<c10::DeviceType>* devices) {
   const auto* t = static_cast<const Table*>(r.base);
   int64_t n = t->count;
   if (n < 0 || size_t(n) > kMaxRows) throw std::runtime_error("corrupt value table");
@@ -119,6 +121,10 @@ std::vector<c10::IValue> decode_values(const SharedRegion& r, at::Device dev) {
   out.reserve(size_t(n));
   for (int64_t k = 0; k < n; ++k) {
     Row row = t->rows[k];  // copied: the other side may keep writing
+    if (devices) {
+      bool known = row.kind == 0 && row.i >= 0 && row.i < int64_t(c10::DeviceType::COMPILE_TIME_MAX_DEVICE_TYPES);
+      devices->push_back(known ? c10::DeviceType(row.i) : c10::DeviceType::CPU);
+    }
     switch (row.kind) {
       case 0: {
         if (row.ndim < 0 || row.ndim > 8 || row.dtype < 0 || row.dtype >= int64_t(at::ScalarType::NumOptions))

@@ -32,7 +32,10 @@ size_t region_bytes(const std::vector<c10::IValue>& v);
 // Writes values (tensors made contiguous, copied to host). Returns "" or why it does not fit.
 std::string encode_values(SharedRegion& r, const std::vector<c10::IValue>& v);
 // Reads them back into fresh tensors on `dev` (a copy: later writes to the region do not show).
-std::vector<c10::IValue> decode_values(const SharedRegion& r, at::Device dev);
+// `devices`, when given, receives the device type each tensor had on the writing side (CPU for
+// values that are not tensors): the copies themselves are made on `dev`.
+std::vector<c10::IValue> decode_values(const SharedRegion& r, at::Device dev,
+                                       std::vector<c10::DeviceType>* devices = nullptr);
 
 // Messages. Judge -> runner: a command; runner -> judge: a reply, then `text_len` bytes of text.
 enum Cmd : uint32_t { kArgs = 'A', kPrepare = 'P', kCall = 'C', kInspect = 'I', kMutate = 'M', kEnd = 'X' };

@@ -18,6 +18,7 @@ struct Options {
   std::string precision;             // "" = the spec's, else float32
   std::string device = "auto";       // auto | cpu | cuda
   int num_correct_trials = 10;
+  int off_distribution_trials = 3;  // extra correctness trials off the declared distribution (inputs.hpp)
   int warmup = 10;
   StopRule stop;
   bool fresh_inputs = true;

@@ -237,7 +237,7 @@ CallResult RemoteOp::call() {
   ReplyMsg m = receive(nullptr);
   auto t1 = std::chrono::steady_clock::now();
   // Copy the outputs out now: what counts is what the region held when the call returned.
-  auto vals = decode_values(*out_region_, at::Device(at::kCPU));
+  auto vals = decode_values(*out_region_, at::Device(at::kCPU), &r.devices);
   r.judge_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
   r.runner_ms = m.ms;
   r.stats.off_stream_ms = m.off_stream_ms;

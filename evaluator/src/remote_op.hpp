@@ -41,6 +41,7 @@ struct CallResult {
   double runner_ms = 0;  // the runner's own timer (device time on GPU)
   KernelStats stats;
   std::vector<at::Tensor> outputs;  // CPU copies taken when the reply arrived
+  std::vector<c10::DeviceType> devices;  // where each output lived in the runner
 };
 
 class RemoteOp {

@@ -57,8 +57,17 @@ bool is_known_dtype(const std::string& dtype);
 bool is_known_precision(const std::string& p);
 
 // Deterministic per-purpose, per-trial seeds from the spec seed (splitmix64).
-enum class Stream : uint64_t { Correctness = 1, Check = 2, Timing = 3, Sentinel = 4, Warmup = 5, Select = 6, Poison = 7 };
+enum class Stream : uint64_t {
+  Correctness = 1, Check = 2, Timing = 3, Sentinel = 4, Warmup = 5, Select = 6, Poison = 7, OffDistribution = 8
+};
 uint64_t derive_seed(uint64_t seed, Stream stream, uint64_t index);
+
+// Whether an input's values change from one draw to the next: a tensor drawn from a normal with
+// std > 0, a uniform with high > low, or a randint with more than one value, with at least one
+// element. Scalars, const, arange and file inputs never vary.
+bool input_varies(const InputDesc& d);
+// False for a deterministic spec: no input varies, every draw gives the same values.
+bool any_input_varies(const InputSpec& s);
 
 // SHA-256 of the spec's canonical JSON plus the contents of any file inputs.
 std::string spec_hash(const InputSpec& s);
