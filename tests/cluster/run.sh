@@ -85,7 +85,7 @@ cluster_e2e() {
   (. "$host/env.sh" && export KOPT_HOST_DIR="$host" KOPT_CLUSTER_NODE &&
     if [ -z "${KOPT_ADDON:-}" ] && [ -f "$ROOT/build/kopt.node" ]; then export KOPT_ADDON="$ROOT/build/kopt.node"; fi &&
     export KOPT_BENCH_DIR="$ROOT/$KB_BUILD" &&
-    timeout -k 10 320 node tests/cluster/e2e-cluster.mjs)
+    timeout -k 10 620 node tests/cluster/e2e-cluster.mjs)
 }
 
 # kopt-bench --slurm: three candidates as one job array (one fails to compile): three lines, each with its
