@@ -1,5 +1,14 @@
-// How a candidate's outputs are compared with the reference's: the element-wise tolerance (or the
-// fp64 oracle in auto mode), the low-signal rule, and the relative L2 error.
+// The output contract: how a candidate's outputs are compared with the reference's, rule by rule.
+// Every rule lives here, in the order it is applied; `Verdict::failed_rule` names the one that
+// decided a failure (native_metrics.failed_rule), `Verdict::rule` the one that accepted.
+//   count, undefined, shape, dtype, device  the output's contract: fatal, no point in more trials
+//   non-finite    NaN/inf where the reference has a number, or the other way round (positions where
+//                 both are NaN, or both the same infinity, are equal and leave every later rule)
+//   element-wise  |c - r| <= atol + rtol*|r|, else the fp64 oracle (auto), or relative error when the
+//                 reference is too small for atol to mean anything (low signal)
+//   magnitude     exact zeros, flipped signs or values off by more than 8x where the reference is a
+//                 reliable normal non-zero value, on more than a sliver of the positions
+//   relative L2   ||c - r|| / ||r|| against the floor, else against the oracle's own error
 #pragma once
 #include <ATen/ATen.h>
 
@@ -21,9 +30,10 @@ struct Tolerance {
 
 struct Verdict {
   bool ok = true;
-  bool fatal = false;  // shape/count mismatch: no point in more trials
+  bool fatal = false;       // count/shape/dtype/device mismatch: no point in more trials
   std::string message;
-  std::string rule;    // fixed | oracle | relative | exact-zero
+  std::string rule;         // accepted by: fixed | oracle | relative | exact-zero
+  std::string failed_rule;  // decided a failure: see the header comment
   double max_abs = 0, avg_abs = 0, max_rel = 0, rel_l2 = 0;
   bool low_signal = false;
 };
@@ -40,6 +50,12 @@ struct LazyOracle {
   }
 };
 
-Verdict judge(const Outputs& cand, const Outputs& ref, LazyOracle& oracle, const Tolerance& tol);
+// `cand_devices`: where each candidate output lived in its own process (the copies in `cand` are on
+// the CPU); empty = the tensors' own devices.
+Verdict judge(const Outputs& cand, const Outputs& ref, LazyOracle& oracle, const Tolerance& tol,
+              const std::vector<c10::DeviceType>& cand_devices = {});
+
+// Positions where an output's values are not finite (NaN or +-inf), per output.
+std::vector<bool> nonfinite_outputs(const Outputs& out);
 
 }  // namespace kopt::bench

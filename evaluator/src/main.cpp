@@ -380,6 +380,10 @@ int evaluate(int argc, char** argv, EvalContext& ctx) {
     if (opt.num_correct_trials < Options().num_correct_trials)
       res.advisory.push_back("agent-chosen " + std::to_string(opt.num_correct_trials) + " correctness trials (default " +
                              std::to_string(Options().num_correct_trials) + ")");
+    if (opt.off_distribution_trials < Options().off_distribution_trials)
+      res.advisory.push_back("agent-chosen " + std::to_string(opt.off_distribution_trials) +
+                             " correctness trials off the declared distribution (default " +
+                             std::to_string(Options().off_distribution_trials) + ")");
   }
   if (!baseline_record.is_null()) {
     try {

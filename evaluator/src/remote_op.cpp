@@ -436,6 +436,7 @@ void RemoteOp::read_outputs(const std::string& text, size_t out_stride, bool cop
       // An output the judge could not read holds no range (it is flagged; nothing to read again).
       const uint64_t kept = t.defined() ? span : 0;
       co.tensors.push_back(t);
+      co.devices.push_back(d.device == 1 ? c10::DeviceType::CUDA : c10::DeviceType::CPU);
       co.lo.push_back(d.ptr);
       co.hi.push_back(d.ptr + kept);
       int64_t reuse = -1;

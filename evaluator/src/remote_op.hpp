@@ -63,6 +63,7 @@ struct CallOutputs {
   std::vector<at::Tensor> tensors;   // contiguous CPU copies the judge made
   std::vector<uint64_t> lo, hi;      // where each lay in the runner's memory (the runner's claim)
   std::vector<int64_t> reuses;       // per output: the held call whose output memory it overlaps, or -1
+  std::vector<c10::DeviceType> devices;  // where each output lived in the runner (its description)
   std::string problem;               // an output the judge could not read, and why ("" none)
 };
 

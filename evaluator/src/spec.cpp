@@ -184,6 +184,24 @@ InputSpec load_spec(const std::string& path) {
   return parse_spec(j, slash == std::string::npos ? "." : path.substr(0, slash));
 }
 
+bool input_varies(const InputDesc& d) {
+  if (d.is_scalar) return false;
+  for (auto n : d.shape)
+    if (n <= 0) return false;
+  switch (d.dist.kind) {
+    case DistKind::Normal: return d.dist.b > 0;
+    case DistKind::Uniform: return d.dist.b > d.dist.a;
+    case DistKind::Randint: return d.dist.b - d.dist.a > 1;
+    default: return false;
+  }
+}
+
+bool any_input_varies(const InputSpec& s) {
+  for (const auto& d : s.inputs)
+    if (input_varies(d)) return true;
+  return false;
+}
+
 SeedSchedule SeedSchedule::random() { return SeedSchedule(); }
 
 SeedSchedule SeedSchedule::pinned(uint64_t seed, const std::string& key) {

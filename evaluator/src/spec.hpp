@@ -62,7 +62,9 @@ bool is_known_precision(const std::string& p);
 // trial's): without a pinned seed each is drawn from OS randomness; with --seed N each is
 // HMAC-SHA256(the judge's key, N, purpose, index), reproducible with the same cache and
 // unpredictable to a candidate, which cannot read the key.
-enum class Stream : uint64_t { Correctness = 1, Check = 2, Timing = 3, Sentinel = 4, Warmup = 5, Select = 6, Poison = 7, Floor = 8 };
+enum class Stream : uint64_t {
+  Correctness = 1, Check = 2, Timing = 3, Sentinel = 4, Warmup = 5, Select = 6, Poison = 7, OffDistribution = 8, Floor = 9
+};
 class SeedSchedule {
  public:
   static SeedSchedule random();
@@ -76,6 +78,13 @@ class SeedSchedule {
   std::string key_;
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> drawn_;
 };
+
+// Whether an input's values change from one draw to the next: a tensor drawn from a normal with
+// std > 0, a uniform with high > low, or a randint with more than one value, with at least one
+// element. Scalars, const, arange and file inputs never vary.
+bool input_varies(const InputDesc& d);
+// False for a deterministic spec: no input varies, every draw gives the same values.
+bool any_input_varies(const InputSpec& s);
 
 // SHA-256 of the spec's canonical JSON plus the contents of any file inputs.
 std::string spec_hash(const InputSpec& s);

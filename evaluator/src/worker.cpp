@@ -30,6 +30,7 @@
 #include "guards.hpp"
 #include "inputs.hpp"
 #include "integrity.hpp"
+#include "load.hpp"
 #include "options.hpp"
 #include "proc.hpp"
 #include "remote_op.hpp"
@@ -86,6 +87,28 @@ std::string cpu_model() {
 }
 
 double round_to(double v, double unit) { return std::round(v / unit) * unit; }
+
+// "x (arange), y (const), alpha (scalar)"
+std::string fixed_inputs_text(const InputSpec& spec) {
+  std::string out;
+  for (const auto& d : spec.inputs) {
+    const char* kind = "degenerate distribution";
+    if (d.is_scalar) kind = "scalar";
+    else if (d.dist.kind == DistKind::Const) kind = "const";
+    else if (d.dist.kind == DistKind::Arange) kind = "arange";
+    else if (d.dist.kind == DistKind::File) kind = "file";
+    out += (out.empty() ? "" : ", ") + d.name + " (" + kind + ")";
+  }
+  return out.empty() ? "no inputs" : out;
+}
+
+// "the reference was timed while other processes used 1.3 of 2 CPUs"
+std::string under_load(const std::string& what, const Load& l) {
+  char b[200];
+  std::snprintf(b, sizeof b, "%s while other processes used %.2g of %d CPUs (/proc/stat over the %.1f s window)",
+                what.c_str(), l.other_cpus, l.cpus, l.window_s);
+  return b;
+}
 
 // The reference in the judge's process: the op, and its float64 copy for the oracle rule.
 struct Reference {
@@ -201,6 +224,9 @@ class Evaluation {
   IVals draw(Stream s, uint64_t i) { return draw_inputs(spec_, seeds_(s, i), precision_, dev_); }
   LazyOracle oracle_for(const IVals& in);
   RefRun ref_call(const IVals& in);
+  void off_distribution_trials();
+  std::string off_distribution_problem(const IVals& in, const std::vector<bool>& declared_nf, LazyOracle& oracle,
+                                       RefRun* out);
   size_t slot_offset(size_t s) const { return args_bytes_ + s * slot_bytes_; }
   Placed place(RemoteOp& op, size_t slot, const IVals& in);
   std::map<size_t, at::Tensor> check_call(RemoteOp& op, const CallOutputs& co, const Placed& p, const IVals& in);
@@ -250,6 +276,8 @@ class Evaluation {
   std::vector<IVals> corr_in_;
   std::vector<RefRun> corr_ref_;
   std::vector<LazyOracle> corr_oracle_;
+  std::vector<std::string> corr_dist_;  // per correctness trial: "" the declared distribution, else its regime
+  json dists_ = json::array(), dists_skipped_ = json::array();
   IVals reused_in_;
   RefRun reused_ref_;
   LazyOracle reused_oracle_;
@@ -495,13 +523,11 @@ void Evaluation::load_reference() {
     ref_.is_script = true;
     // The mode the export recorded (KernelBench runs modules as constructed: training mode).
     ref_.main = Callable::script(rj.at("path").get<std::string>(), dev_, spec_.mode.value_or("eval") == "train", "float32");
-    if (tol_.auto_mode) {
-      try {
-        torch::jit::Module m = ref_.main.module->clone();
-        m.to(at::kDouble);
-        ref_.oracle_module = m;
-      } catch (const std::exception&) {
-      }
+    try {  // the fp64 oracle (compare.hpp: the oracle rule in auto mode, the magnitude rule always)
+      torch::jit::Module m = ref_.main.module->clone();
+      m.to(at::kDouble);
+      ref_.oracle_module = m;
+    } catch (const std::exception&) {
     }
     if (precision_ != "float32") ref_.main.module->to(scalar_type_of(precision_));
   } else {
@@ -532,7 +558,7 @@ void Evaluation::load_reference() {
 
 LazyOracle Evaluation::oracle_for(const IVals& in) {
   LazyOracle l;
-  if (tol_.auto_mode) l.fn = [this, in]() { return ref_.call_oracle(to_double(in)); };
+  l.fn = [this, in]() { return ref_.call_oracle(to_double(in)); };
   return l;
 }
 
@@ -560,9 +586,68 @@ void Evaluation::run_reference() {
     corr_ref_.push_back(ref_call(corr_in_.back()));
     corr_oracle_.push_back(oracle_for(corr_in_.back()));
   }
+  corr_dist_.assign(corr_in_.size(), "");
+  dists_.push_back("declared (" + std::to_string(opt_.num_correct_trials) + " trials)");
+  off_distribution_trials();
   reused_in_ = draw(Stream::Timing, 0);  // the one input set of --no-fresh-inputs
   reused_ref_ = ref_call(reused_in_);
   reused_oracle_ = oracle_for(reused_in_);
+}
+
+// Whether the reference handles an off-distribution trial (inputs.hpp: regimes): "" when it does,
+// with its run in `out`; else why not. It must not raise, and its outputs may be non-finite only
+// where they already were on the declared distribution and where the fp64 oracle is non-finite too
+// (an overflow of the reference's own is not a contract a candidate must meet).
+std::string Evaluation::off_distribution_problem(const IVals& in, const std::vector<bool>& declared_nf, LazyOracle& oracle,
+                                                 RefRun* out) {
+  try {
+    *out = ref_call(in);
+  } catch (const std::exception& e) {
+    return "the reference raises an error there (" + clean_error(e).substr(0, 160) + ")";
+  }
+  auto nf = nonfinite_outputs(out->out);
+  for (size_t i = 0; i < nf.size(); ++i) {
+    if (!nf[i]) continue;
+    const std::string not_finite = "output " + std::to_string(i) + " of the reference is not finite there";
+    if (i >= declared_nf.size() || !declared_nf[i]) return not_finite;
+    const auto& o = oracle.get();
+    if (!o || i >= o->size() || (*o)[i].sizes() != out->out[i].sizes()) continue;
+    at::Tensor r_nf = at::logical_not(at::isfinite(out->out[i].detach().to(at::kCPU)));
+    at::Tensor o_nf = at::logical_not(at::isfinite((*o)[i].detach().to(at::kCPU)));
+    if (at::logical_and(r_nf, at::logical_not(o_nf)).any().item<bool>()) return not_finite + " where the fp64 reference is";
+  }
+  return "";
+}
+
+// Correctness off the declared distribution: more trials, in regimes chosen per run from the
+// trial seeds (inputs.hpp), each kept only where the reference still handles it.
+void Evaluation::off_distribution_trials() {
+  if (opt_.off_distribution_trials <= 0 || !any_input_varies(spec_)) return;
+  std::vector<bool> declared_nf;
+  for (const auto& r : corr_ref_) {
+    auto nf = nonfinite_outputs(r.out);
+    declared_nf.resize(std::max(declared_nf.size(), nf.size()), false);
+    for (size_t i = 0; i < nf.size(); ++i) declared_nf[i] = declared_nf[i] || nf[i];
+  }
+  const uint64_t regime_seed = seeds_(Stream::OffDistribution, 1000);
+  for (int k = 0; k < opt_.off_distribution_trials; ++k)
+    for (bool mild : {false, true}) {
+      Regime g = pick_regime(regime_seed, size_t(k), mild);
+      IVals in = draw_inputs(spec_, seeds_(Stream::OffDistribution, 2000 + 2 * uint64_t(k) + mild), precision_, dev_, g);
+      RefRun r;
+      LazyOracle lo = oracle_for(in);
+      std::string why = off_distribution_problem(in, declared_nf, lo, &r);
+      if (!why.empty()) {
+        dists_skipped_.push_back(g.describe() + ": " + why);
+        continue;
+      }
+      corr_in_.push_back(std::move(in));
+      corr_ref_.push_back(std::move(r));
+      corr_oracle_.push_back(std::move(lo));
+      corr_dist_.push_back(g.describe());
+      dists_.push_back(g.describe());
+      break;
+    }
 }
 
 // ---------------------------------------------------------------- the input layout and the checks
@@ -637,6 +722,7 @@ void Evaluation::time_loop(RemoteOp& op, bool is_candidate, Timed* out, RemoteOp
   struct Pending {
     size_t trial;
     Outputs outs;
+    std::vector<c10::DeviceType> devices;
     std::map<size_t, at::Tensor> mutated;
   };
   std::vector<Pending> pending;
@@ -649,7 +735,7 @@ void Evaluation::time_loop(RemoteOp& op, bool is_candidate, Timed* out, RemoteOp
       IVals in = timed_input(p.trial);
       RefRun rr = opt_.fresh_inputs ? ref_call(in) : reused_ref_;
       LazyOracle lo = opt_.fresh_inputs ? oracle_for(in) : reused_oracle_;
-      Verdict v = judge(p.outs, rr.out, lo, tol_);
+      Verdict v = judge(p.outs, rr.out, lo, tol_, p.devices);
       check_effect(p.mutated, rr, "timed call " + std::to_string(p.trial));
       if (!v.ok) {
         hack("timed call " + std::to_string(p.trial) + " returned a wrong result although the correctness trials passed (" +
@@ -709,7 +795,7 @@ void Evaluation::time_loop(RemoteOp& op, bool is_candidate, Timed* out, RemoteOp
     const double ms = device_timing_ ? std::min(cr.runner_ms, cr.judge_ms) : cr.judge_ms;
     if (is_candidate) {
       last_timed_slot_ = slot;
-      pending.push_back({trial, std::move(cr.calls.at(0).tensors), std::move(mutated)});
+      pending.push_back({trial, std::move(cr.calls.at(0).tensors), std::move(cr.calls.at(0).devices), std::move(mutated)});
       for (const auto& t : pending.back().outs) pending_bytes += t.defined() ? t.nbytes() : 0;
       if (pending_bytes > (size_t(256) << 20) && !check_pending()) break;
     }
@@ -750,7 +836,7 @@ std::optional<std::pair<double, double>> Evaluation::floor_batch(RemoteOp& op, b
     RefRun rr = ref_call(ins[k]);
     LazyOracle lo = oracle_for(ins[k]);
     check_effect(mutated, rr, "a call of the judge's floor batch");
-    Verdict v = judge(cr.calls.at(k).tensors, rr.out, lo, tol_);
+    Verdict v = judge(cr.calls.at(k).tensors, rr.out, lo, tol_, cr.calls.at(k).devices);
     if (!v.ok) {
       hack("a call of the judge's floor batch returned a wrong result although the correctness trials passed (" + v.message + ")");
       return std::nullopt;
@@ -827,6 +913,12 @@ void Evaluation::time_reference() {
     timer_name_ = stored->key.at("timer").substr(0, stored->key.at("timer").size() - std::strlen(kProtocol));
     key_["timer"] = stored->key.at("timer");
     res_.ref_source = "frozen baseline (measured " + stored->measured_at + ")";
+    const Load then = Load::from_json(stored->load);
+    if (then.contended()) {
+      res_.extra_metrics["baseline_contended"] = true;
+      res_.advisory.push_back(under_load("the frozen baseline was measured", then) +
+                              ": it may be slow; the reference re-timed now replaces it when faster beyond the noise");
+    }
   } else {
     if (!stored) reasons.clear();
     ref_runner_ = std::make_unique<RemoteOp>(ref_runner_spec());
@@ -836,7 +928,9 @@ void Evaluation::time_reference() {
     key_["timer"] = timer_name_ + kProtocol;
     channel_["reference"] = round_to(channel_ms(rop), 1e-4);
     Timed rt;
+    const CpuSample before = cpu_sample(getpid());
     time_loop(rop, false, &rt);
+    const Load load = load_between(before, cpu_sample(getpid()));
     Summary s = summarize(rt.samples);
     if (device_timing_) {
       batch_ = std::clamp(size_t(std::ceil(2.0 / std::max(s.median, 1e-3))), std::min<size_t>(8, max_batch_), max_batch_);
@@ -849,6 +943,15 @@ void Evaluation::time_reference() {
     rec.measured_at = utc_now_iso();
     rec.trials = s.n;
     rec.rel_iqr = s.rel_iqr;
+    rec.load = load.to_json();
+    if (load.measured) res_.extra_metrics["baseline_load"] = rec.load;
+    if (load.contended()) {
+      res_.extra_metrics["baseline_contended"] = true;
+      res_.advisory.push_back(under_load("the reference was timed", load) +
+                              ": the frozen figure is marked so and may be slow; later evaluations re-time the "
+                              "reference beside the candidate and use that figure when it is faster beyond the "
+                              "noise. On a quiet machine: --refresh-baseline");
+    }
     baseline_out_ = rec.to_json();
     write_json_atomic(job_.at("stage_path"), json{{"baseline_record", baseline_out_}});
     ref_cpu_ms_ = rt.cpu_ms;
@@ -887,11 +990,16 @@ void Evaluation::correctness_trials() {
   RemoteOp& cand = *cand_;
   Deviation dev_sum;
   dev_sum.trials = corr_in_.size();
+  res_.extra_metrics["input_distributions"] = dists_;
+  if (!dists_skipped_.empty()) res_.extra_metrics["input_distributions_skipped"] = dists_skipped_;
+  std::string failed_rule, failed_dist;
   bool used_oracle = false, used_relative = false;
   std::string first_failure;
   int failed_at = -1;
   double sum_avg = 0, max_l2 = 0;
   for (size_t t = 0; t < corr_in_.size(); ++t) {
+    const std::string trial_name =
+        "trial " + std::to_string(t) + (corr_dist_[t].empty() ? "" : " (off the declared distribution: " + corr_dist_[t] + ")");
     // Each trial at another address (slot): an answer keyed on the address misses.
     Placed p = place(cand, kTimedSlots + t % corr_slots_, corr_in_[t]);
     CallResult cr;
@@ -906,11 +1014,15 @@ void Evaluation::correctness_trials() {
       throw std::runtime_error(clean_error(e) + (d.empty() ? "" : "; " + d));
     }
     auto mutated = check_call(cand, cr.calls.at(0), p, corr_in_[t]);
-    check_effect(mutated, corr_ref_[t], "trial " + std::to_string(t));
-    Verdict v = judge(cr.calls.at(0).tensors, corr_ref_[t].out, corr_oracle_[t], tol_);
-    if (v.fatal) {  // a wrong shape or output count: the ERROR line says it; no deviation to print
+    check_effect(mutated, corr_ref_[t], trial_name);
+    Verdict v = judge(cr.calls.at(0).tensors, corr_ref_[t].out, corr_oracle_[t], tol_, cr.calls.at(0).devices);
+    if (!v.ok && failed_rule.empty()) {
+      failed_rule = v.failed_rule;
+      failed_dist = corr_dist_[t].empty() ? "declared" : corr_dist_[t];
+    }
+    if (v.fatal) {  // a wrong contract (count, shape, dtype, device): the ERROR line says it; no deviation
       correct_ = false;
-      if (first_failure.empty()) first_failure = "trial " + std::to_string(t) + ": " + v.message;
+      if (first_failure.empty()) first_failure = trial_name + ": " + v.message;
       if (failed_at < 0) failed_at = int(t);
       dev_sum.trials = t;
       break;
@@ -924,7 +1036,7 @@ void Evaluation::correctness_trials() {
     if (!v.ok) {
       correct_ = false;
       ++dev_sum.failed_trials;
-      if (first_failure.empty()) first_failure = "trial " + std::to_string(t) + ": " + v.message;
+      if (first_failure.empty()) first_failure = trial_name + ": " + v.message;
       if (failed_at < 0) failed_at = int(t);
     }
   }
@@ -942,6 +1054,10 @@ void Evaluation::correctness_trials() {
   }
   if (!correct_) {
     res_.correct = false;
+    if (!failed_rule.empty()) {
+      res_.extra_metrics["failed_rule"] = failed_rule;
+      res_.extra_metrics["failed_distribution"] = failed_dist;
+    }
     if (dev_sum.failed_trials > 0) res_.deviation = dev_sum;
     res_.error = "incorrect: " + first_failure;
     if (params_.size() >= 2 && failed_at >= 0) {
@@ -971,6 +1087,14 @@ void Evaluation::time_candidate() {
   res_.stop_reason = to_string(ct.reason);
   res_.noisy = ct.reason != StopReason::Converged;
   res_.extra_metrics["cv"] = round_to(s.cv, 1e-5);
+  // Inputs that never vary: said, never flagged (an honest kernel on such a spec is honest).
+  if (!opt_.fresh_inputs || !any_input_varies(spec_)) res_.extra_metrics["timed_inputs_identical"] = true;
+  if (opt_.fresh_inputs && !any_input_varies(spec_))
+    res_.advisory.push_back("the timed inputs were identical on every call: the spec draws no random values (" +
+                            fixed_inputs_text(spec_) +
+                            "), so a kernel that remembers its last inputs' result is timed as if it computed, "
+                            "and the mutation sentinel rewrites the inputs with the same values; the speedup holds "
+                            "for these very inputs only. For a figure that does: random inputs in the spec");
   res_.extra_metrics["channel_ms"] = channel_;
   // CPU time of every thread of each runner, read from outside: per timed window, and while the
   // judge held the candidate's stopped (nothing can run there). Information: a pool that spins is
@@ -1020,14 +1144,27 @@ void Evaluation::time_candidate() {
     res_.extra_metrics["baseline_drift"] = drift;
     res_.extra_metrics["baseline_drift_rel"] = round_to(rel, 1e-4);
     if (drift) {
-      char b[400];
+      // Faster now beyond the noise: the frozen figure carries a load that is gone (or never was
+      // the reference's), so the speedup is reported against the fresh figure. Slower now: the
+      // frozen figure stays (a load now, or a candidate that slows the reference, must not help).
+      const bool faster = rel < 0;
+      char b[520];
       std::snprintf(b, sizeof b,
                     "baseline drift: the frozen reference time %.4f ms (measured %s) differs from the reference "
                     "re-timed now, %.4f ms (%+.0f%%, noise +-%.0f%%); speedup %.2fx against the frozen figure, "
-                    "%.2fx against the fresh one. On a quiet machine: --refresh-baseline",
+                    "%.2fx against the fresh one%s. On a quiet machine: --refresh-baseline",
                     frozen_->ref_runtime_ms, frozen_->measured_at.c_str(), f.median, 100 * rel, 100 * band,
-                    frozen_->ref_runtime_ms / cand_ms, f.median / cand_ms);
+                    frozen_->ref_runtime_ms / cand_ms, f.median / cand_ms,
+                    faster ? ", which is the speedup reported (the faster reference figure)" : "");
       res_.advisory.push_back(b);
+      if (faster) {
+        res_.ref_runtime_ms = f.median;
+        res_.extra_metrics["ref_runtime_frozen_ms"] = round_to(frozen_->ref_runtime_ms, 1e-6);
+        char src[240];
+        std::snprintf(src, sizeof src, "; replaced by the reference re-timed now, %.4f ms: %.0f%% faster, beyond the noise +-%.0f%%",
+                      f.median, -100 * rel, 100 * band);
+        res_.ref_source += src;
+      }
     }
   }
   fresh_ref_.reset();  // its runner ends here
@@ -1089,7 +1226,7 @@ void Evaluation::mutation_sentinel() {
     RefRun rr = ref_call(st.in);
     LazyOracle lo = oracle_for(st.in);
     check_effect(mutated, rr, "the mutation sentinel");
-    Verdict v = judge(o.calls.at(0).tensors, rr.out, lo, tol_);
+    Verdict v = judge(o.calls.at(0).tensors, rr.out, lo, tol_, o.calls.at(0).devices);
     if (!v.ok) {
       ok = false;
       msg = std::string(st.what) + ", output did not follow (" + v.message + ")";
@@ -1179,7 +1316,7 @@ std::string Evaluation::diagnose_order(const IVals& in, const Outputs& ref_out, 
       cand.set_args(args);
       Placed pl = place(cand, 0, in);
       CallResult cr = cand.call(pl.offset);
-      if (!judge(cr.calls.at(0).tensors, ref_out, oracle, tol_).ok) continue;
+      if (!judge(cr.calls.at(0).tensors, ref_out, oracle, tol_, cr.calls.at(0).devices).ok) continue;
     } catch (const RunnerFailure&) {
       throw;
     } catch (const std::exception&) {
