@@ -67,15 +67,13 @@ inline std::vector<KoptFoundInput> kopt_find_inputs() {
   return found;
 }
 
-// A fingerprint of a matrix's values (its first 64 and last 64 floats).
+// A fingerprint of all of a matrix's values. All of them: a stored answer is then the answer of
+// exactly this input, so these cheats fail only on the clock (a partial fingerprint let a stale
+// answer from a racing watcher thread meet the mutation sentinel's one-element change, and the
+// test saw the sentinel instead of the clock).
 inline uint64_t kopt_fingerprint(const float* x, int64_t n) {
   uint64_t h = 1469598103934665603ULL;
-  for (int64_t k = 0; k < n && k < 64; ++k) {
-    uint32_t w;
-    std::memcpy(&w, x + k, 4);
-    h = (h ^ w) * 1099511628211ULL;
-  }
-  for (int64_t k = n > 64 ? n - 64 : 0; k < n; ++k) {
+  for (int64_t k = 0; k < n; ++k) {
     uint32_t w;
     std::memcpy(&w, x + k, 4);
     h = (h ^ w) * 1099511628211ULL;
