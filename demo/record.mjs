@@ -4,6 +4,10 @@
 // /kloop 4 with /supervise on (the second model is scripted too) — a faster loop, a profile, a version
 // that fails to compile, a vectorized one, and kernel_finalize (the plugin re-measures the best one).
 // Run by demo/record.sh, which provides: KOPT_HOST_DIR, KOPT_BENCH_DIR (folder of kopt-bench), Node 22.
+// KOPT_DEMO_VARIANT=b records the second demo session (demo/kernel-opt-demo-b/), the one a person
+// compares the demo with (对比 / Compare, `kopt report A B`): the same kernel, reference and inputs, but
+// another model name (deepseek-v4-pro), /kloop 3 without supervision, and a straighter path (the loop,
+// then the vectorized clamp; no profile, no broken build).
 import { execFile } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -18,7 +22,8 @@ const HOST_DIR = process.env.KOPT_HOST_DIR
 const BENCH_DIR = process.env.KOPT_BENCH_DIR
 if (!HOST_DIR || !BENCH_DIR) throw new Error('KOPT_HOST_DIR and KOPT_BENCH_DIR are required (run demo/record.sh)')
 const DSH = join(HOST_DIR, 'bin/dsh')
-const OUT = join(here, 'kernel-opt-demo')
+const VARIANT_B = process.env.KOPT_DEMO_VARIANT === 'b'
+const OUT = join(here, VARIANT_B ? 'kernel-opt-demo-b' : 'kernel-opt-demo')
 const run = promisify(execFile)
 const t0 = Date.now()
 const log = (msg) => console.log(`[record +${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`)
@@ -102,6 +107,16 @@ const script = {
     { text: 'OK: v4 正确且最快；定稿前请让插件复测。' },
   ] },
 }
+if (VARIANT_B) {
+  script.steps[0] = { text: '先汇报方案：测基线，然后直接试单遍循环和整张量 clamp_min。', tool_calls: [{ name: 'kernel_plan', arguments: { phase: 'baseline', approach: 'relu 64x256 fp32 on CPU: per-row ATen → one raw loop → vectorized clamp', hypothesis: 'a whole-tensor op avoids the per-row dispatch', next: 'measure the file as given' } }] }
+  script.scenarios = [
+    { match: '[kernel-loop round 1]', steps: [edit(1), measure('v2: one raw loop'), { text: 'v2 单遍循环：快了一些。' }] },
+    { match: '[kernel-loop round 2]', steps: [{ tool_calls: [{ name: 'write', arguments: { file_path: FILE, content: versions[3] } }] }, measure('v3: vectorized clamp_min'), { text: 'v3 整张量 clamp_min：正确，最快。' }] },
+    { match: '[kernel-loop wrap-up]', steps: [
+      { tool_calls: [{ name: 'kernel_finalize', arguments: { artifact_path: FILE, note: 'v3 (vectorized clamp_min) is the fastest correct candidate' } }] },
+      { text: '收尾：v3（整张量 clamp_min）最快且正确；定稿复测由插件完成。' }] },
+  ]
+}
 writeFileSync(join(work, 'script.json'), JSON.stringify(script, null, 1))
 
 try {
@@ -120,7 +135,8 @@ try {
   await dsh(['--profile', 'web', '--dump-config'], 120_000)
   writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), [
     '- id: hmr', '  disabled: false', '  config:', '    root: []',
-    '- id: kernel-opt', '  config:', '    supervisor:', '      provider: deepseek-official', '      model: judge', '',
+    '- id: kernel-opt', '  config:', '    supervisor:', '      provider: deepseek-official', '      model: judge',
+    ...(VARIANT_B ? ['- id: agent-default-model', '  config:', '    provider: deepseek-official', '    model: deepseek-v4-pro'] : []), '',
   ].join('\n'))
   await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`], 300_000)
   const port = await freePort()
@@ -137,8 +153,8 @@ try {
     log(`${line}: ${JSON.stringify(r).slice(0, 160)}`)
     if (r?.kind !== 'success') throw new Error(`${line} failed`)
   }
-  await command('/supervise on')
-  await command('/kloop 4')
+  if (!VARIANT_B) await command('/supervise on')
+  await command(VARIANT_B ? '/kloop 3' : '/kloop 4')
   const control = async () => (await http(port, `/plugins/kernel-opt/control?sessionId=${encodeURIComponent(sid)}`)).json().control
   await waitFor('the loop to stop', async () => { const c = await control(); return c.loop.armed === false && c.loop.stopReason !== undefined }, 900_000, 2000)
   await waitFor('the wrap-up turn to end', async () => {
@@ -146,7 +162,7 @@ try {
     const wrap = text.lastIndexOf('[kernel-loop wrap-up]')
     return wrap >= 0 && text.indexOf('"type":"turn/end"', wrap) >= 0
   }, 900_000, 2000)
-  await command('/supervise off')
+  if (!VARIANT_B) await command('/supervise off')
   // The recording ran with danger-full-access (no approval prompts for the scripted bash calls); hand
   // the session back in the default preset, so continuing the demo with a real key asks as usual.
   const perm = await http(port, '/api/commands/execute', {
@@ -160,17 +176,20 @@ try {
   const pts = series.iterations ?? []
   log(`points: ${pts.map(p => `${p.channel}:${p.correct === false ? 'fail' : p.latencyMs}`).join(' ')}`)
   const missing = [
-    [pts.length >= 5, 'five points'], [pts.some(p => p.correct === false && p.error), 'a failed build with its error'],
-    [pts.some(p => p.channel === 'replay'), 'the finalize replay'], [(series.profileSeqs ?? []).length > 0, 'a profile (▲)'],
-    [(series.rounds ?? []).some(r => r.review || r.reviewNote), 'a supervisor note'],
+    [pts.length >= (VARIANT_B ? 4 : 5), 'enough points'], [pts.some(p => p.channel === 'replay'), 'the finalize replay'],
     [series.chart?.final?.gapPct !== undefined, 'the finalize gap'],
+    ...(VARIANT_B ? [] : [[pts.some(p => p.correct === false && p.error), 'a failed build with its error'],
+      [(series.profileSeqs ?? []).length > 0, 'a profile (▲)'], [(series.rounds ?? []).some(r => r.review || r.reviewNote), 'a supervisor note']]),
   ].filter(([ok]) => !ok).map(([, what]) => what)
   if (missing.length) throw new Error(`the run lacks: ${missing.join(', ')}`)
   mkdirSync(OUT, { recursive: true })
   cpSync(sessionFile(sid), join(OUT, 'session.jsonl.zstd'))
   writeFileSync(join(OUT, 'meta.json'), JSON.stringify({
     sessionId: sid, agentPreset: 'kernel-opt', recordedAt: new Date().toISOString(), recordedCwd: ws,
-    workspace: 'demo/workspace', points: pts.length, note: 'recorded by demo/record.sh; scripts/run.sh seeds it into .dsh-home/',
+    workspace: 'demo/workspace', points: pts.length,
+    note: VARIANT_B
+      ? 'the second demo session: recorded by KOPT_DEMO_VARIANT=b demo/record.sh (same kernel, reference and inputs; model deepseek-v4-pro, /kloop 3, no supervision); scripts/run.sh seeds it beside the demo, to compare with it'
+      : 'recorded by demo/record.sh; scripts/run.sh seeds it into .dsh-home/',
   }, null, 1) + '\n')
   log(`wrote ${OUT}/session.jsonl.zstd (${pts.length} points)`)
   failed = false

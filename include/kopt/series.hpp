@@ -1,6 +1,7 @@
 // The panel state (spec P-2, P-3): iterations, plans, environments, rounds and the seq lists.
 #pragma once
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -52,6 +53,12 @@ struct Iteration {
   std::optional<std::vector<std::string>> blocking, advisory, notMeasured;
   std::optional<json> workloadSubset;
   std::vector<Change> changes;
+  // Internal (not on the wire): the `time` of the event that settled the point (NaN when it had
+  // none), and the SHA-256 of the reference it was measured against — set only for a point the
+  // plugin's own evaluator measured (issue 38: no other channel can vouch for it; the comparison's
+  // rule reads it, compare.hpp).
+  double time = std::numeric_limits<double>::quiet_NaN();
+  std::optional<std::string> referenceSha256;
 
   bool is_replay() const { return channel && *channel == "replay"; }
   // I-1 / H-3: correct, no reward hack, no error, measured.

@@ -80,6 +80,9 @@
           h('button', { role: 'menuitem', onClick: () => { setOpen(false); doSvg() } }, t('export.svg'))) : null)
     }
 
+    // Where the user left each session's tab scrolled: a tab opens at its top (the curve and the
+    // controls), or where the user scrolled it to before.
+    const scrolledTo = new Map()
     const UPDATES_KEPT = 256
     function EvalTab(props) {
       const sessionId = props.sessionId
@@ -89,7 +92,28 @@
       const [sel, setSel] = useState({ index: null, pinned: false })
       const [focus, setFocus] = useState(false)
       const svgRef = useRef(null)
+      const panelRef = useRef(null)
+      const [picked, setPickedState] = useState(() => comparePicks.get(sessionId) ?? [])
+      const setPicked = useCallback((ids) => { comparePicks.set(sessionId, ids); setPickedState(ids) }, [sessionId])
+      useEffect(() => { setPickedState(comparePicks.get(sessionId) ?? []) }, [sessionId])
+      const cmpState = useCompare(sessionId, picked)
       const refresh = useCallback(() => { store.refresh() }, [store])
+      // Opened at the top (the host's view may hold a scroll position of its own, e.g. the chat's at
+      // its bottom): the panel's head is brought to the top of every scroller around it, unless the
+      // user scrolled this session's tab before, then that position comes back.
+      useLayoutEffect(() => {
+        const el = panelRef.current
+        if (!el) return undefined
+        const kept = scrolledTo.get(sessionId)
+        if (kept !== undefined) el.scrollTop = kept
+        else {
+          el.scrollTop = 0
+          for (let p = el.parentElement; p; p = p.parentElement) if (p.scrollHeight > p.clientHeight && p.scrollTop > 0) p.scrollTop = Math.max(0, p.scrollTop + el.getBoundingClientRect().top - p.getBoundingClientRect().top)
+        }
+        const onScroll = () => { scrolledTo.set(sessionId, el.scrollTop) }
+        el.addEventListener('scroll', onScroll, { passive: true })
+        return () => el.removeEventListener('scroll', onScroll)
+      }, [sessionId])
       const onSelect = useCallback((index, pin) => setSel(index === null ? { index: null, pinned: false } : { index, pinned: pin }), [])
       // Focus mode: Esc closes the popover first, then leaves focus mode.
       useEffect(() => {
@@ -127,6 +151,7 @@
             ? h('div', { className: 'kopt-card kopt-empty', 'data-kopt': 'empty' }, h('b', null, t('empty.title')), t('empty.body'))
             : null,
           series.iterations.length > 0 ? h(CurveCard, { series, t, selected: selIndex, pinned: sel.pinned, onSelect, svgRef }) : null,
+          picked.length ? h(CompareCard, { sessionId, picked, t, cmpState, onClose: () => setPicked([]) }) : null,
           (series.uncollectedSeqs ?? []).length ? h('div', { className: 'kopt-warnbox' }, t('note.uncollected', { n: series.uncollectedSeqs.length })) : null,
           (series.echoedSeqs ?? []).length ? h('div', { className: 'kopt-note' }, t('note.echoed', { n: series.echoedSeqs.length })) : null,
           h('div', { className: 'kopt-grid' },
@@ -134,12 +159,13 @@
             h(EnvCard, { envs: series.envs ?? [], t }),
             h(ReviewCard, { rounds: series.rounds ?? [], sup: series.control?.supervisor, t })),
           series.iterations.length > 0 ? h(RecordCard, { series, t, selected: selIndex, onPick: i => onSelect(i, true) }) : null)
-      return h('div', { className: `kopt kopt-panel${focus ? ' kopt-focus' : ''}`, 'data-kopt': 'panel', 'data-focus': focus ? '1' : '0' },
+      return h('div', { ref: panelRef, className: `kopt kopt-panel${focus ? ' kopt-focus' : ''}`, 'data-kopt': 'panel', 'data-focus': focus ? '1' : '0' },
         h('div', { className: 'kopt-inner' },
           h('div', { className: 'kopt-head' },
             h('span', { className: 'kopt-title' }, t('title')),
             h('span', { className: 'kopt-sub' }, series ? loopStatus(t, series.control?.loop) : ''),
             h('span', { className: 'kopt-grow' }),
+            h(ComparePicker, { sessionId, picked, onChange: setPicked, t, max: cmpState.data?.max }),
             series ? h(ExportMenu, { series, t, svgRef, sessionId }) : null,
             h('button', { className: 'kopt-btn', onClick: () => setFocus(!focus), title: focus ? t('focus.exit') : t('focus.enter'), 'aria-pressed': focus, 'data-kopt': 'focus' }, focus ? '⤡ ' : '⤢ ', focus ? t('focus.exit') : t('focus.enter'))),
           body))

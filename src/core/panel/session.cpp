@@ -46,6 +46,21 @@ void Session::refresh_outline() {
   outline_version_ = projector_->version();
 }
 
+const RunSummary& Session::summary() {
+  refresh_outline();
+  const RunFacts& facts = projector_->run_facts();
+  if (summary_version_ != projector_->version() || summary_facts_ != facts.version) {
+    summary_ = summarize_run(id_, outline_, rows_, phases_.completed(), facts);
+    summary_version_ = projector_->version();
+    summary_facts_ = facts.version;
+  }
+  return summary_;
+}
+
+std::string Session::summary_key() const {
+  return std::to_string(projector_->version()) + "." + std::to_string(projector_->run_facts().version);
+}
+
 long long Session::completed_evals() {
   refresh_outline();
   return phases_.completed();
