@@ -98,21 +98,22 @@
       useEffect(() => { setPickedState(comparePicks.get(sessionId) ?? []) }, [sessionId])
       const cmpState = useCompare(sessionId, picked)
       const refresh = useCallback(() => { store.refresh() }, [store])
-      // Opened at the top (the host's view may hold a scroll position of its own, e.g. the chat's at
-      // its bottom): the panel's head is brought to the top of every scroller around it, unless the
-      // user scrolled this session's tab before, then that position comes back.
+      // Opened at the top (the curve and the controls): the host's view may hold a scroll position of
+      // its own (the chat's, at its bottom), kept by a scroller around the panel when the panel is not
+      // the one that scrolls. A position the user scrolled this session's tab to comes back instead.
       useLayoutEffect(() => {
         const el = panelRef.current
         if (!el) return undefined
+        const scrolls = (x) => x.scrollHeight > x.clientHeight + 1 && /auto|scroll/.test(getComputedStyle(x).overflowY)
+        let box = el
+        if (!scrolls(el)) for (let p = el.parentElement; p; p = p.parentElement) if (scrolls(p)) { box = p; break }
         const kept = scrolledTo.get(sessionId)
-        if (kept !== undefined) el.scrollTop = kept
-        else {
-          el.scrollTop = 0
-          for (let p = el.parentElement; p; p = p.parentElement) if (p.scrollHeight > p.clientHeight && p.scrollTop > 0) p.scrollTop = Math.max(0, p.scrollTop + el.getBoundingClientRect().top - p.getBoundingClientRect().top)
-        }
-        const onScroll = () => { scrolledTo.set(sessionId, el.scrollTop) }
-        el.addEventListener('scroll', onScroll, { passive: true })
-        return () => el.removeEventListener('scroll', onScroll)
+        if (kept !== undefined) box.scrollTop = kept
+        else if (box === el) el.scrollTop = 0
+        else box.scrollTop = Math.max(0, box.scrollTop + el.getBoundingClientRect().top - box.getBoundingClientRect().top)
+        const onScroll = () => { scrolledTo.set(sessionId, box.scrollTop) }
+        box.addEventListener('scroll', onScroll, { passive: true })
+        return () => box.removeEventListener('scroll', onScroll)
       }, [sessionId])
       const onSelect = useCallback((index, pin) => setSel(index === null ? { index: null, pinned: false } : { index, pinned: pin }), [])
       // Focus mode: Esc closes the popover first, then leaves focus mode.

@@ -219,4 +219,31 @@ describe('laptop sizes', { timeout: 120_000 }, () => {
     }
     for (const lang of ['zh', 'en']) assert.ok(Math.abs(sizes[`1100-${lang}`] - sizes[`1440-${lang}`]) < 1, `text height ${JSON.stringify(sizes)}`)
   })
+
+  test('in a host whose view area scrolls and holds the chat at its bottom, the tab still opens at its top; a scrolled position comes back', async () => {
+    for (const lang of ['zh', 'en']) {
+      const page = await browser.newPage({ viewport: { width: 1100, height: 720 } })
+      const errors = []
+      page.on('pageerror', e => errors.push(e.message))
+      await page.goto(`${host.url}/?session=runA&lang=${lang}&tab=chat&scroller=1`)
+      const view = page.locator('.view.scroller')
+      await view.evaluate(el => { el.scrollTop = el.scrollHeight })
+      assert.ok(await view.evaluate(el => el.scrollTop) > 1000, 'the chat at its bottom')
+      // The series is in the shared store already (the launcher reads it), as in the host.
+      await page.waitForTimeout(400)
+      await page.getByRole('tab', { name: lang === 'zh' ? '评测' : 'Evaluations' }).click()
+      await page.waitForSelector('[data-kopt=chart]')
+      const head = await page.locator('.kopt-head').boundingBox()
+      const vbox = await view.boundingBox()
+      assert.ok(head.y >= vbox.y - 1 && head.y < vbox.y + 40, `the head at the top of the view (${head.y} vs ${vbox.y})`)
+      await view.evaluate(el => { el.scrollTop = 300 })
+      await page.waitForTimeout(50)
+      await page.getByRole('tab', { name: lang === 'zh' ? '对话' : 'Chat' }).click()
+      await page.getByRole('tab', { name: lang === 'zh' ? '评测' : 'Evaluations' }).click()
+      await page.waitForSelector('[data-kopt=chart]')
+      assert.equal(await view.evaluate(el => el.scrollTop), 300, 'the scrolled position came back')
+      assert.deepEqual(errors, [])
+      await page.close()
+    }
+  })
 })

@@ -146,8 +146,8 @@ describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 },
     else console.log(`# scratch kept in ${work}`)
   })
 
-  async function openSession (sid, locale) {
-    const context = await browser.newContext({ locale, viewport: { width: 1440, height: 960 } })
+  async function openSession (sid, locale, viewport = { width: 1440, height: 960 }) {
+    const context = await browser.newContext({ locale, viewport })
     const page = await context.newPage()
     page.setDefaultTimeout(20_000)
     const errors = []
@@ -287,6 +287,21 @@ describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 },
     assert.match(await page.locator('[data-kopt=chips]').innerText(), /最佳/)
     await page.waitForTimeout(300)
     await page.screenshot({ path: path.join(artifacts, 'host-recorded-zh.png') })
+    await context.close()
+  }))
+
+  test('at a laptop\'s size (1100×720, zh) the recorded session\'s tab opens at its top, its chart text at ~11.5 px', fail(async () => {
+    const { page, context } = await openSession(recordedSid, 'zh-CN', { width: 1100, height: 720 })
+    if (liveUrl && liveUrl.includes(liveSid)) await page.goto(liveUrl.replace(liveSid, recordedSid))
+    else await page.getByText(/^ws\s*1\s*(y|年)/).first().click()
+    await page.getByRole('tab', { name: '评测' }).or(page.getByText('评测', { exact: true })).first().click()
+    await page.locator('[data-kopt=chart]').waitFor()
+    await page.waitForTimeout(300)
+    const head = await page.locator('.kopt-head').boundingBox()
+    assert.ok(head && head.y >= 0 && head.y < 360, `the tab's head is in view at the top (y ${head?.y})`)
+    const h = await page.locator('[data-kopt=axes] text').evaluateAll(els => els.map(e => e.getBoundingClientRect().height))
+    for (const v of h) assert.ok(v > 11 && v < 19, `axis label ${v}px`)
+    await page.screenshot({ path: path.join(artifacts, 'host-laptop-zh.png') })
     await context.close()
   }))
 

@@ -6,6 +6,8 @@
 #   1. tab.test.mjs  — the tab against the shell stand-in and the plugin routes served by the core
 #                      (kopt.node): visibility, curve, markers, keyboard, popover, live updates,
 #                      focus mode, launcher, status strip, export, zh/en screenshots, the benchmark.
+#   1b. compare.test.mjs — 对比 / Compare against the same stand-in and the plugin's /compare route,
+#                      and the tab at laptop sizes (1100×720, 1440×900).
 #   2. host.test.mjs — the tab inside a real `dsh web` (scripts/setup-host.sh) with the plugin
 #                      installed, a recorded session log and a live scripted session; skipped with a
 #                      note when the host is not installed (KOPT_BROWSER_HOST=0 skips it too).
@@ -27,6 +29,7 @@ export KOPT_ARTIFACTS=${KOPT_ARTIFACTS:-$KOPT_ROOT/tests/browser/artifacts}
 mkdir -p "$KOPT_ARTIFACTS"
 
 timeout 600 node --test --test-reporter=spec --test-timeout=300000 tab.test.mjs
+timeout 600 node --test --test-reporter=spec --test-timeout=300000 compare.test.mjs
 if [ -f host.test.mjs ] && [ "${KOPT_BROWSER_HOST:-1}" != 0 ]; then
   # The host comes from scripts/setup-host.sh (the e2e suite runs it before this one in scripts/test.sh).
   export KOPT_HOST_DIR=${KOPT_HOST_DIR:-$KOPT_ROOT/.dsh-host}
