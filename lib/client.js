@@ -657,7 +657,15 @@ window.__ModuleLoader__.load({
       })
       return rows.join('\n') + '\n'
     }
-
+    // A menu that closes on a press outside `ref` while it is open.
+    function useDismiss(ref, open, close) {
+      useEffect(() => {
+        if (!open) return undefined
+        const onDown = (e) => { if (ref.current && !ref.current.contains(e.target)) close() }
+        document.addEventListener('mousedown', onDown)
+        return () => document.removeEventListener('mousedown', onDown)
+      }, [open])
+    }
     // ───────────────────────────── styles ─────────────────────────────
     // The pending pulse runs three times, not forever: an endless animation kept Chromium drawing
     // frames, ≈ 0.1 s of CPU per second for every open tab while a run waited (docs/performance.md, T4).
@@ -1383,12 +1391,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
     function ComparePicker({ sessionId, picked, onChange, t, max }) {
       const [open, setOpen] = useState(false)
       const ref = useRef(null)
-      useEffect(() => {
-        if (!open) return undefined
-        const close = (e) => { if (ref.current && !ref.current.contains(e.target)) setOpen(false) }
-        document.addEventListener('mousedown', close)
-        return () => document.removeEventListener('mousedown', close)
-      }, [open])
+      useDismiss(ref, open, () => setOpen(false))
       const list = open ? compareCandidates(sessionId) : []
       const full = max !== undefined && picked.length + 1 >= max
       const toggle = (id) => onChange(picked.includes(id) ? picked.filter(x => x !== id) : [...picked, id])
@@ -1486,7 +1489,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
           }))))
     }
 
-    function reasonText(why, sessions, t) {
+    function compareReasonText(why, sessions, t) {
       const [a, b] = why.sessions ?? []
       return t(`cmp.why.${why.code}`, {
         a: runName(sessions[a], a), b: runName(sessions[b], b), pct: Math.round(((why.ratio ?? 1) - 1) * 100),
@@ -1510,7 +1513,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
             ? h('div', { className: 'kopt-okbox', 'data-kopt': 'axis-rule', 'data-axis': 'speedup' }, t('cmp.axisSpeedup'))
             : h('div', { className: cmp.reasons.length ? 'kopt-warnbox' : 'kopt-note', 'data-kopt': 'axis-rule', 'data-axis': 'latency' },
               t(cmp.reasons.length ? 'cmp.axisLatency' : 'cmp.axisLatencyPlain'),
-              cmp.reasons.length ? h('ul', { style: { margin: '4px 0 0', paddingLeft: 18 } }, cmp.reasons.map((why, i) => h('li', { key: i, 'data-kopt': 'reason', 'data-code': why.code }, reasonText(why, cmp.sessions, t)))) : null),
+              cmp.reasons.length ? h('ul', { style: { margin: '4px 0 0', paddingLeft: 18 } }, cmp.reasons.map((why, i) => h('li', { key: i, 'data-kopt': 'reason', 'data-code': why.code }, compareReasonText(why, cmp.sessions, t)))) : null),
           h(CompareChart, { cmp, t, hover, onHover }),
           h('div', { className: 'kopt-legend', 'data-kopt': 'compare-legend' },
             cmp.sessions.map((s, i) => h('span', { key: i, 'data-kopt': 'legend-item', 'data-session': i },
@@ -1575,12 +1578,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
     function ExportMenu({ series, t, svgRef, sessionId }) {
       const [open, setOpen] = useState(false)
       const ref = useRef(null)
-      useEffect(() => {
-        if (!open) return undefined
-        const close = (e) => { if (ref.current && !ref.current.contains(e.target)) setOpen(false) }
-        document.addEventListener('mousedown', close)
-        return () => document.removeEventListener('mousedown', close)
-      }, [open])
+      useDismiss(ref, open, () => setOpen(false))
       const base = `kernel-opt-${sessionId}`
       const doSvg = () => {
         const svg = svgRef.current

@@ -17,7 +17,7 @@ import { createServer } from 'node:http'
 import path from 'node:path'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
-import { arg, generatedLog } from '../generated-log.mjs'
+import { arg, generatedLog, startTicker } from '../generated-log.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const events = Number(arg('events', 100000))
@@ -46,13 +46,7 @@ if (arg('child')) {
   })
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${server.address().port}/compare?sessionId=${ids[0]}&with=${ids.slice(1).join(',')}`
-  let last = performance.now()
-  let worst = 0
-  const ticker = setInterval(() => {
-    const now = performance.now()
-    worst = Math.max(worst, now - last)
-    last = now
-  }, 5)
+  const ticker = startTicker(5)
   const mode = arg('child')
   if (mode === 'compare') {
     // The tab shows session 0: it is held before the comparison opens.
@@ -60,8 +54,7 @@ if (arg('child')) {
   }
   await sleep(100)
   const t0 = performance.now()
-  last = t0
-  worst = 0
+  ticker.reset()
   const out = { what: 'compare', mode, events, sessions: ids.length }
   if (mode === 'one') {
     let view
@@ -95,8 +88,8 @@ if (arg('child')) {
     out.answers = answers
   }
   await sleep(20) // the tick after a block
-  clearInterval(ticker)
-  out.worstWaitMs = +worst.toFixed(1)
+  ticker.stop()
+  out.worstWaitMs = +ticker.worst().toFixed(1)
   server.close()
   console.log(JSON.stringify(out))
   process.exit(0)

@@ -126,12 +126,7 @@
     function ComparePicker({ sessionId, picked, onChange, t, max }) {
       const [open, setOpen] = useState(false)
       const ref = useRef(null)
-      useEffect(() => {
-        if (!open) return undefined
-        const close = (e) => { if (ref.current && !ref.current.contains(e.target)) setOpen(false) }
-        document.addEventListener('mousedown', close)
-        return () => document.removeEventListener('mousedown', close)
-      }, [open])
+      useDismiss(ref, open, () => setOpen(false))
       const list = open ? compareCandidates(sessionId) : []
       const full = max !== undefined && picked.length + 1 >= max
       const toggle = (id) => onChange(picked.includes(id) ? picked.filter(x => x !== id) : [...picked, id])
@@ -229,7 +224,7 @@
           }))))
     }
 
-    function reasonText(why, sessions, t) {
+    function compareReasonText(why, sessions, t) {
       const [a, b] = why.sessions ?? []
       return t(`cmp.why.${why.code}`, {
         a: runName(sessions[a], a), b: runName(sessions[b], b), pct: Math.round(((why.ratio ?? 1) - 1) * 100),
@@ -253,7 +248,7 @@
             ? h('div', { className: 'kopt-okbox', 'data-kopt': 'axis-rule', 'data-axis': 'speedup' }, t('cmp.axisSpeedup'))
             : h('div', { className: cmp.reasons.length ? 'kopt-warnbox' : 'kopt-note', 'data-kopt': 'axis-rule', 'data-axis': 'latency' },
               t(cmp.reasons.length ? 'cmp.axisLatency' : 'cmp.axisLatencyPlain'),
-              cmp.reasons.length ? h('ul', { style: { margin: '4px 0 0', paddingLeft: 18 } }, cmp.reasons.map((why, i) => h('li', { key: i, 'data-kopt': 'reason', 'data-code': why.code }, reasonText(why, cmp.sessions, t)))) : null),
+              cmp.reasons.length ? h('ul', { style: { margin: '4px 0 0', paddingLeft: 18 } }, cmp.reasons.map((why, i) => h('li', { key: i, 'data-kopt': 'reason', 'data-code': why.code }, compareReasonText(why, cmp.sessions, t)))) : null),
           h(CompareChart, { cmp, t, hover, onHover }),
           h('div', { className: 'kopt-legend', 'data-kopt': 'compare-legend' },
             cmp.sessions.map((s, i) => h('span', { key: i, 'data-kopt': 'legend-item', 'data-session': i },

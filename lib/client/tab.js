@@ -54,12 +54,7 @@
     function ExportMenu({ series, t, svgRef, sessionId }) {
       const [open, setOpen] = useState(false)
       const ref = useRef(null)
-      useEffect(() => {
-        if (!open) return undefined
-        const close = (e) => { if (ref.current && !ref.current.contains(e.target)) setOpen(false) }
-        document.addEventListener('mousedown', close)
-        return () => document.removeEventListener('mousedown', close)
-      }, [open])
+      useDismiss(ref, open, () => setOpen(false))
       const base = `kernel-opt-${sessionId}`
       const doSvg = () => {
         const svg = svgRef.current

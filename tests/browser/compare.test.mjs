@@ -43,12 +43,12 @@ before(async () => {
 })
 after(async () => { await browser?.close(); await host?.close() })
 
-async function open (session, lang, viewport = { width: 1100, height: 720 }) {
+async function open (session, lang, viewport = { width: 1100, height: 720 }, extra = '') {
   const page = await browser.newPage({ viewport })
   page.setDefaultTimeout(10_000)
   const errors = []
   page.on('pageerror', e => errors.push(e.message))
-  await page.goto(`${host.url}/?session=${session}&lang=${lang}&tab=kernel-opt`)
+  await page.goto(`${host.url}/?session=${session}&lang=${lang}&tab=kernel-opt${extra}`)
   await page.waitForSelector('[data-kopt=chart]')
   return { page, errors }
 }
@@ -59,6 +59,21 @@ async function pick (page, ids) {
   await page.waitForSelector('[data-kopt=compare-chart]')
 }
 const answerOf = (page, ids) => page.evaluate(async (q) => (await fetch(`/plugins/kernel-opt/compare?sessionId=${q[0]}&with=${q.slice(1).join(',')}`)).json(), ids)
+
+// The compare card whole (a tall window), with the popover of `point` ([index, x, y]) when given.
+async function shoot (page, name, point) {
+  await page.setViewportSize({ width: 1280, height: 1500 })
+  const card = page.locator('[data-kopt=compare-card]')
+  await card.scrollIntoViewIfNeeded()
+  if (point) {
+    const chart = page.locator('[data-kopt=compare-chart]')
+    const box = await chart.boundingBox()
+    const c = await chart.evaluate(el => ({ w: el.viewBox.baseVal.width, h: el.viewBox.baseVal.height }))
+    await page.mouse.click(box.x + (point[1] / c.w) * box.width, box.y + (point[2] / c.h) * box.height)
+  }
+  await page.waitForTimeout(150)
+  await card.screenshot({ path: path.join(artifacts, name) })
+}
 
 // sRGB hex → CIE Lab (D65), for ΔE between the sessions' colours.
 function lab (hex) {
@@ -107,6 +122,7 @@ describe('对比 / Compare (shell stand-in)', { timeout: 180_000 }, () => {
       const colours = await page.locator('[data-kopt=compare-series]').evaluateAll(els => els.map(e => e.dataset.color))
       assert.ok(deltaE(colours[0], colours[1]) > 25, `ΔE ${deltaE(colours[0], colours[1])}`)
       // Every point: a click on it names its session and its evaluation.
+      await chart.scrollIntoViewIfNeeded()
       const box = await chart.boundingBox()
       for (const s of cmp.chart.series) {
         for (const [index, x, y] of s.points) {
@@ -122,7 +138,7 @@ describe('对比 / Compare (shell stand-in)', { timeout: 180_000 }, () => {
       assert.ok(ticks.length > 4)
       assert.deepEqual(overlaps(ticks), [])
       for (const t of ticks) assert.ok(t.height > 10 && t.height < 20, `tick ${t.text} ${t.height}px`)
-      await page.locator('[data-kopt=compare-card]').screenshot({ path: path.join(artifacts, `compare-${lang}.png`) })
+      await shoot(page, `compare-${lang}.png`, cmp.chart.series[1].points.at(-3))
       assert.deepEqual(errors, [])
       await page.close()
     }
@@ -140,10 +156,10 @@ describe('对比 / Compare (shell stand-in)', { timeout: 180_000 }, () => {
       assert.equal(await rule.getAttribute('data-axis'), 'latency')
       assert.equal(await page.locator('[data-kopt=reason]').getAttribute('data-code'), code)
       assert.match(await rule.innerText(), text)
-      const ticks = await page.locator('[data-kopt=compare-chart] [data-kopt=tick]').allInnerTexts()
+      const ticks = await page.locator('[data-kopt=compare-chart] [data-kopt=tick]').evaluateAll(els => els.map(e => e.textContent))
       assert.ok(ticks.filter(t => /ms|µs/.test(t)).length >= 2, `latency ticks: ${ticks}`)
       assert.ok(!ticks.some(t => t.startsWith('×')), 'no ratio on a latency axis')
-      if (lang === 'en') await page.locator('[data-kopt=compare-card]').screenshot({ path: path.join(artifacts, 'compare-latency-en.png') })
+      if (lang === 'en') await shoot(page, 'compare-latency-en.png')
       assert.deepEqual(errors, [])
       await page.close()
     }
@@ -192,7 +208,8 @@ describe('laptop sizes', { timeout: 120_000 }, () => {
     const sizes = {}
     for (const viewport of [{ width: 1100, height: 720 }, { width: 1440, height: 900 }]) {
       for (const lang of ['zh', 'en']) {
-        const { page, errors } = await open('runA', lang, viewport)
+        // With the host's session list beside it, as a person sees it.
+        const { page, errors } = await open('runA', lang, viewport, '&sidebar=1')
         const panel = page.locator('[data-kopt=panel]')
         assert.equal(await panel.evaluate(el => el.scrollTop), 0, 'opened at the top')
         const head = await page.locator('.kopt-head').boundingBox()
@@ -225,7 +242,7 @@ describe('laptop sizes', { timeout: 120_000 }, () => {
       const page = await browser.newPage({ viewport: { width: 1100, height: 720 } })
       const errors = []
       page.on('pageerror', e => errors.push(e.message))
-      await page.goto(`${host.url}/?session=runA&lang=${lang}&tab=chat&scroller=1`)
+      await page.goto(`${host.url}/?session=runA&lang=${lang}&tab=chat&scroller=1&sidebar=1`)
       const view = page.locator('.view.scroller')
       await view.evaluate(el => { el.scrollTop = el.scrollHeight })
       assert.ok(await view.evaluate(el => el.scrollTop) > 1000, 'the chat at its bottom')

@@ -3,15 +3,11 @@
 // apart → latency with the reason), the overlay's geometry, the session's kept row, and
 // `kopt report A B …` on the demo and the conformance logs.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <random>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +17,7 @@
 #include "kopt/report.hpp"
 #include "kopt/session.hpp"
 #include "report_command.hpp"
+#include "test_files.hpp"
 
 namespace fs = std::filesystem;
 
@@ -29,31 +26,9 @@ namespace {
 const std::string kVectors = std::string(KOPT_FIXTURES_DIR) + "/vectors/";
 const std::string kDemo = std::string(KOPT_SOURCE_DIR) + "/demo/kernel-opt-demo/session.jsonl.zstd";
 
-struct Scratch {
-  fs::path path;
-  Scratch() {
-    std::mt19937_64 rng{std::random_device{}()};
-    path = fs::temp_directory_path() / ("kopt-compare-" + std::to_string(::getpid()) + "-" + std::to_string(rng()));
-    fs::create_directories(path);
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::size_t count(const std::string& hay, const std::string& needle) {
-  std::size_t n = 0;
-  for (std::size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + needle.size())) ++n;
-  return n;
-}
+using kopt_test::count;
+using kopt_test::slurp;
+using Scratch = kopt_test::TempDir;
 
 // A run of evaluations: (latency ms, speedup or ≤ 0 for none, correct), with optional reference hashes.
 struct Eval {

@@ -30,7 +30,7 @@ function response () {
     writeHead (status, headers) { this.status = status; this.headers = headers; this.headersSent = true },
     write (c) { chunks.push(Buffer.from(c)); return true },
     end (c) { if (c) chunks.push(Buffer.from(c)); this.body = Buffer.concat(chunks).toString('utf8'); resolve() },
-    once () {}, on () {}, off () {}, removeListener () {},
+    cork () {}, uncork () {}, once () {}, on () {}, off () {}, removeListener () {},
   }
 }
 async function ask (route, query, headers = {}) {
