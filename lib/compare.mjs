@@ -12,6 +12,11 @@ import { runsOf, writeRuns } from './paced.mjs'
 // Answers kept by what they were made from (each session object and the key of its row), so a poll
 // that finds nothing changed costs no core call and answers 304 to the ETag it holds.
 const KEPT_ANSWERS = 4
+// How long the route waits for a session's view. Reading a log runs on the libuv pool, and so does
+// the store's look at a log file's size (fs.stat): while four logs are read, that look can wait
+// seconds behind them. Past this, the session answers with the projection it had in the last
+// answer (when it is still held) or as loading, and the tab asks again.
+const VIEW_WAIT_MS = 80
 
 /** The ids a request names: sessionId first, then each of `with` (comma-separated or repeated), once each. */
 export function compareIds(url) {
@@ -30,6 +35,7 @@ export function compareIds(url) {
  */
 export function createCompareRoute({ kopt, getView }) {
   const kept = new Map() // key -> {body, etag}, least recently used first
+  const seen = new Map() // id -> WeakRef of the session object in its last answer (not kept alive here)
   const objects = new WeakMap() // session object -> serial (a past session read again is a new object)
   let serial = 0
   const objectId = (s) => {
@@ -64,7 +70,18 @@ export function createCompareRoute({ kopt, getView }) {
       })
       return
     }
-    const views = await Promise.all(ids.map((id) => getView(id, { wait: false }).catch((error) => ({ error: error?.message ?? String(error) }))))
+    const late = Symbol('late')
+    const views = await Promise.all(ids.map(async (id) => {
+      let timer
+      const view = await Promise.race([
+        getView(id, { wait: false }).catch((error) => ({ error: error?.message ?? String(error) })),
+        new Promise((resolve) => { timer = setTimeout(resolve, VIEW_WAIT_MS, late) }),
+      ])
+      clearTimeout(timer)
+      if (view !== late) return view
+      const held = seen.get(id)?.deref()
+      return held === undefined ? { loading: true } : { st: { s: held } }
+    }))
     let loading = 0
     const entries = views.map((view, i) => {
       const id = ids[i]
@@ -74,6 +91,9 @@ export function createCompareRoute({ kopt, getView }) {
         return { id, loading: true }
       }
       if (view.error !== undefined) return { id, error: String(view.error).slice(0, 500) }
+      seen.delete(id)
+      seen.set(id, new WeakRef(view.st.s))
+      while (seen.size > 4 * max) seen.delete(seen.keys().next().value)
       return view.st.s
     })
     const key = entries.map((e) => (e instanceof kopt.Session ? `${objectId(e)}:${e.summaryKey}` : `${e.id}:${e.loading ? 'L' : `E${e.error}`}`)).join('\n')

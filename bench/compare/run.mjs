@@ -1,17 +1,20 @@
 #!/usr/bin/env node
 // What opening a comparison of five past sessions costs, through the plugin's own session store
-// (lib/index.mjs createStore) and compare route (lib/compare.mjs) served on 127.0.0.1, with logs
-// of N generated events each (tests/fixtures/vectors/gen-large.mjs) that the host's persistence
-// names by file (findLog), so each is read and projected off the thread by kopt.loadSession:
-//   one       opening one past session (the reference): getView until it is read, then its body
-//   compare   the tab's session already held, four others past: GET /compare polled every 50 ms,
-//             the time to the first answer with a curve and to the answer with all five
+// (lib/index.mjs createStore) and compare route (lib/compare.mjs), served on 127.0.0.1 by a process
+// that plays the host; logs of N generated events each (tests/fixtures/vectors/gen-large.mjs) that
+// the host's persistence names by file (findLog), so each is read and projected off the thread by
+// kopt.loadSession. A poller in a process of its own (as a tab would be) asks every 50 ms:
+//   one       opening one past session (the reference): GET /series (202 while it is read, then
+//             the body, as the /series route answers) until the body
+//   compare   the tab's session already held, four others past: GET /compare until every curve is
+//             drawn; the time to the first answer with a curve and to the answer with all five
 //   cold      the same with none held (the first curve is then the first log read)
-// For each: the longest gap between ticks of a 5 ms timer (the wait a host request would see) and
-// the main thread's time per compare answer. Each mode runs in a process of its own; one JSON line each.
+// For each, in the host process: the longest gap between ticks of a 5 ms timer (the wait a host
+// request would see), and the longest time one answer took on the thread. Each mode runs in a
+// host process of its own; one JSON line each.
 //
 //   node bench/compare/run.mjs [--events 100000] [--sessions 5] [--addon PATH]
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { copyFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import path from 'node:path'
@@ -25,73 +28,87 @@ const sessions = Number(arg('sessions', 5))
 const addon = path.resolve(arg('addon', path.join(root, 'lib/native/linux-x64/kopt.node')))
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
+// The poller: asks `url` every 50 ms until `done(answer)`; prints {firstMs, allMs, polls, bytes}.
+const POLLER = `
+  const [url, want] = process.argv.slice(1)
+  const t0 = performance.now()
+  const out = { polls: 0 }
+  ;(async () => {
+    for (;;) {
+      const res = await fetch(url)
+      const text = await res.text()
+      out.polls += 1
+      const at = Math.round(performance.now() - t0)
+      let drawn = 0
+      if (res.status === 200) {
+        const body = JSON.parse(text)
+        drawn = body.kind === 'kopt-compare' ? body.chart.series.length : 1
+        if (drawn === Number(want)) out.points = body.kind === 'kopt-compare' ? body.chart.series.reduce((n, s) => n + s.points.length, 0) : body.iterations.length
+      }
+      if (drawn >= 1 && out.firstMs === undefined) out.firstMs = at
+      if (drawn === Number(want)) { out.allMs = at; out.bytes = text.length; break }
+      if (at > 120000) break
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    process.stdout.write(JSON.stringify(out))
+  })()`
+
 if (arg('child')) {
   const { createStore } = await import('../../lib/index.mjs')
   const { resolveConfig } = await import('../../lib/config.mjs')
   const { createCompareRoute } = await import('../../lib/compare.mjs')
+  const { runsOf, writeRuns } = await import('../../lib/paced.mjs')
   const kopt = createRequire(import.meta.url)(addon)
   const { config } = resolveConfig({})
   const files = arg('logs').split(',')
   const ids = files.map((_, i) => `past-${i}`)
   const persistence = { findLog: async (id) => files[ids.indexOf(id)] ?? '', inspect: async () => { throw new Error('not found') } }
   const store = createStore(kopt, config, { sessions: () => new Map(), persistence: () => persistence })
-  const route = createCompareRoute({ kopt, getView: store.getView })
-  let answerMs = 0
-  let answers = 0
+  const compare = createCompareRoute({ kopt, getView: store.getView })
+  // /series as the route answers a past session: 202 while it is read, then the body's pieces.
+  const series = async (req, res) => {
+    const view = await store.getView(ids[0], { wait: false })
+    if (view?.st === undefined) { res.writeHead(202, { 'retry-after': '1' }); res.end('{"loading":true}'); return }
+    view.st.s.revise('{}')
+    const parts = view.st.s.parts()
+    res.writeHead(200, { 'content-length': String(parts.reduce((n, b) => n + b.length, 0)) })
+    writeRuns(res, runsOf(parts), undefined, { end: true })
+  }
+  let answerMaxMs = 0
   const server = createServer(async (req, res) => {
     const t = performance.now()
-    await route(req, res)
-    answerMs = Math.max(answerMs, performance.now() - t)
-    answers += 1
+    await (req.url.startsWith('/series') ? series(req, res) : compare(req, res))
+    answerMaxMs = Math.max(answerMaxMs, performance.now() - t)
   })
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const url = `http://127.0.0.1:${server.address().port}/compare?sessionId=${ids[0]}&with=${ids.slice(1).join(',')}`
-  const ticker = startTicker(5)
+  const base = `http://127.0.0.1:${server.address().port}`
   const mode = arg('child')
   if (mode === 'compare') {
     // The tab shows session 0: it is held before the comparison opens.
     while ((await store.getView(ids[0], { wait: false }))?.st === undefined) await sleep(20)
   }
+  const ticker = startTicker(5)
   await sleep(100)
-  const t0 = performance.now()
   ticker.reset()
-  const out = { what: 'compare', mode, events, sessions: ids.length }
-  if (mode === 'one') {
-    let view
-    while ((view = await store.getView(ids[0], { wait: false }))?.st === undefined) await sleep(50)
-    out.readMs = Math.round(performance.now() - t0)
-    const t1 = performance.now()
-    view.st.s.revise('{}')
-    out.bodyBytes = view.st.s.parts().reduce((n, b) => n + b.length, 0)
-    out.bodyMs = +(performance.now() - t1).toFixed(1)
-    out.points = view.st.s.completedEvals
-  } else {
-    for (;;) {
-      const res = await fetch(url)
-      const body = await res.json()
-      const drawn = body.chart.series.length
-      const at = performance.now() - t0
-      if (drawn >= 1 && out.firstCurveMs === undefined) out.firstCurveMs = Math.round(at)
-      if (drawn === ids.length) {
-        out.allMs = Math.round(at)
-        out.points = body.chart.series.reduce((n, s) => n + s.points.length, 0)
-        out.answerBytes = Number(res.headers.get('content-length'))
-        break
-      }
-      if (at > 60_000) throw new Error('not all sessions read in 60 s')
-      await sleep(50)
-    }
-    // A poll once everything is held: the main thread's cost of one compare answer.
-    answerMs = 0
-    await (await fetch(url)).arrayBuffer()
-    out.answerMs = +answerMs.toFixed(1)
-    out.answers = answers
-  }
+  answerMaxMs = 0
+  const url = mode === 'one' ? `${base}/series` : `${base}/compare?sessionId=${ids[0]}&with=${ids.slice(1).join(',')}`
+  const poller = spawn(process.execPath, ['-e', POLLER, url, mode === 'one' ? '1' : String(ids.length)], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let text = ''
+  poller.stdout.on('data', (d) => { text += d })
+  await new Promise((resolve) => poller.on('exit', resolve))
   await sleep(20) // the tick after a block
   ticker.stop()
-  out.worstWaitMs = +ticker.worst().toFixed(1)
+  const polled = JSON.parse(text || '{}')
+  // Once everything is held, an unchanged comparison is answered from what was kept.
+  const t = performance.now()
+  if (mode !== 'one') await (await fetch(url)).arrayBuffer()
+  const keptMs = performance.now() - t
   server.close()
-  console.log(JSON.stringify(out))
+  console.log(JSON.stringify({
+    what: 'compare', mode, events, sessions: mode === 'one' ? 1 : ids.length, firstCurveMs: polled.firstMs, allMs: polled.allMs,
+    points: polled.points, answerBytes: polled.bytes, polls: polled.polls, worstWaitMs: +ticker.worst().toFixed(1),
+    answerMaxMs: +answerMaxMs.toFixed(1), ...(mode === 'one' ? {} : { keptAnswerMs: +keptMs.toFixed(1) }),
+  }))
   process.exit(0)
 }
 

@@ -103,7 +103,8 @@ Comparability comparability(const std::vector<RunSummary>& runs);
 //   minLabel, maxLabel, count}, referenceHashes}], chart:{width, height, plot, xTicks[{x,label}],
 //   ticks[{y,label}], xLabelY, empty, series:[{session, color, points:[[index, x, y, ok (1 | 0),
 //   latencyMs, speedup?]], line, best?{index, x, y}}]}}
-//   (points as arrays: at 5 runs of 5k points the answer is written on the host's thread on every change).
+//   (points as arrays, coordinates in tenths, latency and speedup to 4 significant digits: at five runs
+//   of 5k points the answer is written on the host's thread whenever one of them changes).
 // Each run keeps one colour (kComparePalette, by its place in the comparison). Points are in viewBox
 // units; x is the evaluation's index (from 1), y higher is faster: speedup against each run's own
 // reference on a speedup axis, 1/latency with latency labels otherwise.

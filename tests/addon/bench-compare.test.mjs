@@ -16,10 +16,14 @@ test('bench/compare prints one figure line per mode, every session drawn', () =>
     assert.equal(l.what, 'compare')
     assert.ok(Number.isFinite(l.worstWaitMs) && l.worstWaitMs >= 0)
   }
-  assert.ok(lines[0].points > 50 && Number.isFinite(lines[0].readMs))
-  for (const l of lines.slice(1)) {
-    for (const k of ['firstCurveMs', 'allMs', 'answerMs']) assert.ok(Number.isFinite(l[k]) && l[k] >= 0, `${l.mode} ${k} ${l[k]}`)
+  assert.ok(lines[0].points > 50, `${lines[0].points} points`)
+  for (const l of lines) {
+    for (const k of ['firstCurveMs', 'allMs', 'answerMaxMs']) assert.ok(Number.isFinite(l[k]) && l[k] >= 0, `${l.mode} ${k} ${l[k]}`)
     assert.ok(l.firstCurveMs <= l.allMs)
+  }
+  for (const l of lines.slice(1)) {
+    assert.equal(l.sessions, 3)
+    assert.ok(Number.isFinite(l.keptAnswerMs))
     assert.ok(l.points >= 3 * 50, `${l.points} points drawn`)
   }
 })

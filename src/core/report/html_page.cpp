@@ -97,7 +97,7 @@ footer{color:var(--faint);font-size:12px;text-align:center;margin-top:4px}
 .cmpkey{display:inline-block;min-width:1.6em;font-weight:600}
 svg.curve .cline{fill:none;stroke-width:1.8;stroke-linejoin:round;opacity:.9}
 svg.curve .cpt{stroke-width:1.6}
-table.rec.cmp td{white-space:nowrap}table.rec.cmp td.who{white-space:normal;min-width:180px;max-width:300px;overflow-wrap:anywhere}
+table.rec.cmp td.who{min-width:160px;max-width:280px;overflow-wrap:anywhere}table.rec.cmp td .sub{max-width:26em}
 .okbox{margin-top:8px;padding:8px 12px;border-radius:8px;border:1px solid rgba(31,143,95,.4);background:rgba(31,143,95,.06);font-size:13px}
 code{font-family:var(--mono);font-size:.95em}
 @media print{body{background:#fff}.card{break-inside:avoid-page}main{max-width:none}}
