@@ -180,7 +180,7 @@
               h('text', { x: P.left - 8 * k, y: tk.y + 4 * k, textAnchor: 'end', 'data-kopt': 'tick' }, tk.label))),
             h('line', { x1: P.left, x2: P.right, y1: P.bottom, y2: P.bottom, stroke: COLORS.grid }),
             c.xTicks.map((tk, i) => h('text', { key: `x${i}`, x: tk.x, y: c.xLabelY, textAnchor: 'middle', 'data-kopt': 'tick' }, tk.label)),
-            cmp.scale === 'log' ? h('text', { x: P.left - 8 * k, y: P.top - 8 * k, textAnchor: 'end', fontStyle: 'italic', 'data-kopt': 'tick' }, t('curve.log')) : null),
+            cmp.scale === 'log' ? h('text', { x: P.right, y: P.top - 8 * k, textAnchor: 'end', fontStyle: 'italic', 'data-kopt': 'tick' }, t('curve.log')) : null),
           c.series.map(s => h('g', { key: s.session, 'data-kopt': 'compare-series', 'data-session': s.session, 'data-n': s.points.length, 'data-color': s.color },
             s.line ? h('path', { d: s.line, fill: 'none', stroke: s.color, strokeWidth: 1.8, strokeLinejoin: 'round', opacity: 0.85, vectorEffect: 'non-scaling-stroke' }) : null,
             h('path', { d: dotsAt(s.points.filter(p => p.kind === 'ok')), stroke: s.color, strokeWidth: 7, ...FLAT }),

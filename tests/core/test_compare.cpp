@@ -335,6 +335,28 @@ TEST(CompareCommand, DemoAgainstConformanceLogs) {
   EXPECT_NE(slurp(html).find("运行对比"), std::string::npos);
 }
 
+// The demo session and its second recording (demo/kernel-opt-demo-b: another model name and budget).
+TEST(CompareCommand, DemoAgainstItsSecondRecording) {
+  const std::string second = std::string(KOPT_SOURCE_DIR) + "/demo/kernel-opt-demo-b/session.jsonl.zstd";
+  Scratch dir;
+  const std::string js = (dir.path / "ab.json").string();
+  ASSERT_EQ(kopt::report_command({kDemo, second, "--json", js}), 0);
+  const auto j = kopt::parse_json(slurp(js));
+  ASSERT_TRUE(j.has_value());
+  const auto& s = (*j)["sessions"];
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0]["models"], kopt::json::array({"deepseek-official/deepseek-v4-flash"}));
+  EXPECT_EQ(s[1]["models"], kopt::json::array({"deepseek-official/deepseek-v4-pro"}));
+  EXPECT_EQ(s[1]["budget"], 3);
+  for (const auto& r : s) {
+    EXPECT_TRUE(r.contains("best")) << r;
+    EXPECT_EQ(r["final"]["remeasured"], true) << r;
+  }
+  EXPECT_EQ((*j)["chart"]["series"].size(), 2u);
+  // Whatever the two machines measured, the axis says so: speedup with no reason, or latency with one.
+  EXPECT_EQ((*j)["axis"] == "speedup", (*j)["reasons"].empty());
+}
+
 TEST(CompareCommand, EveryPairOfConformanceLogsRenders) {
   std::vector<std::string> logs;
   for (const auto& e : fs::directory_iterator(kVectors)) {

@@ -80,7 +80,8 @@ void curves(std::string& o, const json& cmp, ReportLang lang) {
   o += "<line class=\"frame\" x1=\"" + num(left) + "\" x2=\"" + num(right) + "\" y1=\"" + num(bottom) + "\" y2=\"" + num(bottom) + "\"/>\n";
   for (const auto& t : at(c, "xTicks"))
     o += "<text class=\"axis\" x=\"" + num(jnum(t, "x")) + "\" y=\"" + num(jnum(c, "xLabelY")) + "\" text-anchor=\"middle\">" + html_escape(jstr(t, "label")) + "</text>";
-  if (jstr(cmp, "scale") == "log") o += "<text class=\"axis\" x=\"" + num(left - 8) + "\" y=\"" + num(top - 8) + "\" text-anchor=\"end\" font-style=\"italic\">" + T(lang, "curve.log") + "</text>";
+  // The log-scale note at the right end, clear of the top tick's label.
+  if (jstr(cmp, "scale") == "log") o += "<text class=\"axis\" x=\"" + num(right) + "\" y=\"" + num(top - 8) + "\" text-anchor=\"end\" font-style=\"italic\">" + T(lang, "curve.log") + "</text>";
   o += "\n";
   for (const auto& sr : at(c, "series")) {
     const std::size_t i = static_cast<std::size_t>(jnum(sr, "session"));
