@@ -14,8 +14,8 @@ import { runsOf, writeRuns } from './paced.mjs'
 const KEPT_ANSWERS = 4
 // How long the route waits for a session's view. Reading a log runs on the libuv pool, and so does
 // the store's look at a log file's size (fs.stat): while four logs are read, that look can wait
-// seconds behind them. Past this, the session answers with the projection it had in the last
-// answer (when it is still held) or as loading, and the tab asks again.
+// seconds behind them. Past this, the session answers with the projection the store holds for it
+// now (peek), or the one in its last answer, or as loading, and the tab asks again.
 const VIEW_WAIT_MS = 80
 
 /** The ids a request names: sessionId first, then each of `with` (comma-separated or repeated), once each. */
@@ -31,9 +31,10 @@ export function compareIds(url) {
 
 /**
  * The route's handler. getView(id, {wait:false}) is the store's (lib/index.mjs): {st, live},
- * {loading: true}, {error}, or undefined for an unknown session.
+ * {loading: true}, {error}, or undefined for an unknown session; peek(id) (optional) the view it
+ * holds now without waiting, or undefined.
  */
-export function createCompareRoute({ kopt, getView }) {
+export function createCompareRoute({ kopt, getView, peek = () => undefined }) {
   const kept = new Map() // key -> {body, etag}, least recently used first
   const seen = new Map() // id -> WeakRef of the session object in its last answer (not kept alive here)
   const objects = new WeakMap() // session object -> serial (a past session read again is a new object)
@@ -79,6 +80,8 @@ export function createCompareRoute({ kopt, getView }) {
       ])
       clearTimeout(timer)
       if (view !== late) return view
+      const now = peek(id)
+      if (now !== undefined) return now
       const held = seen.get(id)?.deref()
       return held === undefined ? { loading: true } : { st: { s: held } }
     }))

@@ -316,6 +316,7 @@ export function createStore(kopt, config, hooks) {
       const settled = entry
       const settle = (pst) => {
         settled.settled = true
+        settled.value = pst
         settled.stale = undefined
         if (pst?.file !== undefined) Object.assign(settled, { file: pst.file, identity: pst.identity })
         if (pst?.s !== undefined) {
@@ -354,7 +355,18 @@ export function createStore(kopt, config, hooks) {
     return { st: pst, live: false }
   }
 
-  return { getProjector, getView, onEvent, forget, live, past }
+  /**
+   * The view a session has now, without waiting for anything (no catch-up, no look at its log
+   * file): the live projection when it is whole, else the past one already read; undefined otherwise.
+   */
+  const peek = (sessionId) => {
+    const l = live.get(sessionId)
+    if (l !== undefined && l.job === undefined) return { st: l, live: true }
+    const v = past.get(sessionId)?.value
+    return v?.s !== undefined ? { st: v, live: false } : undefined
+  }
+
+  return { getProjector, getView, peek, onEvent, forget, live, past }
 }
 
 /** The control object when no loop service owns the session (spec P-4 zeros). */
@@ -663,7 +675,7 @@ export function apply(ctx, rawConfig) {
   }, 'kernel-opt: control route')
 
   // The sessions compared side by side (lib/compare.mjs): each as /series reads it, never waited for.
-  route(COMPARE_PATH, createCompareRoute({ kopt, getView: (id, o) => store.getView(id, o) }), 'kernel-opt: compare route')
+  route(COMPARE_PATH, createCompareRoute({ kopt, getView: (id, o) => store.getView(id, o), peek: (id) => store.peek(id) }), 'kernel-opt: compare route')
 
   // The push socket itself is an upgrade; a plain GET says so and shows the hub's counters.
   if (hub !== undefined) {

@@ -72,6 +72,11 @@ struct RunSummary {
   };
   std::vector<Point> points;
   std::vector<double> latencies;  // of the rows (NaN: none), for the table's figures
+  double fastest = 0, slowest = 0;  // of the points (0 when there are none)
+  // The points as compare_text writes them, [index, latency, ok, speedup?] each: they depend on the
+  // run alone (never on the other runs or the axes), so they are written once per projection — for
+  // a past session on the worker that read its log — and an answer only puts the runs' texts together.
+  std::string pointsText;
 };
 
 // Builds a row from a series (outline or full), its row facts, its phase counts and its facts.
@@ -92,6 +97,7 @@ struct Comparability {
   bool speedup = false;
   std::vector<CompareReason> reasons;  // empty when speedup
 };
+Comparability comparability(const std::vector<const RunSummary*>& runs);
 Comparability comparability(const std::vector<RunSummary>& runs);
 
 // The comparison as the tab and the report read it:
@@ -101,19 +107,22 @@ Comparability comparability(const std::vector<RunSummary>& runs);
 //   final?{index, latencyMs, label, remeasured, selfLatencyMs?, selfLabel?, gapPct?, gapFlag?},
 //   nearBest?{index, latencyMs, label}, wallToBestMs?, reference?{latencyMs, label}, drift?{ratio,
 //   minLabel, maxLabel, count}, referenceHashes}], chart:{width, height, plot, xTicks[{x,label}],
-//   ticks[{y,label}], xLabelY, empty, series:[{session, color, points:[[index, x, y, ok (1 | 0),
-//   latencyMs, speedup?]], line, best?{index, x, y}}]}}
-//   (points as arrays, coordinates in tenths, latency and speedup to 4 significant digits: at five runs
-//   of 5k points the answer is written on the host's thread whenever one of them changes).
-// Each run keeps one colour (kComparePalette, by its place in the comparison). Points are in viewBox
-// units; x is the evaluation's index (from 1), y higher is faster: speedup against each run's own
-// reference on a speedup axis, 1/latency with latency labels otherwise.
+//   ticks[{y,label}], xLabelY, empty, frame{x0, dx, y0, dy}, series:[{session, color, reference?,
+//   points:[[index, latencyMs, ok (1 | 0), speedup?]], best?{index, x, y}}]}}
+// Each run keeps one colour (kComparePalette, by its place in the comparison). A point's axis value v
+// is, higher is faster, reference / latency on a speedup axis (its run's own pooled reference, the
+// series' `reference`) and 1 / latency on a latency axis; on a log axis log10 of that. It sits at
+// x = x0 + dx·index, y = y0 + dy·v in viewBox units (as the chart's frame, docs/protocol.md). The latency
+// is written to 7 significant digits, the speedup as labelled to 4. A point's item depends on its run
+// alone, so it is written once per projection (RunSummary::pointsText) and an answer is put together
+// in O(runs) on the host's thread, at five runs of 5k points as at five of 50.
 struct CompareOptions {
   double width = 960, height = 340;
 };
 extern const char* const kComparePalette[kCompareMax];
 json compare_json(const std::vector<RunSummary>& runs, const CompareOptions& opt = {});
-// The same as compact JSON text, written without building the tree (what the route sends).
-std::string compare_text(const std::vector<RunSummary>& runs, const CompareOptions& opt = {});
+// The same as compact JSON text, written without building the tree (what the route sends); the runs
+// by address (a session's row is not copied).
+std::string compare_text(const std::vector<const RunSummary*>& runs, const CompareOptions& opt = {});
 
 }  // namespace kopt

@@ -116,10 +116,24 @@
       return state
     }
 
-    // The answer's points are arrays [index, x, y, ok, latency, speedup?] (compact: a comparison of
-    // five long runs is 25k of them); the tab reads them as objects.
+    // The answer's points are arrays [index, latency, ok, speedup?] (compact: a comparison of five long
+    // runs is 25k of them), placed by the chart's frame: v = reference / latency on a speedup axis (the
+    // series' reference), 1 / latency on a latency axis, log10 of that on a log axis; x = x0 + dx·index,
+    // y = y0 + dy·v. The tab reads them as objects in viewBox units, and the line through the ok points.
     function withPoints(body) {
-      for (const s of body.chart?.series ?? []) s.points = s.points.map(([index, x, y, ok, latency, speedup]) => ({ index, x, y, kind: ok ? 'ok' : 'failed', latency, speedup }))
+      const c = body.chart
+      const f = c?.frame
+      const speedup = body.axis === 'speedup', log = body.scale === 'log'
+      for (const s of c?.series ?? []) {
+        let line = ''
+        s.points = s.points.map(([index, latency, ok, speedup_]) => {
+          const value = speedup ? s.reference / latency : 1 / latency
+          const x = Math.round((f.x0 + f.dx * index) * 10) / 10, y = Math.round((f.y0 + f.dy * (log ? Math.log10(value) : value)) * 10) / 10
+          if (ok) line += `${line ? 'L' : 'M'}${x} ${y}`
+          return { index, x, y, kind: ok ? 'ok' : 'failed', latency, speedup: speedup_ }
+        })
+        s.line = line
+      }
       return body
     }
 

@@ -22,24 +22,26 @@ Napi::Value Compare(const Napi::CallbackInfo& info) {
   if (n < kCompareMin || n > kCompareMax)
     ThrowCoded(env, "KOPT_BAD_ARGUMENT", "compare(entries): a comparison holds " + std::to_string(kCompareMin) + " to " +
                                              std::to_string(kCompareMax) + " sessions, not " + std::to_string(n));
-  std::vector<RunSummary> runs;
-  runs.reserve(n);
+  // Sessions' rows by address (each keeps its points' text from answer to answer); the others here.
+  std::vector<RunSummary> others;
+  others.reserve(n);
+  std::vector<const RunSummary*> runs;
   for (std::uint32_t i = 0; i < n; ++i) {
     Napi::Value e = entries.Get(i);
     if (Session* s = SessionOf(env, e)) {
-      runs.push_back(s->summary());
+      runs.push_back(&s->summary());
       continue;
     }
     if (!e.IsObject()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "compare(entries): entry " + std::to_string(i) + " is neither a Session nor {id, error|loading}");
     Napi::Object o = e.As<Napi::Object>();
-    RunSummary r;
+    RunSummary& r = others.emplace_back();
     Napi::Value id = o.Get("id"), error = o.Get("error");
     if (!id.IsString()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "compare(entries): entry " + std::to_string(i) + " has no string id");
     r.id = id.As<Napi::String>().Utf8Value();
     r.loading = o.Get("loading").ToBoolean().Value();
     if (error.IsString()) r.error = utf16_cap(error.As<Napi::String>().Utf8Value(), 500);
     if (!r.loading && r.error.empty()) r.error = "unreadable";
-    runs.push_back(std::move(r));
+    runs.push_back(&r);
   }
   const std::string text = compare_text(runs);
   return Napi::Buffer<char>::Copy(env, text.data(), text.size());

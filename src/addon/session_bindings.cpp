@@ -247,6 +247,7 @@ class LoadSessionWorker : public Napi::AsyncWorker {
     }, stats_);
     if (!ok_) return;
     session_->body_head();     // the outline, the points' texts and the chart, in the body's pieces
+    session_->summary();       // its row of a comparison, with its overlay's items (O(points), so here)
     session_->approx_bytes();  // its size, for the past-session cache (O(points), so here)
   }
   void OnOK() override {

@@ -111,6 +111,7 @@ describe('对比 / Compare (shell stand-in)', { timeout: 180_000 }, () => {
       assert.equal(await page.locator('[data-kopt=axis-rule]').getAttribute('data-axis'), 'speedup')
       const cmp = await answerOf(page, ['runA', 'runB'])
       assert.equal(cmp.axis, 'speedup')
+      assert.equal(cmp.scale, 'linear')
       assert.equal(await page.locator('[data-kopt=compare-series]').count(), 2)
       // Legend: title, model for each; table: a row each.
       const legend = await page.locator('[data-kopt=compare-legend]').innerText()
@@ -124,8 +125,10 @@ describe('对比 / Compare (shell stand-in)', { timeout: 180_000 }, () => {
       // Every point: a click on it names its session and its evaluation.
       await chart.scrollIntoViewIfNeeded()
       const box = await chart.boundingBox()
+      const f = cmp.chart.frame
       for (const s of cmp.chart.series) {
-        for (const [index, x, y] of s.points) {
+        for (const [index, latency] of s.points) {
+          const x = f.x0 + f.dx * index, y = f.y0 + f.dy * (s.reference / latency) // a linear speedup axis here
           await page.mouse.click(box.x + (x / cmp.chart.width) * box.width, box.y + (y / cmp.chart.height) * box.height)
           const hits = await page.locator('[data-kopt=compare-hit]').evaluateAll(els => els.map(e => `${e.dataset.session}:${e.dataset.index}`))
           assert.ok(hits.includes(`${s.session}:${index}`), `point ${s.session}:${index} → ${hits}`)
@@ -138,7 +141,8 @@ describe('对比 / Compare (shell stand-in)', { timeout: 180_000 }, () => {
       assert.ok(ticks.length > 4)
       assert.deepEqual(overlaps(ticks), [])
       for (const t of ticks) assert.ok(t.height > 10 && t.height < 20, `tick ${t.text} ${t.height}px`)
-      await shoot(page, `compare-${lang}.png`, cmp.chart.series[1].points.at(-3))
+      const [pi, pl] = cmp.chart.series[1].points.at(-3)
+      await shoot(page, `compare-${lang}.png`, [pi, cmp.chart.frame.x0 + cmp.chart.frame.dx * pi, cmp.chart.frame.y0 + cmp.chart.frame.dy * (cmp.chart.series[1].reference / pl)])
       assert.deepEqual(errors, [])
       await page.close()
     }

@@ -242,26 +242,33 @@ TEST(CompareChart, SpeedupAxisPlacesEveryPointInThePlot) {
   const double left = c["plot"]["left"], right = c["plot"]["right"], top = c["plot"]["top"], bottom = c["plot"]["bottom"];
   std::set<std::string> colours;
   ASSERT_EQ(c["series"].size(), 2u);
+  const double x0 = c["frame"]["x0"], dx = c["frame"]["dx"], y0 = c["frame"]["y0"], dy = c["frame"]["dy"];
+  ASSERT_EQ(j["scale"], "linear");
+  // A linear speedup axis: v = the run's reference / latency.
+  auto y_of_in = [&](const kopt::json& s, const kopt::json& p) { return y0 + dy * (s["reference"].get<double>() / p[1].get<double>()); };
   for (const auto& s : c["series"]) {
     colours.insert(s["color"].get<std::string>());
     double last_x = -1;
-    for (const auto& p : s["points"]) {  // [index, x, y, ok, latency, speedup]
-      const double x = p[1], y = p[2];
+    for (const auto& p : s["points"]) {  // [index, latency, ok, speedup]
+      const double x = x0 + dx * p[0].get<double>(), y = y_of_in(s, p);
       EXPECT_GE(x, left);
       EXPECT_LE(x, right);
       EXPECT_GE(y, top);
       EXPECT_LE(y, bottom);
       EXPECT_GT(x, last_x) << "x follows the evaluation's index";
       last_x = x;
-      EXPECT_EQ(p.size(), 6u) << "a speedup on a speedup axis";
+      EXPECT_EQ(p.size(), 4u) << "a speedup on a speedup axis";
     }
   }
   EXPECT_EQ(colours.size(), 2u);
   // Higher is faster: the 1.5 ms point of A sits above every point of B.
-  const double top_a = c["series"][0]["points"][3][2];
-  for (const auto& p : c["series"][1]["points"]) EXPECT_LT(top_a, p[2].get<double>());
-  // The same index in two runs sits at the same x.
-  EXPECT_EQ(c["series"][0]["points"][1][1], c["series"][1]["points"][1][1]);
+  const auto &sa = c["series"][0], &sb = c["series"][1];
+  const double top_a = y_of_in(sa, sa["points"][3]);
+  for (const auto& p : sb["points"]) EXPECT_LT(top_a, y_of_in(sb, p));
+  // The best marker sits where the frame puts the best point.
+  const auto& best = c["series"][0]["best"];
+  EXPECT_NEAR(best["y"].get<double>(), y_of_in(sa, sa["points"][3]), 0.06);
+  EXPECT_NEAR(best["x"].get<double>(), x0 + dx * 3, 0.06);
   for (const auto& t : c["ticks"]) EXPECT_EQ(t["label"].get<std::string>().rfind("×", 0), 0u);
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <utility>
 
@@ -112,11 +113,28 @@ RunSummary summarize_run(std::string id, const Series& s, const RowTable& rows, 
         r.referenceHashes.push_back(*h);
     if (!f.measured()) continue;
     r.latencies[i] = f.latency;
+    r.fastest = r.points.empty() ? f.latency : std::min(r.fastest, f.latency);
+    r.slowest = std::max(r.slowest, f.latency);
     RunSummary::Point p{i, f.latency, std::nullopt, !f.has(RowFacts::kBad) && f.has(RowFacts::kCorrect)};
     if (r.reference) p.speedup = labelled_speedup(f, *r.reference);
     r.points.push_back(p);
   }
   r.final = final_number(rows, finalized);
+  // The overlay's items (compare_text): [index, latency to 7 significant digits, ok, speedup to 4].
+  r.pointsText.reserve(r.points.size() * 32);
+  char buf[32];
+  for (const auto& p : r.points) {
+    if (!r.pointsText.empty()) r.pointsText += ',';
+    r.pointsText += '[';
+    r.pointsText += std::to_string(p.index);
+    int n = std::snprintf(buf, sizeof buf, ",%.7g,%d", p.latency, p.ok ? 1 : 0);
+    r.pointsText.append(buf, static_cast<std::size_t>(std::clamp(n, 0, 31)));
+    if (p.speedup) {
+      n = std::snprintf(buf, sizeof buf, ",%.4g", *p.speedup);
+      r.pointsText.append(buf, static_cast<std::size_t>(std::clamp(n, 0, 31)));
+    }
+    r.pointsText += ']';
+  }
   if (s.bestIndex && *s.bestIndex < n && rs[*s.bestIndex].measured()) {
     const std::size_t b = *s.bestIndex;
     r.best = b;
@@ -144,6 +162,18 @@ RunSummary summarize_run(std::string id, const Series& s, RunFacts facts) {
 }
 
 Comparability comparability(const std::vector<RunSummary>& runs) {
+  std::vector<const RunSummary*> at;
+  for (const auto& r : runs) at.push_back(&r);
+  return comparability(at);
+}
+
+Comparability comparability(const std::vector<const RunSummary*>& at) {
+  // By reference below: the rule reads each run's reference, drift, hashes and whether it drew.
+  struct View {
+    const std::vector<const RunSummary*>& at;
+    const RunSummary& operator[](std::size_t i) const { return *at[i]; }
+    std::size_t size() const { return at.size(); }
+  } runs{at};
   Comparability c;
   // The runs the rule reads: read, and with at least one measured evaluation (a run with none has
   // nothing on either axis and cannot disagree).

@@ -2,7 +2,6 @@
 // overlay's geometry (compare.hpp compare_json).
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
 #include "kopt/chart.hpp"
@@ -18,21 +17,6 @@ const char* const kComparePalette[kCompareMax] = {"#0072b2", "#d55e00", "#009e73
 namespace {
 
 double r1(double v) { return std::round(v * 10) / 10; }
-
-// The overlay's numbers, written fast (25k points at five long runs, on the host's thread): a
-// coordinate in tenths, and a latency or speedup to the 4 significant digits a label shows
-// (valid JSON, read back as the nearest double; not JSON.stringify's spelling).
-void put_tenths(std::string& o, double v) {
-  long long t = std::llround(v * 10);
-  if (t < 0) o.push_back('-'), t = -t;
-  o += std::to_string(t / 10);
-  if (t % 10) o.push_back('.'), o.push_back(static_cast<char>('0' + t % 10));
-}
-void put_4(std::string& o, double v) {
-  char buf[32];
-  const int n = std::snprintf(buf, sizeof buf, "%.4g", v);
-  if (n > 0) o.append(buf, static_cast<std::size_t>(std::min(n, 31)));
-}
 
 json latency_item(std::size_t index, double latency) {
   return json{{"index", index}, {"latencyMs", latency}, {"label", format_latency(latency)}};
@@ -80,29 +64,27 @@ json run_json(const RunSummary& r, std::size_t place) {
 
 }  // namespace
 
-std::string compare_text(const std::vector<RunSummary>& runs, const CompareOptions& opt) {
-  const Comparability rule = comparability(runs);
+std::string compare_text(const std::vector<const RunSummary*>& runs, const CompareOptions& opt) {
   const double W = opt.width, H = opt.height;
   const double left = 66, right = W - 22, top = 22, bottom = H - 40, xlabel_row = H - 12;
+  auto drawn = [](const RunSummary& r) { return r.error.empty() && !r.loading && !r.points.empty(); };
   // The runs drawn: read ones with measured points. On a speedup axis every one has a reference.
   std::size_t n = 0;
-  double vmin = std::numeric_limits<double>::infinity(), vmax = 0;
   bool any_reference = false;
-  auto drawn = [](const RunSummary& r) { return r.error.empty() && !r.loading && !r.points.empty(); };
-  for (const RunSummary& r : runs) {
-    if (!r.error.empty() || r.loading) continue;
-    n = std::max(n, r.evaluations);
-    any_reference = any_reference || (r.reference && !r.points.empty());
+  for (const RunSummary* r : runs) {
+    if (!r->error.empty() || r->loading) continue;
+    n = std::max(n, r->evaluations);
+    any_reference = any_reference || (r->reference && !r->points.empty());
   }
+  const Comparability rule = comparability(runs);
   const bool speedup = rule.speedup && any_reference;
-  // A point's axis value, higher is faster: ×speedup against its run's own pooled reference, or 1/latency.
+  // A point's axis value, higher is faster: ×speedup against its run's own pooled reference, or
+  // 1/latency; the extremes come from each run's fastest and slowest point (O(runs)).
   auto value_of = [&](const RunSummary& r, double latency) { return speedup ? *r.reference / latency : 1.0 / latency; };
-  for (const RunSummary& r : runs) {
-    if (!drawn(r)) continue;
-    for (const auto& p : r.points) {
-      const double v = value_of(r, p.latency);
-      vmin = std::min(vmin, v), vmax = std::max(vmax, v);
-    }
+  double vmin = std::numeric_limits<double>::infinity(), vmax = 0;
+  for (const RunSummary* r : runs) {
+    if (!drawn(*r)) continue;
+    vmin = std::min(vmin, value_of(*r, r->slowest)), vmax = std::max(vmax, value_of(*r, r->fastest));
   }
   const bool any = vmax > 0;
   const bool log_scale = any && vmax / vmin > 20;
@@ -117,15 +99,15 @@ std::string compare_text(const std::vector<RunSummary>& runs, const CompareOptio
     lo = std::max(0.0, vmin - span * 0.12);
     hi = vmax + span * 0.12;
   }
-  auto y_of = [&](double v) {
-    const double t = log_scale ? (std::log10(v) - lo) / (hi - lo) : (v - lo) / (hi - lo);
-    return r1(bottom - t * (bottom - top));
-  };
+  // The frame: a point of axis value v (the value, or its log10 on a log axis) at y0 + dy·v; index i at x0 + dx·i.
+  const double dy = -(bottom - top) / (hi - lo), y0 = bottom - lo * dy;
   const double pad = n > 1 ? 14 : 0;
   const double dx = n > 1 ? (right - left - 2 * pad) / static_cast<double>(n - 1) : 0;
-  auto x_of = [&](std::size_t i) { return n > 1 ? r1(left + pad + dx * static_cast<double>(i)) : r1((left + right) / 2); };
+  const double x0 = n > 1 ? left + pad : (left + right) / 2;
+  auto y_of = [&](double v) { return r1(y0 + dy * (log_scale ? std::log10(v) : v)); };
+  auto x_of = [&](std::size_t i) { return r1(x0 + dx * static_cast<double>(i)); };
 
-  // The short parts as small trees; the points (O(points)) written as text.
+  // The short parts as small trees; the points (O(points)) as each run's text, written with its row.
   json reasons = json::array();
   for (const auto& why : rule.reasons) {
     json j = {{"code", why.code}, {"sessions", why.sessions}};
@@ -133,7 +115,7 @@ std::string compare_text(const std::vector<RunSummary>& runs, const CompareOptio
     reasons.push_back(std::move(j));
   }
   json sessions = json::array();
-  for (std::size_t i = 0; i < runs.size(); ++i) sessions.push_back(run_json(runs[i], i));
+  for (std::size_t i = 0; i < runs.size(); ++i) sessions.push_back(run_json(*runs[i], i));
   json xticks = json::array();
   if (n > 0)
     for (std::size_t k : evaluation_ticks(n)) {
@@ -157,6 +139,7 @@ std::string compare_text(const std::vector<RunSummary>& runs, const CompareOptio
   head["empty"] = !any;
   head["xTicks"] = std::move(xticks);
   head["ticks"] = std::move(ticks);
+  head["frame"] = {{"x0", x0}, {"dx", dx}, {"y0", y0}, {"dy", dy}};
 
   std::string o;
   o += "{\"kind\":\"kopt-compare\",\"max\":" + std::to_string(kCompareMax) + ",\"axis\":\"";
@@ -173,39 +156,15 @@ std::string compare_text(const std::vector<RunSummary>& runs, const CompareOptio
   o += ",\"series\":[";
   bool first_series = true;
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    const RunSummary& r = runs[i];
+    const RunSummary& r = *runs[i];
     if (!drawn(r)) continue;
     if (!first_series) o += ',';
     first_series = false;
-    o += "{\"session\":" + std::to_string(i) + ",\"color\":\"" + kComparePalette[i % kCompareMax] + "\",\"points\":[";
-    std::string line;
-    bool first = true;
-    for (const auto& p : r.points) {
-      const double x = x_of(p.index), y = y_of(value_of(r, p.latency));
-      // [index, x, y, ok (1 | 0), latency ms, speedup as labelled (absent without a reference)];
-      // latency and speedup to 4 significant digits (the tooltip shows 3 or 4)
-      if (!first) o += ',';
-      first = false;
-      o += '[';
-      o += std::to_string(p.index);
-      o += ',';
-      put_tenths(o, x);
-      o += ',';
-      put_tenths(o, y);
-      o += p.ok ? ",1," : ",0,";
-      put_4(o, p.latency);
-      if (p.speedup) {
-        o += ',';
-        put_4(o, *p.speedup);
-      }
-      o += ']';
-      if (!p.ok) continue;
-      line += line.empty() ? "M" : " L";
-      put_tenths(line, x);
-      line += ' ';
-      put_tenths(line, y);
-    }
-    o += "],\"line\":\"" + line + "\"";  // "M", " L", spaces and finite numbers: nothing to escape
+    o += "{\"session\":" + std::to_string(i) + ",\"color\":\"" + kComparePalette[i % kCompareMax] + "\"";
+    if (speedup) o += ",\"reference\":" + js_number(*r.reference);
+    o += ",\"points\":[";
+    o += r.pointsText;
+    o += ']';
     if (r.best) o += ",\"best\":{\"index\":" + std::to_string(*r.best) + ",\"x\":" + js_number(x_of(*r.best)) + ",\"y\":" + js_number(y_of(value_of(r, r.latencies[*r.best]))) + "}";
     o += '}';
   }
@@ -214,7 +173,9 @@ std::string compare_text(const std::vector<RunSummary>& runs, const CompareOptio
 }
 
 json compare_json(const std::vector<RunSummary>& runs, const CompareOptions& opt) {
-  auto j = parse_json(compare_text(runs, opt));
+  std::vector<const RunSummary*> at;
+  for (const auto& r : runs) at.push_back(&r);
+  auto j = parse_json(compare_text(at, opt));
   return j ? std::move(*j) : json();
 }
 

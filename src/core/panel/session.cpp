@@ -272,7 +272,8 @@ std::size_t Session::approx_bytes() const {
   for (const auto& step : history_) b += sizeof(Step) + step.touched.capacity() * sizeof(std::uint32_t);
   for (const auto& [since, text] : deltas_) b += sizeof(since) + text.capacity();
   // A comparison's row, once made (summary()).
-  b += summary_.points.capacity() * sizeof(RunSummary::Point) + summary_.latencies.capacity() * sizeof(double) + summary_.facts.approx_bytes();
+  b += summary_.points.capacity() * sizeof(RunSummary::Point) + summary_.latencies.capacity() * sizeof(double) + summary_.pointsText.capacity() +
+       summary_.facts.approx_bytes();
   return b;
 }
 

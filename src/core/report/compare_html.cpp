@@ -59,8 +59,10 @@ void curves(std::string& o, const json& cmp, ReportLang lang) {
   const double W = jnum(c, "width", 960), H = jnum(c, "height", 340);
   const json& P = at(c, "plot");
   const double left = jnum(P, "left"), right = jnum(P, "right"), top = jnum(P, "top"), bottom = jnum(P, "bottom");
+  const json& F = at(c, "frame");
+  const double fx0 = jnum(F, "x0"), fdx = jnum(F, "dx"), fy0 = jnum(F, "y0"), fdy = jnum(F, "dy");
   o += "<section class=\"card\" data-kopt=\"compare-curve\"><h2>" + std::string(T(lang, "cmp.curve")) + "</h2>\n";
-  const bool speedup = jstr(cmp, "axis") == "speedup";
+  const bool speedup = jstr(cmp, "axis") == "speedup", log_scale = jstr(cmp, "scale") == "log";
   const json& reasons = at(cmp, "reasons");
   if (speedup) {
     o += "<div class=\"okbox\" data-kopt=\"axis-rule\" data-axis=\"speedup\">" + std::string(T(lang, "cmp.axisSpeedup")) + "</div>\n";
@@ -88,17 +90,23 @@ void curves(std::string& o, const json& cmp, ReportLang lang) {
     const json& s = i < sessions.size() ? sessions[i] : json::object();
     const std::string color = html_escape(jstr(sr, "color")), name = run_name(s, i);
     o += "<g data-kopt=\"compare-series\" data-session=\"" + std::to_string(i) + "\">";
-    if (!jstr(sr, "line").empty()) o += "<path class=\"cline\" stroke=\"" + color + "\" d=\"" + html_escape(jstr(sr, "line")) + "\"/>";
+    // [index, latency ms, ok, speedup?], placed by the frame as the tab places them.
+    std::string dots, line;
+    const double ref = jnum(sr, "reference", 0);
     for (const auto& p : at(sr, "points")) {
-      // [index, x, y, ok, latency ms, speedup?]
-      if (!p.is_array() || p.size() < 5) continue;
-      const bool ok = p[3] == 1;
-      const double latency = p[4].is_number() ? p[4].get<double>() : 0;
-      o += "<circle class=\"cpt\" data-kopt=\"compare-point\" cx=\"" + num(p[1].is_number() ? p[1].get<double>() : 0) + "\" cy=\"" +
-           num(p[2].is_number() ? p[2].get<double>() : 0) + "\" r=\"3.6\" fill=\"" + (ok ? color : std::string("var(--card)")) + "\" stroke=\"" + color +
-           "\"><title>" + name + " · #" + std::to_string((p[0].is_number() ? p[0].get<long long>() : 0) + 1) + " · " + html_escape(format_latency(latency)) +
-           (p.size() > 5 && p[5].is_number() ? " · ×" + short_number(p[5].get<double>()) : std::string()) + "</title></circle>";
+      if (!p.is_array() || p.size() < 3 || !p[0].is_number() || !p[1].is_number() || !(p[1].get<double>() > 0)) continue;
+      const bool ok = p[2] == 1;
+      const double latency = p[1].get<double>();
+      const double value = speedup && ref > 0 ? ref / latency : 1.0 / latency, v = log_scale ? std::log10(value) : value;
+      const std::string x = num(std::round((fx0 + fdx * p[0].get<double>()) * 10) / 10), y = num(std::round((fy0 + fdy * v) * 10) / 10);
+      if (ok) line += (line.empty() ? "M" : " L") + x + " " + y;
+      dots += "<circle class=\"cpt\" data-kopt=\"compare-point\" cx=\"" + x + "\" cy=\"" + y + "\" r=\"3.6\" fill=\"" +
+              (ok ? color : std::string("var(--card)")) + "\" stroke=\"" + color + "\"><title>" + name + " · #" +
+              std::to_string(p[0].get<long long>() + 1) + " · " + html_escape(format_latency(latency)) +
+              (p.size() > 3 && p[3].is_number() ? " · ×" + short_number(p[3].get<double>()) : std::string()) + "</title></circle>";
     }
+    if (!line.empty()) o += "<path class=\"cline\" stroke=\"" + color + "\" d=\"" + line + "\"/>";
+    o += dots;
     if (const json& b = at(sr, "best"); b.is_object())
       o += "<text x=\"" + num(jnum(b, "x")) + "\" y=\"" + num(jnum(b, "y") - 8) + "\" text-anchor=\"middle\" fill=\"" + color + "\" font-size=\"14\">★</text>";
     o += "</g>\n";
