@@ -9,6 +9,8 @@
 //   compare   the tab's session already held, four others past: GET /compare until every curve is
 //             drawn; the time to the first answer with a curve and to the answer with all five
 //   cold      the same with none held (the first curve is then the first log read)
+//   reads     the same logs read through the store at once with no request at all (what reading
+//             that many past sessions costs the thread by itself, whatever shows them)
 // For each, in the host process: the longest gap between ticks of a 5 ms timer (the wait a host
 // request would see), the longest time one answer took on the thread, and when (from the poller's
 // first request) the first answer with a curve and the first with all of them left the server
@@ -96,6 +98,18 @@ if (arg('child')) {
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
   const base = `http://127.0.0.1:${server.address().port}`
   const mode = arg('child')
+  if (mode === 'reads') {
+    const ticker = startTicker(5)
+    await sleep(100)
+    ticker.reset()
+    const t = performance.now()
+    await Promise.all(ids.map((id) => store.getView(id)))
+    const readMs = Math.round(performance.now() - t)
+    await sleep(20)
+    ticker.stop()
+    console.log(JSON.stringify({ what: 'compare', mode, events, sessions: ids.length, readMs, worstWaitMs: +ticker.worst().toFixed(1) }))
+    process.exit(0)
+  }
   if (mode === 'compare') {
     // The tab shows session 0: it is held before the comparison opens.
     while ((await store.getView(ids[0], { wait: false }))?.st === undefined) await sleep(20)
@@ -134,7 +148,7 @@ const logs = Array.from({ length: sessions }, (_, i) => {
   copyFileSync(log, p)
   return p
 })
-for (const mode of ['one', 'compare', 'cold']) {
+for (const mode of ['one', 'compare', 'cold', 'reads']) {
   const line = execFileSync(process.execPath, ['--max-old-space-size=12000', fileURLToPath(import.meta.url), '--child', mode, '--logs', logs.join(','), '--addon', addon],
     { maxBuffer: 1 << 20, stdio: ['ignore', 'pipe', 'inherit'] }).toString().trim()
   console.log(line)
