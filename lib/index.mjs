@@ -24,6 +24,7 @@ import { createPushHub } from './push.mjs'
 import { runsOf, writeRuns } from './paced.mjs'
 import { registerLoop } from './loop.mjs'
 import { createCompareRoute } from './compare.mjs'
+import { createEvaluator } from './evaluate.mjs'
 
 export const name = PLUGIN_ID
 export const inject = ['sessions', 'agents']
@@ -41,6 +42,7 @@ export class KernelOptService extends Service {
     this.getProjector = deps.getProjector
     this.getView = deps.getView
     this.loop = deps.loop
+    this.evaluator = deps.evaluator
     this.presetId = deps.config.preset.id
   }
 }
@@ -446,7 +448,14 @@ export function apply(ctx, rawConfig) {
     if (loop && typeof loop.dispose === 'function') ctx.effect(() => () => loop.dispose(), 'kernel-opt: loop')
   }
 
-  new KernelOptService(ctx, { config, kopt, kopterror, getProjector, getView, loop })
+  // kernel_evaluate's evaluator (lib/evaluate.mjs): the warm judge, the queue across sessions, the store.
+  // A change in a session's place in the queue is pushed to its tabs (control.evaluation).
+  const evaluator = kopt === undefined ? undefined : createEvaluator({
+    kopt, config, onChange: (ids) => { for (const id of ids) hub?.changed(id) },
+  })
+  if (evaluator !== undefined) ctx.effect(() => () => { evaluator.dispose() }, 'kernel-opt: evaluator')
+
+  new KernelOptService(ctx, { config, kopt, kopterror, getProjector, getView, loop, evaluator })
 
   // Live push (lib/push.mjs): every tab of a session gets each new revision's answer, framed once.
   let hub
@@ -521,7 +530,10 @@ export function apply(ctx, rawConfig) {
     } catch (error) {
       console.warn(`[kernel-opt] loop.control failed: ${error?.message ?? error}`)
     }
-    return control ?? defaultControl(config, derived, loop?.available === true)
+    control = control ?? defaultControl(config, derived, loop?.available === true)
+    // A kernel_evaluate of this session queued or running (lib/evaluate.mjs): what the tab shows.
+    const evaluation = evaluator?.stateFor(sessionId)
+    return evaluation === undefined ? control : { ...control, evaluation }
   }
 
   const route = (path, handler, label) => {

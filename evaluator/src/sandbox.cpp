@@ -9,12 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <sstream>
 
+#include "kopt_bench_config.hpp"
 #include "zygote.hpp"
 
 extern char** environ;
@@ -55,8 +57,10 @@ constexpr const char* kHolderReady = "kopt-sandbox-ready";
 }  // namespace
 
 std::string bwrap_path() {
-  for (const char* p : {"/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"})
-    if (::access(p, X_OK) == 0) return p;
+  // KOPT_CFG_BWRAP: a bubblewrap named when kopt-bench was built (-DKOPT_BENCH_BWRAP=, e.g. one
+  // unpacked from its Debian package on a machine without it); then the system's.
+  for (const char* p : {KOPT_CFG_BWRAP, "/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"})
+    if (*p && ::access(p, X_OK) == 0) return p;
   return "";
 }
 
@@ -66,8 +70,9 @@ namespace {
 std::vector<std::string> bwrap_args(const SandboxRequest& req, nlohmann::json* iso) {
   std::vector<std::string> argv{bwrap_path(), "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
                                 "--proc", "/proc", "--dev", "/dev"};
-  if (req.gpu)
-    for (const auto& n : nvidia_nodes()) argv.insert(argv.end(), {"--dev-bind", n, n});
+  std::vector<std::string> gpu_nodes;
+  if (req.gpu) gpu_nodes = nvidia_nodes();
+  for (const auto& n : gpu_nodes) argv.insert(argv.end(), {"--dev-bind", n, n});
   argv.insert(argv.end(), {"--tmpfs", "/tmp", "--bind", req.scratch, "/tmp/scratch", "--chdir", "/tmp/scratch"});
   for (const auto& [host, inside] : req.ro_binds) argv.insert(argv.end(), {"--ro-bind", host, inside});
   for (const auto& h : req.hide)
@@ -83,6 +88,7 @@ std::vector<std::string> bwrap_args(const SandboxRequest& req, nlohmann::json* i
           {"hidden", req.hide},
           {"die_with_parent", true},
           {"new_session", true}};
+  if (req.gpu) (*iso)["device_nodes"] = gpu_nodes;
   return argv;
 }
 
@@ -290,11 +296,12 @@ int kill_and_reap(pid_t pid) {
   return -1;
 }
 
-void reap_all_children(double max_seconds) {
+void reap_all_children(double max_seconds, pid_t spare) {
   auto t0 = std::chrono::steady_clock::now();
   for (;;) {
     int st;
-    while (waitpid(-1, &st, WNOHANG) > 0) {
+    // With a child to spare, only the others are reaped: everything else is waited for by pid below.
+    while (spare <= 0 && waitpid(-1, &st, WNOHANG) > 0) {
     }
     std::vector<pid_t> kids;
     std::ifstream f("/proc/self/task/" + std::to_string(getpid()) + "/children");
@@ -309,7 +316,15 @@ void reap_all_children(double max_seconds) {
       }
       closedir(d);
     }
-    if (kids.empty()) {
+    if (spare > 0) {
+      kids.erase(std::remove(kids.begin(), kids.end(), spare), kids.end());
+      for (pid_t k : kids) waitpid(k, &st, WNOHANG);
+      kids.clear();
+      std::ifstream again("/proc/self/task/" + std::to_string(getpid()) + "/children");
+      while (again >> p)
+        if (p != spare) kids.push_back(p);
+      if (kids.empty()) return;
+    } else if (kids.empty()) {
       if (waitpid(-1, &st, WNOHANG) < 0 && errno == ECHILD) return;
     }
     for (pid_t k : kids) ::kill(k, SIGKILL);

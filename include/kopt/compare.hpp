@@ -58,11 +58,12 @@ struct RunSummary {
   std::optional<double> bestSpeedup;  // as labelled (own reported, else pooled)
   // The finalized number (the chart's `final`): re-measured by the plugin, its gap to the agent's own.
   std::optional<FinalNumber> final;
+  bool finalSelfPlugin = false;  // the re-measured figure's first measurement was the plugin's evaluator's (DV-13)
   std::optional<std::size_t> nearBest;   // index of the first evaluation within kNearBest of the best
   std::optional<double> wallToBestMs;    // time of the best evaluation's result − the run's first time
   std::optional<double> reference;       // the pooled implied reference latency (J-3)
   std::optional<Drift> drift;            // J-4
-  std::vector<std::string> referenceHashes;  // distinct SHA-256 of the reference, where the plugin's evaluator measured
+  std::vector<std::string> referenceHashes;  // distinct reference_hash of its points, in order
   // The measured evaluations (latency positive and finite), for the overlay.
   struct Point {
     std::size_t index;
@@ -78,6 +79,10 @@ struct RunSummary {
   // a past session on the worker that read its log — and an answer only puts the runs' texts together.
   std::string pointsText;
 };
+
+// The SHA-256 of the reference a point was measured against, where the plugin's evaluator measured
+// it (DV-13: `plugin` with its `sources`); no other point can vouch for the bytes it measured.
+std::optional<std::string> reference_hash(const Iteration& it);
 
 // Builds a row from a series (outline or full), its row facts, its phase counts and its facts.
 RunSummary summarize_run(std::string id, const Series& s, const RowTable& rows, long long used, RunFacts facts);
@@ -104,7 +109,7 @@ Comparability comparability(const std::vector<RunSummary>& runs);
 //   {kind:"kopt-compare", max, axis:"speedup"|"latency", scale:"linear"|"log", reasons:[{code,
 //   sessions, ratio?}], sessions:[{id, color, title?, models, supervisors, startMs?, endMs?, error?,
 //   loading?, evaluations, used, budget?, best?{index, latencyMs, label, speedup?, speedupLabel?},
-//   final?{index, latencyMs, label, remeasured, selfLatencyMs?, selfLabel?, gapPct?, gapFlag?},
+//   final?{index, latencyMs, label, remeasured, selfLatencyMs?, selfLabel?, selfPlugin?, gapPct?, gapFlag?},
 //   nearBest?{index, latencyMs, label}, wallToBestMs?, reference?{latencyMs, label}, drift?{ratio,
 //   minLabel, maxLabel, count}, referenceHashes}], chart:{width, height, plot, xTicks[{x,label}],
 //   ticks[{y,label}], xLabelY, empty, frame{x0, dx, y0, dy}, series:[{session, color, reference?,

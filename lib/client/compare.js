@@ -23,7 +23,7 @@
       'cmp.col.near': '达到最佳 90%', 'cmp.col.wall': '到最佳用时', 'cmp.col.ref': '参考',
       'cmp.supervisor': '监督', 'cmp.noModel': '日志里没有记录', 'cmp.unreadable': '读不出来', 'cmp.evalN': '第 {n} 次',
       'cmp.noRef': '没有加速比', 'cmp.hash': '参考文件', 'cmp.remeasured': '已复测', 'cmp.notRemeasured': '未复测',
-      'cmp.gap': '自报 {self}，相差 {pct}', 'cmp.hover': '悬停或点击一个点，看它属于哪个会话。', 'cmp.this': '本会话',
+      'cmp.gap': '自报 {self}，相差 {pct}', 'cmp.gap.plugin': '实测 {self}，相差 {pct}', 'cmp.hover': '悬停或点击一个点，看它属于哪个会话。', 'cmp.this': '本会话',
       'cmp.loadingRow': '正在读取…',
     })
     Object.assign(en, {
@@ -47,7 +47,7 @@
       'cmp.col.near': 'Evaluations to 90 %', 'cmp.col.wall': 'Time to best', 'cmp.col.ref': 'Reference',
       'cmp.supervisor': 'supervisor', 'cmp.noModel': 'not in the log', 'cmp.unreadable': 'unreadable', 'cmp.evalN': '#{n}',
       'cmp.noRef': 'no speedup', 'cmp.hash': 'reference file', 'cmp.remeasured': 're-measured', 'cmp.notRemeasured': 'not re-measured',
-      'cmp.gap': 'self-reported {self}, {pct} off', 'cmp.hover': 'Hover or click a point to see which session it belongs to.', 'cmp.this': 'this session',
+      'cmp.gap': 'self-reported {self}, {pct} off', 'cmp.gap.plugin': 'measured {self}, {pct} off', 'cmp.hover': 'Hover or click a point to see which session it belongs to.', 'cmp.this': 'this session',
       'cmp.loadingRow': 'loading…',
     })
 
@@ -229,7 +229,7 @@
               cell(`${s.budget ?? none} · ${s.used}`),
               cell(s.best ? h(Fragment, null, s.best.label, s.best.speedupLabel ? ` · ${s.best.speedupLabel}` : '', h('div', { className: 'kopt-note' }, t('cmp.evalN', { n: s.best.index + 1 }))) : none),
               cell(fin ? h(Fragment, null, fin.label, ' · ', fin.remeasured ? h('span', { style: { color: 'var(--k-ok)' } }, t('cmp.remeasured')) : h('span', { style: { color: 'var(--k-warn)' } }, t('cmp.notRemeasured')),
-                fin.gapPct !== undefined ? h('div', { className: 'kopt-note', style: fin.gapFlag ? { color: 'var(--k-warn)' } : undefined }, fin.gapFlag ? '⚠ ' : '', t('cmp.gap', { self: fin.selfLabel ?? '', pct: fmtGap(fin.gapPct) })) : null) : none),
+                fin.gapPct !== undefined ? h('div', { className: 'kopt-note', style: fin.gapFlag ? { color: 'var(--k-warn)' } : undefined }, fin.gapFlag ? '⚠ ' : '', t(fin.selfPlugin ? 'cmp.gap.plugin' : 'cmp.gap', { self: fin.selfLabel ?? '', pct: fmtGap(fin.gapPct) })) : null) : none),
               cell(s.nearBest ? `${t('cmp.evalN', { n: s.nearBest.index + 1 })} · ${s.nearBest.label}` : none),
               cell(s.wallToBestMs !== undefined ? fmtDuration(s.wallToBestMs) : none),
               cell(h(Fragment, null, s.reference ? s.reference.label : h('span', { className: 'kopt-note' }, t('cmp.noRef')),

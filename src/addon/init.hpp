@@ -15,6 +15,7 @@ void InitLoop(Napi::Env env, Napi::Object exports);        // loop_bindings.cpp:
 void InitChart(Napi::Env env, Napi::Object exports);       // chart_bindings.cpp: curve geometry
 void InitSession(Napi::Env env, Napi::Object exports);     // session_bindings.cpp: the /series route's session
 void InitCompare(Napi::Env env, Napi::Object exports);     // compare_bindings.cpp: comparing sessions
+void InitEvaluate(Napi::Env env, Napi::Object exports);    // evaluate_bindings.cpp: kernel_evaluate's checks and result
 
 // The core Projector inside a JS Projector object (other bindings read the series through it);
 // throws a coded TypeError when the value is not one.

@@ -48,7 +48,11 @@ kopt::RunSummary run(const std::string& id, const std::vector<Eval>& evals) {
     if (e.speedup > 0) it.speedup = e.speedup;
     it.correct = e.correct;
     it.compiled = true;
-    if (e.hash) it.referenceSha256 = e.hash;
+    if (e.hash) {  // measured by the plugin's evaluator (DV-13), which hashed the reference
+      it.plugin = true;
+      it.sources.emplace();
+      it.sources->reference = kopt::SourceHash{"ref.pt", e.hash};
+    }
     s.iterations.push_back(std::move(it));
   }
   // I-1: the fastest honest point.
@@ -360,7 +364,16 @@ TEST(CompareCommand, DemoAgainstItsSecondRecording) {
     EXPECT_EQ(r["final"]["remeasured"], true) << r;
   }
   EXPECT_EQ((*j)["chart"]["series"].size(), 2u);
-  // Whatever the two machines measured, the axis says so: speedup with no reason, or latency with one.
+  // Both measured by the plugin's evaluator (DV-13) against the same ref.pt: one reference file, the
+  // same in both, so no reason names the files.
+  ASSERT_EQ(s[0]["referenceHashes"].size(), 1u);
+  EXPECT_EQ(s[0]["referenceHashes"], s[1]["referenceHashes"]);
+  EXPECT_EQ(s[0]["referenceHashes"][0].get<std::string>().size(), 64u);
+  for (const auto& why : (*j)["reasons"]) EXPECT_NE(why["code"].get<std::string>().rfind("hash", 0), 0u) << why;
+  // Their finalize gaps are between two of the plugin's own measurements, and say so.
+  for (const auto& r : s)
+    if (r["final"].contains("gapPct")) EXPECT_EQ(r["final"]["selfPlugin"], true) << r;
+  // Whatever the two recordings measured, the axis says so: speedup with no reason, or latency with one.
   EXPECT_EQ((*j)["axis"] == "speedup", (*j)["reasons"].empty());
 }
 

@@ -84,6 +84,11 @@ std::size_t RunFacts::approx_bytes() const {
   return b;
 }
 
+std::optional<std::string> reference_hash(const Iteration& it) {
+  if (!it.plugin || !it.sources || !it.sources->reference || it.sources->reference->sha256.empty()) return std::nullopt;
+  return it.sources->reference->sha256;
+}
+
 RunSummary summarize_run(std::string id, const Series& s, const RowTable& rows, long long used, RunFacts facts) {
   RunSummary r;
   r.id = std::move(id);
@@ -108,7 +113,7 @@ RunSummary summarize_run(std::string id, const Series& s, const RowTable& rows, 
     const RowFacts& f = rs[i];
     if (f.has(RowFacts::kFinalized)) finalized.push_back(i);
     if (i < s.iterations.size())
-      if (const auto& h = s.iterations[i].referenceSha256;
+      if (const auto h = reference_hash(s.iterations[i]);
           h && std::find(r.referenceHashes.begin(), r.referenceHashes.end(), *h) == r.referenceHashes.end())
         r.referenceHashes.push_back(*h);
     if (!f.measured()) continue;
@@ -120,6 +125,7 @@ RunSummary summarize_run(std::string id, const Series& s, const RowTable& rows, 
     r.points.push_back(p);
   }
   r.final = final_number(rows, finalized);
+  r.finalSelfPlugin = r.final && r.final->self && *r.final->self < s.iterations.size() && s.iterations[*r.final->self].plugin;
   // The overlay's items (compare_text): [index, latency to 7 significant digits, ok, speedup to 4].
   r.pointsText.reserve(r.points.size() * 32);
   char buf[32];

@@ -47,6 +47,7 @@ json run_json(const RunSummary& r, std::size_t place) {
     if (r.final->self) {
       const double self = r.latencies.size() > *r.final->self ? r.latencies[*r.final->self] : std::nan("");
       if (std::isfinite(self)) f["selfLatencyMs"] = self, f["selfLabel"] = format_latency(self);
+      if (r.finalSelfPlugin) f["selfPlugin"] = true;
       f["gapPct"] = r.final->gapPct;
       f["gapFlag"] = r.final->gapFlag;
     }

@@ -159,7 +159,7 @@ void table(std::string& o, const json& cmp, ReportLang lang) {
       if (at(f, "gapPct").is_number()) {
         const double g = jnum(f, "gapPct");
         o += "<span class=\"sub\">" + std::string(at(f, "gapFlag") == true ? "⚠ " : "") +
-             fill(T(lang, "final.gap"), {{"{self}", html_escape(jstr(f, "selfLabel"))}, {"{pct}", (g > 0 ? "+" : "") + num(g) + "%"}}) + "</span>";
+             fill(T(lang, at(f, "selfPlugin") == true ? "final.gap.plugin" : "final.gap"), {{"{self}", html_escape(jstr(f, "selfLabel"))}, {"{pct}", (g > 0 ? "+" : "") + num(g) + "%"}}) + "</span>";
       }
     } else {
       o += none;
