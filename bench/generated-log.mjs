@@ -1,4 +1,4 @@
-// What the in-process benchmarks share: their --name value options, a generated session log
+// What the benchmarks share: their --name value options (every bench/*/run.mjs), a generated session log
 // (tests/fixtures/vectors/gen-large.mjs, N events as a JSON array) in a temporary folder removed
 // when the process exits, and the longest wait a timer on the thread saw (a host request's wait).
 import { execFileSync } from 'node:child_process'

