@@ -5,6 +5,10 @@
 // /kloop 4 with /supervise on (the second model is scripted too) — a faster loop, a profile, a version
 // that fails to compile, a vectorized one, and kernel_finalize (the plugin re-measures the best one).
 // Run by demo/record.sh, which provides: KOPT_HOST_DIR, KOPT_BENCH_DIR (folder of kopt-bench), Node 22.
+// KOPT_DEMO_VARIANT=b records the second demo session (demo/kernel-opt-demo-b/), the one a person
+// compares the demo with (对比 / Compare, `kopt report A B`): the same kernel, reference and inputs, but
+// another model name (deepseek-v4-pro), /kloop 3 without supervision, and a straighter path (the loop,
+// then the vectorized clamp; no profile, no broken build).
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -14,7 +18,8 @@ const here = dirname(fileURLToPath(import.meta.url))
 const { dsh: DSH } = pinnedHost('run demo/record.sh')
 const BENCH_DIR = process.env.KOPT_BENCH_DIR
 if (!BENCH_DIR) throw new Error('KOPT_BENCH_DIR is required (run demo/record.sh)')
-const OUT = join(here, 'kernel-opt-demo')
+const VARIANT_B = process.env.KOPT_DEMO_VARIANT === 'b'
+const OUT = join(here, VARIANT_B ? 'kernel-opt-demo-b' : 'kernel-opt-demo')
 
 const { work, procs, log, main } = scriptedRun('record', { watchdogSec: 1200, keepVar: 'KOPT_DEMO_KEEP' })
 const home = join(work, 'home')
@@ -72,6 +77,16 @@ const script = {
     { text: 'OK: v4 正确且最快；定稿前请让插件复测。' },
   ] },
 }
+if (VARIANT_B) {
+  script.steps[0] = { text: '先汇报方案：测基线，然后直接试单遍循环和整张量 clamp_min。', tool_calls: [{ name: 'kernel_plan', arguments: { phase: 'baseline', approach: 'relu 64x256 fp32 on CPU: per-row ATen → one raw loop → vectorized clamp', hypothesis: 'a whole-tensor op avoids the per-row dispatch', next: 'measure the file as given' } }] }
+  script.scenarios = [
+    { match: '[kernel-loop round 1]', steps: [edit(1), measure('v2: one raw loop'), { text: 'v2 单遍循环：快了一些。' }] },
+    { match: '[kernel-loop round 2]', steps: [{ tool_calls: [{ name: 'write', arguments: { file_path: FILE, content: versions[3] } }] }, measure('v3: vectorized clamp_min'), { text: 'v3 整张量 clamp_min：正确，最快。' }] },
+    { match: '[kernel-loop wrap-up]', steps: [
+      { tool_calls: [{ name: 'kernel_finalize', arguments: { artifact_path: FILE, note: 'v3 (vectorized clamp_min) is the fastest correct candidate' } }] },
+      { text: '收尾：v3（整张量 clamp_min）最快且正确；定稿复测由插件完成。' }] },
+  ]
+}
 writeFileSync(join(work, 'script.json'), JSON.stringify(script, null, 1))
 
 await main(async () => {
@@ -81,7 +96,8 @@ await main(async () => {
   const addon = !process.env.KOPT_ADDON && existsSync(join(ROOT, 'build/kopt.node')) ? { KOPT_ADDON: join(ROOT, 'build/kopt.node') } : {}
   const env = hostEnv(home, { llmPort: fake.port, key: 'demo-key', PATH: `${BENCH_DIR}:${process.env.PATH}`, ...addon })
   await webProfile(DSH, env, { rows: ['- id: kernel-opt', '  config:', '    supervisor:', '      provider: deepseek-official', '      model: judge',
-    '    evaluate:', `      koptBench: ${join(BENCH_DIR, 'kopt-bench')}`] })
+    '    evaluate:', `      koptBench: ${join(BENCH_DIR, 'kopt-bench')}`,
+    ...(VARIANT_B ? ['- id: agent-default-model', '  config:', '    provider: deepseek-official', '    model: deepseek-v4-pro'] : [])] })
   const { port } = await startWeb(procs, DSH, env, 'dsh.log', { log })
   const { sessionId: sid } = await rpc(port, 'session.create', { cwd: ws, agentPreset: 'kernel-opt' })
   await rpc(port, 'session.prompt', { sessionId: sid, mode: 'queue', content: [{ type: 'text', text: '请用内置评测器优化 solution/kernel.cpp（参考实现 ref.pt 是 torch.relu，输入规格 inputs.json）。' }] })
@@ -93,8 +109,8 @@ await main(async () => {
     log(`${line}: ${JSON.stringify(r).slice(0, 160)}`)
     if (r?.kind !== 'success') throw new Error(`${line} failed`)
   }
-  await command('/supervise on')
-  await command('/kloop 4')
+  if (!VARIANT_B) await command('/supervise on')
+  await command(VARIANT_B ? '/kloop 3' : '/kloop 4')
   const control = async () => (await http(port, `/plugins/kernel-opt/control?sessionId=${encodeURIComponent(sid)}`)).json().control
   await waitFor('the loop to stop', async () => { const c = await control(); return c.loop.armed === false && c.loop.stopReason !== undefined }, 900_000, 2000)
   await waitFor('the wrap-up turn to end', async () => {
@@ -102,7 +118,7 @@ await main(async () => {
     const wrap = text.lastIndexOf('[kernel-loop wrap-up]')
     return wrap >= 0 && text.indexOf('"type":"turn/end"', wrap) >= 0
   }, 900_000, 2000)
-  await command('/supervise off')
+  if (!VARIANT_B) await command('/supervise off')
   // The recording ran with danger-full-access (no approval prompts for the scripted bash calls); hand
   // the session back in the default preset, so continuing the demo with a real key asks as usual.
   const perm = await http(port, '/api/commands/execute', {
@@ -116,17 +132,21 @@ await main(async () => {
   const pts = series.iterations ?? []
   log(`points: ${pts.map(p => `${p.trust}:${p.correct === false ? 'fail' : p.latencyMs}`).join(' ')}`)
   const missing = [
-    [pts.length >= 5, 'five points'], [pts.filter(p => p.trust === 'plugin').length >= 4, 'four points measured by the plugin\'s evaluator'], [pts.some(p => p.correct === false && p.error), 'a failed build with its error'],
-    [pts.some(p => p.channel === 'replay'), 'the finalize replay'], [(series.profileSeqs ?? []).length > 0, 'a profile (▲)'],
-    [(series.rounds ?? []).some(r => r.review || r.reviewNote), 'a supervisor note'],
+    [pts.length >= (VARIANT_B ? 4 : 5), 'enough points'], [pts.some(p => p.channel === 'replay'), 'the finalize replay'],
+    [pts.filter(p => p.trust === 'plugin').length >= (VARIANT_B ? 3 : 4), 'points measured by the plugin\'s evaluator'],
     [series.chart?.final?.gapPct !== undefined, 'the finalize gap'],
+    ...(VARIANT_B ? [] : [[pts.some(p => p.correct === false && p.error), 'a failed build with its error'],
+      [(series.profileSeqs ?? []).length > 0, 'a profile (▲)'], [(series.rounds ?? []).some(r => r.review || r.reviewNote), 'a supervisor note']]),
   ].filter(([ok]) => !ok).map(([, what]) => what)
   if (missing.length) throw new Error(`the run lacks: ${missing.join(', ')}`)
   mkdirSync(OUT, { recursive: true })
   cpSync(sessionLogFile(home, sid), join(OUT, 'session.jsonl.zstd'))
   writeFileSync(join(OUT, 'meta.json'), JSON.stringify({
     sessionId: sid, agentPreset: 'kernel-opt', recordedAt: new Date().toISOString(), recordedCwd: ws,
-    workspace: 'demo/workspace', points: pts.length, note: 'recorded by demo/record.sh; scripts/run.sh seeds it into .dsh-home/',
+    workspace: 'demo/workspace', points: pts.length,
+    note: VARIANT_B
+      ? 'the second demo session: recorded by KOPT_DEMO_VARIANT=b demo/record.sh (same kernel, reference and inputs; model deepseek-v4-pro, /kloop 3, no supervision); scripts/run.sh seeds it beside the demo, to compare with it'
+      : 'recorded by demo/record.sh; scripts/run.sh seeds it into .dsh-home/',
   }, null, 1) + '\n')
   log(`wrote ${OUT}/session.jsonl.zstd (${pts.length} points)`)
 })

@@ -4,7 +4,7 @@
 //   * keeps one kopt.Session (its Projector, updatedAt, the /series body per revision) per watched
 //     session, fed incrementally from `session/event` (a session's first query, or its first event
 //     when it runs in our mode, catches up from `session.events`; later events are fed one by one);
-//   * serves /plugins/kernel-opt/{series,control,models} and pushes each new revision to the tabs
+//   * serves /plugins/kernel-opt/{series,control,models,compare} and pushes each new revision to the tabs
 //     subscribed on /plugins/kernel-opt/push (WebSocket, lib/push.mjs); sessions that are not live are projected
 //     from the host's session persistence, so a past session renders as it did live;
 //   * syncs the bundled preset into the user preset root (C++: kopt.syncPreset);
@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { stat } from 'node:fs/promises'
 import {
-  CONTROL_PATH, DEFAULT_PRESET_ID, MODELS_PATH, PLUGIN_ID, PUSH_PATH, SERIES_PATH, resolveConfig, routingJson,
+  COMPARE_PATH, CONTROL_PATH, DEFAULT_PRESET_ID, MODELS_PATH, PLUGIN_ID, PUSH_PATH, SERIES_PATH, resolveConfig, routingJson,
 } from './config.mjs'
 import { Service } from './host.mjs'
 import { loadKopt } from './native/load.mjs'
@@ -23,6 +23,7 @@ import { checkTrust, jsonResponse, readJsonBody, validSessionId } from './http.m
 import { createPushHub } from './push.mjs'
 import { runsOf, writeRuns } from './paced.mjs'
 import { registerLoop } from './loop.mjs'
+import { createCompareRoute } from './compare.mjs'
 import { createEvaluator } from './evaluate.mjs'
 
 export const name = PLUGIN_ID
@@ -317,6 +318,7 @@ export function createStore(kopt, config, hooks) {
       const settled = entry
       const settle = (pst) => {
         settled.settled = true
+        settled.value = pst
         settled.stale = undefined
         if (pst?.file !== undefined) Object.assign(settled, { file: pst.file, identity: pst.identity })
         if (pst?.s !== undefined) {
@@ -355,7 +357,18 @@ export function createStore(kopt, config, hooks) {
     return { st: pst, live: false }
   }
 
-  return { getProjector, getView, onEvent, forget, live, past }
+  /**
+   * The view a session has now, without waiting for anything (no catch-up, no look at its log
+   * file): the live projection when it is whole, else the past one already read; undefined otherwise.
+   */
+  const peek = (sessionId) => {
+    const l = live.get(sessionId)
+    if (l !== undefined && l.job === undefined) return { st: l, live: true }
+    const v = past.get(sessionId)?.value
+    return v?.s !== undefined ? { st: v, live: false } : undefined
+  }
+
+  return { getProjector, getView, peek, onEvent, forget, live, past }
 }
 
 /** The control object when no loop service owns the session (spec P-4 zeros). */
@@ -672,6 +685,9 @@ export function apply(ctx, rawConfig) {
     }
     jsonResponse(res, 200, { control: controlFor(id, view.st) })
   }, 'kernel-opt: control route')
+
+  // The sessions compared side by side (lib/compare.mjs): each as /series reads it, never waited for.
+  route(COMPARE_PATH, createCompareRoute({ kopt, getView: (id, o) => store.getView(id, o), peek: (id) => store.peek(id) }), 'kernel-opt: compare route')
 
   // The push socket itself is an upgrade; a plain GET says so and shows the hub's counters.
   if (hub !== undefined) {

@@ -141,9 +141,13 @@ export function registerLoop(ctx, deps) {
           log(id, `no agent to receive the ${a.kind}`)
           continue
         }
+        // The message that carries a review names the model that gave it (source.supervisor; not in
+        // the text the agent reads): the log then says which supervisor a run had (a comparison's table).
+        const reviewer = e.reviewer
+        e.reviewer = undefined
         agent.followup(createUserMessage({
           content: [{ type: 'text', text: a.text }],
-          source: { kind: 'plugin', plugin: PLUGIN_ID },
+          source: { kind: 'plugin', plugin: PLUGIN_ID, ...(reviewer ? { supervisor: reviewer } : {}) },
         }))
       } else if (a.type === 'review') {
         void review(id, e, a)
@@ -266,6 +270,7 @@ export function registerLoop(ctx, deps) {
       if (e.review === abort) e.review = undefined
     }
     if (finish === 'timeout') log(id, 'supervisor timed out; the loop goes on without a review')
+    e.reviewer = finish === 'stop' && text.trim() !== '' ? { provider: String(a.provider), model: String(a.model) } : undefined
     try {
       execute(id, e, e.c.supervisorAnswered(a.token, JSON.stringify({ text, finish }), seriesOf(id), factsOf(id)))
     } catch (error) {

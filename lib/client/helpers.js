@@ -49,4 +49,12 @@
       })
       return rows.join('\n') + '\n'
     }
-
+    // A menu that closes on a press outside `ref` while it is open.
+    function useDismiss(ref, open, close) {
+      useEffect(() => {
+        if (!open) return undefined
+        const onDown = (e) => { if (ref.current && !ref.current.contains(e.target)) close() }
+        document.addEventListener('mousedown', onDown)
+        return () => document.removeEventListener('mousedown', onDown)
+      }, [open])
+    }

@@ -5,6 +5,7 @@
 #include "args.hpp"
 
 #include "kopt/projector.hpp"
+#include "kopt/session.hpp"
 
 namespace kopt::addon {
 
@@ -13,6 +14,7 @@ void InitHost(Napi::Env env, Napi::Object exports);        // host_bindings.cpp:
 void InitLoop(Napi::Env env, Napi::Object exports);        // loop_bindings.cpp: loop controller, supervisor
 void InitChart(Napi::Env env, Napi::Object exports);       // chart_bindings.cpp: curve geometry
 void InitSession(Napi::Env env, Napi::Object exports);     // session_bindings.cpp: the /series route's session
+void InitCompare(Napi::Env env, Napi::Object exports);     // compare_bindings.cpp: comparing sessions
 void InitEvaluate(Napi::Env env, Napi::Object exports);    // evaluate_bindings.cpp: kernel_evaluate's checks and result
 
 // The core Projector inside a JS Projector object (other bindings read the series through it);
@@ -22,6 +24,9 @@ kopt::Projector& UnwrapProjector(Napi::Env env, Napi::Value value);
 Napi::Object NewProjector(Napi::Env env, Napi::Value config);
 // A JS Projector taking over a finished core Projector (one read off the main thread).
 Napi::Object NewProjectorFrom(Napi::Env env, kopt::Projector&& core);
+
+// The core Session inside a JS Session object, or nullptr when the value is not one.
+kopt::Session* SessionOf(Napi::Env env, Napi::Value value);
 
 // A projection config from a routing JSON string (undefined/null: the defaults); coded errors.
 kopt::ProjectionConfig ConfigFrom(Napi::Env env, const Napi::Value& v);

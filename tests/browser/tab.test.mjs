@@ -12,16 +12,13 @@ import { fileURLToPath } from 'node:url'
 import { chromium } from 'playwright-core'
 import { bigEvents, demoEvents, moreEvents, pendingEvaluation } from './lib/demo-run.mjs'
 import { startMockHost } from './lib/mock-host.mjs'
+import { CHROMIUM_ARGS } from './lib/chromium.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '../..')
 const kopt = createRequire(import.meta.url)(process.env.KOPT_ADDON || path.join(root, 'build/kopt.node'))
 const artifacts = process.env.KOPT_ARTIFACTS || path.join(here, 'artifacts')
 mkdirSync(artifacts, { recursive: true })
-export const CHROMIUM_ARGS = [
-  '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
-]
 
 let host, browser
 before(async () => {
