@@ -7,9 +7,19 @@ import { fileURLToPath } from 'node:url'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
+// Under the sanitize suite the bench's processes load the sanitized addon: they get its runtimes
+// back, and are no test's processes (tests/sanitize/unpreload.mjs would drop the runtimes again).
+function benchEnv() {
+  if (!process.env.KOPT_SANITIZE_PRELOAD) return process.env
+  const env = { ...process.env, LD_PRELOAD: process.env.KOPT_SANITIZE_PRELOAD }
+  delete env.NODE_TEST_CONTEXT
+  return env
+}
+
 test('bench/compare prints one figure line per mode, every session drawn', () => {
   const out = execFileSync(process.execPath, [path.join(root, 'bench/compare/run.mjs'), '--events', '3000', '--sessions', '3',
-    ...(process.env.KOPT_ADDON ? ['--addon', process.env.KOPT_ADDON] : [])], { encoding: 'utf8' })
+    ...(process.env.KOPT_ADDON ? ['--addon', process.env.KOPT_ADDON] : [])],
+    { encoding: 'utf8', env: benchEnv() })
   const lines = out.trim().split('\n').map(l => JSON.parse(l))
   assert.deepEqual(lines.map(l => l.mode), ['one', 'compare', 'cold', 'reads'])
   for (const l of lines) {
