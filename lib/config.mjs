@@ -155,3 +155,16 @@ export function resolveConfig(raw) {
 export function routingJson(config) {
   return JSON.stringify(config.routing ?? {})
 }
+
+/**
+ * What a kopt.Session's loop is made with (its loopJson): the loop settings of the config, the
+ * supervisor's extra instructions, whether the host can drive a loop at all, and the configured
+ * supervisor route.
+ */
+export function loopJson(config, available) {
+  const sup = config.supervisor
+  return JSON.stringify({
+    settings: { ...config.loop, ...(typeof sup?.instructions === 'string' ? { instructions: sup.instructions } : {}), available },
+    ...(sup !== undefined ? { route: { provider: sup.provider, model: sup.model, ...(sup.reasoningEffort ? { reasoningEffort: sup.reasoningEffort } : {}) } } : {}),
+  })
+}

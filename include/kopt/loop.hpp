@@ -187,6 +187,7 @@ struct ControlReply {
   json body;        // {control} | {error} | {error, control}
   Actions actions;  // to execute (a stop's abort)
   bool armed = false;  // this request armed the loop: the host checks for a settled turn now
+  json to_json() const;  // {status, body, actions, armed}
 };
 // Q-2, for a session the host already found. fallback_lang: the panel's interface language, used
 // when the body names no outputLanguage.
@@ -197,7 +198,9 @@ struct CommandReply {
   std::string text;
   Actions actions;
   bool armed = false;
+  json to_json() const;  // {ok, text, actions, armed}
 };
+json actions_json(const Actions& actions);
 // `/kloop [n] | stop | status`; run_lang: supervisor.language, or the agent's language.
 CommandReply kloop_command(LoopController& c, std::string_view raw, const Series* s, Lang run_lang);
 // `/supervise on | off | use provider/model [effort] | use default | status`.

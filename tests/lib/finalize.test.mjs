@@ -14,6 +14,13 @@ const built = new URL('../../build/kopt.node', import.meta.url).pathname
 if (!process.env.KOPT_ADDON && existsSync(built)) process.env.KOPT_ADDON = built
 const { loadKopt } = await import('../../lib/native/load.mjs')
 const { mod: kopt } = loadKopt()
+// The series as the route would show it, read with the test build's oracle.
+const { kopt: testKopt } = await import('../addon/addon.mjs')
+const seriesOf = (events) => {
+  const p = new testKopt.Projector('{}')
+  p.feed(JSON.stringify(events))
+  return JSON.parse(p.seriesJson('s', 0))
+}
 
 function session(cwd, commands) {
   const events = []
@@ -55,7 +62,7 @@ test('re-runs the full command of the best shell point and yields a replay point
     assert.match(text, /\[replay exit 0;/)
     const id = s.call('kernel_finalize', { artifact_path: 'k.cu' })
     s.result(id, text)
-    const series = JSON.parse(projectorOf(s.events).seriesJson('s', 0))
+    const series = seriesOf(s.events)
     const rp = series.iterations.filter(x => x.channel === 'replay')
     assert.equal(rp.length, 1)
     assert.equal(rp[0].latencyMs, 1.25)
@@ -75,7 +82,7 @@ test('a failed replay leaves the number not re-measured (no replay point)', asyn
     assert.ok(!/^\[replay\] /m.test(text))
     const id = s.call('kernel_finalize', { artifact_path: 'k.cu' })
     s.result(id, text)
-    const series = JSON.parse(projectorOf(s.events).seriesJson('s', 0))
+    const series = seriesOf(s.events)
     assert.equal(series.iterations.filter(x => x.channel === 'replay').length, 0)
   } finally {
     rmSync(cwd, { recursive: true, force: true })

@@ -49,6 +49,30 @@ bool route_too_long(std::string_view provider, std::string_view model, std::stri
 
 }  // namespace
 
+json actions_json(const Actions& actions) {
+  json out = json::array();
+  for (const auto& a : actions) out.push_back(a.to_json());
+  return out;
+}
+
+json ControlReply::to_json() const {
+  json j = json::object();
+  j["status"] = status;
+  j["body"] = body;
+  j["actions"] = actions_json(actions);
+  j["armed"] = armed;
+  return j;
+}
+
+json CommandReply::to_json() const {
+  json j = json::object();
+  j["ok"] = ok;
+  j["text"] = text;
+  j["actions"] = actions_json(actions);
+  j["armed"] = armed;
+  return j;
+}
+
 ControlReply apply_control(LoopController& c, std::string_view body_text, const Series* s, Lang fallback_lang) {
   if (body_text.size() > 16384) return error_reply(400, "JSON body required");
   const auto parsed = parse_json(body_text);

@@ -37,6 +37,18 @@ FeedStats Session::feed(const json& events) {
   return projector_->feed(events);
 }
 
+EventsText Session::feed_text(std::string_view text) {
+  EventsText r = read_events_text(text, [&](const json& ev) {
+    note_time(event_time(ev));
+    projector_->feed_event(ev);
+  });
+  if (r.ok) {
+    fed_ += r.positions;
+    unreadable_ += r.unreadable;
+  }
+  return r;
+}
+
 void Session::refresh_outline() {
   if (outline_version_ == projector_->version()) return;
   const std::size_t from = projector_->update_outline(outline_);
