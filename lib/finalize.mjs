@@ -10,11 +10,6 @@ export function oneLine(text, max = 500) {
   return s.length > max ? `${s.slice(0, max)}…` : s
 }
 
-/** Lines of replay output that would read as our own anchor are renamed (integrity of H-5). */
-export function neutralize(output) {
-  return output.replace(/^([ \t]*)\[replay\] /gm, '$1[replay-output] ')
-}
-
 const T = {
   ack: (a, note) => `已记录收尾 / Finalize recorded: ${a}${note ? ` — ${note}` : ''}`,
   disabled: '复测已在配置中关闭（replay.enabled: false），最终数字未经复测 / Replay is disabled by config: the final number is not re-measured.',
@@ -65,7 +60,8 @@ export async function finalizeWithReplay(args, deps) {
   }
   // The core names the Slurm path the recorded command went through (it re-submits through the same one).
   if (typeof result.slurmPath === 'string' && result.slurmPath !== '') lines.push(T.slurm(result.slurmPath))
-  lines.push('--- replay output ---', neutralize(result.output).replace(/\n$/, ''))
+  // The core renamed every output line that would read as our anchor (integrity of H-5).
+  lines.push('--- replay output ---', result.output.replace(/\n$/, ''))
   lines.push(`[replay exit ${result.exitCode ?? (result.signal ? `signal ${result.signal}` : 'none')}; ${Math.round(result.wallMs)} ms${result.truncated ? `; output trimmed from ${result.outputBytes} bytes` : ''}]`)
   return lines.join('\n')
 }

@@ -13,7 +13,7 @@
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import {
-  CONTROL_PATH, DEFAULT_PRESET_ID, MODELS_PATH, PLUGIN_ID, PUSH_PATH, SERIES_PATH, loopJson, resolveConfig,
+  CONTROL_PATH, CSV_PATH, DEFAULT_PRESET_ID, MODELS_PATH, PLUGIN_ID, PUSH_PATH, SERIES_PATH, loopJson, resolveConfig,
 } from './config.mjs'
 import { Service } from './host.mjs'
 import { loadKopt } from './native/load.mjs'
@@ -44,9 +44,6 @@ export class KernelOptService extends Service {
 }
 
 export function apply(ctx, rawConfig) {
-  const { config, errors } = resolveConfig(rawConfig)
-  for (const line of errors) console.warn(`[kernel-opt] ${line}`)
-
   let kopt
   let kopterror
   try {
@@ -55,6 +52,9 @@ export function apply(ctx, rawConfig) {
     kopterror = error instanceof Error ? error.message : String(error)
     console.error(`[kernel-opt] ${kopterror}`)
   }
+  // The loop settings are validated against the core's own defaults and bounds (kopt.loopRules).
+  const { config, errors } = resolveConfig(rawConfig, kopt?.loopRules ?? null)
+  for (const line of errors) console.warn(`[kernel-opt] ${line}`)
 
   let persistence
   ctx.inject(['sessionPersistence'], (sctx) => {
@@ -272,6 +272,21 @@ export function apply(ctx, rawConfig) {
     // (lib/paced.mjs), not in one system call that holds the host's thread.
     writeRuns(res, runsOf(parts), undefined, { end: true })
   }, 'kernel-opt: series route')
+
+  // The run as CSV for the tab's export: the core's (the offline report's columns), not the tab's own.
+  route(CSV_PATH, async (req, res) => {
+    if (req.method !== 'GET') {
+      jsonResponse(res, 405, { error: 'GET only' })
+      return
+    }
+    const id = sessionParam(req, res)
+    if (id === undefined) return
+    const view = await viewOrAnswer(res, id, true)
+    if (view === undefined) return
+    const body = Buffer.from(view.session.csv(), 'utf8')
+    res.writeHead(200, { 'content-type': 'text/csv; charset=utf-8', 'cache-control': 'no-store', 'content-length': String(body.length) })
+    res.end(body)
+  }, 'kernel-opt: csv route')
 
   route(CONTROL_PATH, async (req, res) => {
     if (req.method === 'GET') {

@@ -93,6 +93,9 @@ class Session {
   std::string body();
   // The chart of the current revision (a copy).
   std::string chart();
+  // The run as CSV: the offline report's (report_csv over the whole series: full commands, changes,
+  // the plan and the round in force), for the tab's export. O(points), on request.
+  std::string run_csv() const;
 
   // What changed since revision `since` (docs/protocol.md): the delta's bytes, or nullptr when
   // `since` is not a revision kept in the history (unknown, too old, or more changed in place than

@@ -43,7 +43,7 @@
       ctx.slots.inject('conversation.input.dock', () => ctx.slots.register({ name: 'conversation.input.dock', id: `${PLUGIN_ID}-strip`, order: 10, locale: NS }, StatusStrip))
     }
 
-    module.exports = { inject: ['slots', 'locale', 'sessions'], apply, __test: { fmtLatency, runCsv, verdictOf, applyAnswer, zh, en } }
+    module.exports = { inject: ['slots', 'locale', 'sessions'], apply, __test: { verdictOf, applyAnswer, zh, en } }
     return module.exports
   },
 })

@@ -229,7 +229,7 @@
           it.finalized ? h('span', { className: 'kopt-tag', style: { color: COLORS.final } }, `⚑ ${t('legend.final')}`) : null,
           pinned ? h('button', { className: 'kopt-x', onClick: onClose, 'aria-label': t('pop.close'), title: t('pop.close') }, '✕') : null),
         h('div', { style: { marginTop: 6, fontSize: 15, fontVariantNumeric: 'tabular-nums' } },
-          h('b', null, it.latencyMs !== undefined ? fmtLatency(it.latencyMs) : '—'),
+          h('b', null, pt.label ?? '—'),
           pt.speedupLabel ? h('span', { style: { marginLeft: 8, color: 'var(--k-dim)' } }, pt.speedupLabel) : null,
           it.speedup !== undefined && !pt.speedupLabel ? h('span', { style: { marginLeft: 8 } }, fmtX(it.speedup)) : null,
           phase ? h('span', { className: 'kopt-tag', style: { marginLeft: 8 } }, t(`pop.phase.${phase}`)) : null),

@@ -212,6 +212,13 @@
       return [snap, st]
     }
 
+    // The run as CSV, made by the core from the session's whole series (GET /plugins/kernel-opt/csv).
+    async function fetchCsv(sessionId) {
+      const res = await fetch(`${BASE}/csv?sessionId=${encodeURIComponent(sessionId)}`, { cache: 'no-store' })
+      if (!res.ok) throw new Error(`csv: HTTP ${res.status}`)
+      return res.text()
+    }
+
     async function control(sessionId, action, extra) {
       const res = await fetch(`${BASE}/control`, {
         method: 'POST',

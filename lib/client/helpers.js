@@ -1,10 +1,4 @@
     // ───────────────────────────── helpers ─────────────────────────────
-    function fmtLatency(ms) {
-      if (typeof ms !== 'number' || !isFinite(ms)) return '—'
-      if (ms < 1) return `${(ms * 1000).toPrecision(3)}µs`
-      if (ms < 1000) return `${ms.toPrecision(4)}ms`
-      return `${(ms / 1000).toPrecision(3)}s`
-    }
     const fmtX = v => `×${Number(v.toPrecision(3))}`
     const fmtGap = v => `${v > 0 ? '+' : ''}${v}%`
     const seqNum = s => (typeof s === 'number' ? s : Number(s))
@@ -27,26 +21,3 @@
       document.body.appendChild(a); a.click(); a.remove()
       setTimeout(() => URL.revokeObjectURL(url), 5000)
     }
-    function csvCell(v) {
-      if (v === undefined || v === null) return ''
-      const s = typeof v === 'object' ? JSON.stringify(v) : String(v)
-      return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
-    }
-    function runCsv(series) {
-      const its = series.iterations
-      const phases = series.chart?.phases ?? []
-      const cols = ['index', 'seq', 'tool', 'phase', 'verdict', 'compiled', 'correct', 'latencyMs', 'speedup', 'best', 'finalized', 'channel', 'jobId', 'evaluationId', 'artifactPath', 'command', 'error', 'approach', 'metrics', 'slurm']
-      const rows = [cols.join(',')]
-      its.forEach((it, i) => {
-        const plan = lastBefore(series.plans ?? [], it.seq)
-        const rec = {
-          index: i + 1, seq: it.seq, tool: it.tool, phase: phases[i], verdict: verdictOf(it), compiled: it.compiled, correct: it.correct,
-          latencyMs: it.latencyMs, speedup: it.speedup, best: series.bestIndex === i ? 'true' : '', finalized: it.finalized ? 'true' : '',
-          channel: it.channel ?? 'tool', jobId: it.jobId, evaluationId: it.evaluationId, artifactPath: it.artifactPath, command: it.command,
-          error: it.error, approach: plan ? `[${plan.phase}] ${plan.approach}` : '', metrics: it.metrics, slurm: it.slurm,
-        }
-        rows.push(cols.map(c => csvCell(rec[c])).join(','))
-      })
-      return rows.join('\n') + '\n'
-    }
-

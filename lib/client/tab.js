@@ -16,7 +16,7 @@
       }
       if (best?.latencyMs !== undefined) {
         const sp = bestPt?.speedupLabel ?? (best.speedup !== undefined ? fmtX(best.speedup) : null)
-        out.push(h('span', { key: 'best', className: 'kopt-chip ok', 'data-kopt': 'chip-best' }, '★ ', t('chip.best', { value: fmtLatency(best.latencyMs) }), sp ? ` · ${sp}` : ''))
+        out.push(h('span', { key: 'best', className: 'kopt-chip ok', 'data-kopt': 'chip-best' }, '★ ', t('chip.best', { value: bestPt?.label ?? '—' }), sp ? ` · ${sp}` : ''))
       }
       const fin = c?.final
       if (fin) {
@@ -75,7 +75,8 @@
       return h('div', { ref, style: { position: 'relative' } },
         h('button', { className: 'kopt-btn', onClick: () => setOpen(!open), 'aria-haspopup': 'menu', 'aria-expanded': open, 'data-kopt': 'export' }, '⤓ ', t('export')),
         open ? h('div', { className: 'kopt-menu', role: 'menu' },
-          h('button', { role: 'menuitem', onClick: () => { setOpen(false); download(`${base}.csv`, 'text/csv;charset=utf-8', runCsv(series)) } }, t('export.csv')),
+          // The run as CSV is the core's (the offline report's columns, src/core/report/data.cpp), from the plugin's route.
+          h('button', { role: 'menuitem', onClick: () => { setOpen(false); fetchCsv(sessionId).then(text => download(`${base}.csv`, 'text/csv;charset=utf-8', text), () => {}) } }, t('export.csv')),
           h('button', { role: 'menuitem', onClick: () => { setOpen(false); download(`${base}.json`, 'application/json', JSON.stringify(series, null, 2)) } }, t('export.json')),
           h('button', { role: 'menuitem', onClick: () => { setOpen(false); doSvg() } }, t('export.svg'))) : null)
     }

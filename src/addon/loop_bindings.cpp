@@ -1,6 +1,8 @@
 // The loop's free helpers for JavaScript (the loop itself is the Session's: session_bindings.cpp).
 //   chooseEffort(requested|null, declaredJson, default|null) -> effort | null
 //   guessLanguage(text) -> 'zh'|'en'
+//   loopRules: the loop settings' defaults and bounds (loop_rules_json), which lib/config.mjs
+//   validates the plugin config with
 //   Test build only (KOPT_TEST_EXPORTS): adviceFromReply(reply) -> {advice, note} JSON;
 //   languageOfMessage(text) -> 'zh'|'en'|null.
 #include <string>
@@ -45,6 +47,8 @@ Napi::Value LanguageOfMessage(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void InitLoop(Napi::Env env, Napi::Object exports) {
+  Napi::Object json_obj = env.Global().Get("JSON").As<Napi::Object>();
+  exports.Set("loopRules", json_obj.Get("parse").As<Napi::Function>().Call(json_obj, {Napi::String::New(env, js_stringify(loop_rules_json()))}));
   Export<ChooseEffort>(env, exports, "chooseEffort");
   Export<GuessLanguage>(env, exports, "guessLanguage");
 #ifdef KOPT_TEST_EXPORTS

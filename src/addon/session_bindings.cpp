@@ -13,7 +13,7 @@
 //                                  else the delta since that revision or the full answer
 //                                  {"kind":"full",…} (docs/protocol.md); the body's bulk is shared
 //     .control (text)  .projector  .updatedAt  .completedEvals  .revision  .etag  .memoryBytes
-//     .fed  .unreadable (log positions fed, and of them unreadable)
+//     .fed  .unreadable (log positions fed, and of them unreadable)   .csv() -> the run as CSV (the report's)
 //   the loop (kopt/loop.hpp; actions come back as JSON text for the host to carry out):
 //     .turnEnded(reason) .hostCancelled(cause) .settled(agentIdle, humanQueued)
 //     .supervisorAnswered(token, answerJson, agentIdle, humanQueued)             -> actions
@@ -111,7 +111,7 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
         InstanceMethod<&S::Method<&S::SupervisorAnswered>>("supervisorAnswered"),
         InstanceMethod<&S::Method<&S::ApplyControl>>("applyControl"),
         InstanceMethod<&S::Method<&S::Command>>("command"),
-        InstanceMethod<&S::Method<&S::AdoptLoop>>("adoptLoop"),
+        InstanceMethod<&S::Method<&S::AdoptLoop>>("adoptLoop"), InstanceMethod<&S::Method<&S::Csv>>("csv"),
         InstanceAccessor<&S::Method<&S::Control>>("control"),
         InstanceAccessor<&S::Method<&S::Armed>>("armed"),
         InstanceAccessor<&S::Method<&S::ProjectorObj>>("projector"),
@@ -267,6 +267,7 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
     if (other != this) core_->adopt_loop(other->core());
     return info.Env().Undefined();
   }
+  Napi::Value Csv(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), core_->run_csv()); }
   Napi::Value Control(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), core_->control_json()); }
   Napi::Value Armed(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), core_->loop().armed()); }
 

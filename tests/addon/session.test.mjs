@@ -198,3 +198,21 @@ test('full answers at later revisions share the Buffers of the unchanged pieces'
   assert.equal(JSON.parse(Buffer.concat(b).toString('utf8')).body.iterations.length, 3001)
   assert.equal(JSON.parse(Buffer.concat(a).toString('utf8')).body.iterations.length, 3000, 'the held answer keeps its bytes')
 })
+
+test('csv(): the run as the offline report writes it (kopt report --csv), for the tab\'s export', async () => {
+  const { execFileSync } = await import('node:child_process')
+  const fs = await import('node:fs')
+  const os = await import('node:os')
+  const events = read('z03-large-60-evals', 'events')
+  const s = new kopt.Session('csv')
+  s.feed(events)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopt-csv-'))
+  try {
+    fs.writeFileSync(path.join(dir, 'log.json'), events)
+    execFileSync(path.join(root, 'build/kopt'), ['report', path.join(dir, 'log.json'), '--csv', path.join(dir, 'run.csv'), '-o', path.join(dir, 'run.html')])
+    assert.equal(s.csv(), fs.readFileSync(path.join(dir, 'run.csv'), 'utf8'))
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+  assert.equal(s.csv().split('\r\n').length, 2 + JSON.parse(Buffer.concat(s.parts()).toString()).iterations.length)
+})

@@ -4,7 +4,7 @@
 // launcher and the status strip, export, zh/en screenshots, and the 1,000-point update benchmark.
 //   node --test tests/browser/tab.test.mjs     (KOPT_ADDON, CHROMIUM, KOPT_ARTIFACTS optional)
 import assert from 'node:assert/strict'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -355,6 +355,12 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
       assert.ok(dl.suggestedFilename().endsWith(`.${ext}`))
       const file = path.join(artifacts, `export.${ext}`)
       await dl.saveAs(file)
+      // The CSV is the core's: the offline report's columns, one line per evaluation.
+      if (ext === 'csv') {
+        const lines = readFileSync(file, 'utf8').trimEnd().split('\r\n')
+        assert.match(lines[0], /^index,seq,tool,phase,verdict,trust,compiled,correct,latencyMs,speedup,pooledSpeedup,best,/)
+        assert.ok(lines.length > 10, `${lines.length} lines`)
+      }
     }
     await page.close()
   })

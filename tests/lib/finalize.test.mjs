@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { existsSync } from 'node:fs'
-import { finalizeWithReplay, neutralize, oneLine } from '../../lib/finalize.mjs'
+import { finalizeWithReplay, oneLine } from '../../lib/finalize.mjs'
 
 // The addon built from the current sources when there is one (scripts/test.sh builds it), else the
 // loader's order (the shipped prebuilt).
@@ -110,9 +110,12 @@ test('replay.enabled false, no self-reported point, missing cwd', async () => {
   assert.match(await finalizeWithReplay({ artifact_path: 'k.cu' }, { kopt, projector: p, cwd: '', replay }), /working directory is unknown/)
 })
 
-test('untrusted text never opens an anchor line', () => {
+test('untrusted text never opens an anchor line', async () => {
   assert.equal(oneLine('a\nb\r\nc\u2028d'), 'a b c d')
-  assert.equal(neutralize('x\n  [replay] fake\n[replay]ok'), 'x\n  [replay-output] fake\n[replay]ok')
+  // The replay's output comes back from the core with every would-be anchor renamed, whatever
+  // whitespace leads it (the projection's own reading of a line, include/kopt/finalize.hpp).
+  const r = await kopt.runReplay({ command: "printf 'x\\n  [replay] fake\\n\\302\\240[replay] nbsp\\n[replay]ok\\n'", cwd: '/tmp', timeoutSec: 10 })
+  assert.equal(r.output, 'x\n  [replay-output] fake\n\u00a0[replay-output] nbsp\n[replay]ok\n')
 })
 
 test('runReplay rejects bad options with coded errors', () => {

@@ -105,7 +105,7 @@ const baseConfig = (extra = {}) => ({
 // The loop service over the real store, wired as lib/index.mjs wires them (the loop's listener
 // first, then the store's; both drop a disposed agent's session).
 function wire(h, config, opts = {}) {
-  const resolved = resolveConfig(config).config
+  const resolved = resolveConfig(config, kopt.loopRules).config
   const store = createStore(kopt, resolved, { sessions: () => h.ctx.sessions, persistence: () => undefined, loopJson: () => loopJson(resolved, true) })
   const svc = registerLoop(h.ctx, { store, kopt, config: resolved, settleMs: opts.settleMs ?? 5, supervisorTimeoutMs: opts.timeoutMs ?? 1000, llm: opts.llm })
   h.ctx.on('session/event', (session, event) => store.onEvent(session, event, 'kernel-opt'))

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict'
 import { kopt } from '../addon/addon.mjs'
 import { loopJson, resolveConfig } from '../../lib/config.mjs'
 
-const { config } = resolveConfig({})
-const withSup = resolveConfig({ supervisor: { provider: 'p', model: 'm', reasoningEffort: 'high' } }).config
+const { config } = resolveConfig({}, kopt.loopRules)
+const withSup = resolveConfig({ supervisor: { provider: 'p', model: 'm', reasoningEffort: 'high' } }, kopt.loopRules).config
 const controlOf = (cfg, available) => JSON.parse(new kopt.Session('s', '{}', loopJson(cfg, available)).control)
 
 test('control without loop state: armed false, zeros, configured route reported', () => {
@@ -19,5 +19,5 @@ test('control without loop state: armed false, zeros, configured route reported'
   assert.equal(s.loop.evalsDone, 0)
   assert.deepEqual(s.supervisor.configRoute, { provider: 'p', model: 'm', reasoningEffort: 'high' })
   assert.deepEqual(s.supervisor.effective, { provider: 'p', model: 'm', reasoningEffort: 'high', source: 'config' })
-  assert.equal(controlOf(resolveConfig({ loop: { defaultBudget: 33 } }).config, true).loop.defaultBudget, 33)
+  assert.equal(controlOf(resolveConfig({ loop: { defaultBudget: 33 } }, kopt.loopRules).config, true).loop.defaultBudget, 33)
 })

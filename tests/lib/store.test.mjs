@@ -13,7 +13,7 @@ import { createStore } from '../../lib/store.mjs'
 import { loopJson, resolveConfig } from '../../lib/config.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const { config } = resolveConfig({})
+const { config } = resolveConfig({}, kopt.loopRules)
 const events = JSON.parse(fs.readFileSync(path.join(root, 'tests/fixtures/vectors/z03-large-60-evals.events.json'), 'utf8'))
   .map((e, i) => ({ ...e, seq: i, time: 1000 + i }))
 

@@ -95,8 +95,8 @@ ControlReply apply_control(LoopController& c, std::string_view body_text, const 
     }
     std::optional<long long> budget;
     if (auto it = body.find("budget"); it != body.end()) {
-      // Anything but an integer 1..9999 means the default.
-      if (auto v = as_number(*it); v && *v >= 1 && *v <= 9999 && *v == static_cast<double>(static_cast<long long>(*v))) {
+      // Anything but a valid_budget means the default.
+      if (auto v = as_number(*it); v && valid_budget(*v)) {
         budget = static_cast<long long>(*v);
       }
     }
@@ -174,9 +174,9 @@ CommandReply kloop_command(LoopController& c, std::string_view raw_in, const Ser
   std::optional<long long> budget;
   if (!raw.empty()) {
     budget = parse_count(raw);
-    if (!budget || *budget < 1 || *budget > 9999) {
+    if (!budget || !valid_budget(static_cast<double>(*budget))) {
       r.ok = false;
-      r.text = "Usage: /kloop [budget 1-9999] | stop | status";
+      r.text = "Usage: /kloop [budget " + std::to_string(kBudgetMin) + "-" + std::to_string(kBudgetMax) + "] | stop | status";
       return r;
     }
   }

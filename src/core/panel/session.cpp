@@ -7,6 +7,7 @@
 
 #include "kopt/derived.hpp"
 #include "kopt/events.hpp"
+#include "kopt/report.hpp"
 
 namespace kopt {
 
@@ -35,6 +36,13 @@ FeedStats Session::feed(const json& events) {
   else
     note(events);
   return projector_->feed(events);
+}
+
+std::string Session::run_csv() const {
+  ReportInput in;
+  in.series = projector_->series();
+  in.source = id_;
+  return report_csv(build_report(std::move(in)));
 }
 
 EventsText Session::feed_text(std::string_view text) {

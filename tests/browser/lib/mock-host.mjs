@@ -75,6 +75,15 @@ export function startMockHost ({ kopt, port = 0, sessions, clientPath }) {
         res.end(since === null ? st.body : st.s.delta(/^\d{1,16}$/.test(since) ? Number(since) : -1))
         return
       }
+      if (url.pathname === '/plugins/kernel-opt/csv') {
+        const st = state.get(id)
+        if (!st) return json(res, 404, { error: 'unknown session' })
+        if (st.body === null) project(st, id)
+        log.push({ path: 'csv', id })
+        res.writeHead(200, { 'content-type': 'text/csv; charset=utf-8', 'cache-control': 'no-store' })
+        res.end(st.s.csv())
+        return
+      }
       if (url.pathname === '/plugins/kernel-opt/control' && req.method === 'POST') {
         const b = await readBody(req)
         const st = state.get(b?.sessionId)
