@@ -1,3 +1,10 @@
+import { DETECT_MS, NS, PLUGIN_ID, PRESET_ID, module } from './head.js'
+import { en, env, makeT, zh } from './strings.js'
+import { applyAnswer, storeFor } from './data.js'
+import { verdictOf } from './helpers.js'
+import { installCss } from './styles.js'
+import { EvalTab } from './tab.js'
+import { Launcher, StatusStrip, hasSignal, presetOf } from './composer.js'
     // ───────────────────────────── apply ─────────────────────────────
     function apply(ctx) {
       env.locale = ctx.locale

@@ -1,5 +1,8 @@
+import { Fragment, h, memo, useMemo, useState } from './head.js'
+import { fmtX, lastBefore, trustOf, verdictOf, verdictTone } from './helpers.js'
+import { COLORS, slurmWhere } from './curve.js'
     // ───────────────────────────── cards ─────────────────────────────
-    function PlanCard({ plans, t }) {
+    export function PlanCard({ plans, t }) {
       const p = plans.length ? plans[plans.length - 1] : null
       const stuck = p && /stuck/i.test(p.phase)
       return h('div', { className: `kopt-card${stuck ? ' kopt-stuck' : ''}`, 'data-kopt': 'plan' },
@@ -11,7 +14,7 @@
             p.hypothesis ? h(Fragment, null, h('dt', null, t('plan.hypothesis')), h('dd', null, p.hypothesis)) : null,
             p.next ? h(Fragment, null, h('dt', null, t('plan.next')), h('dd', null, p.next)) : null)))
     }
-    function EnvCard({ envs, t }) {
+    export function EnvCard({ envs, t }) {
       const e = envs.length ? envs[envs.length - 1] : null
       const versions = e?.versions ? Object.entries(e.versions).map(([k, v]) => `${k} ${v}`).join(' · ') : ''
       return h('div', { className: 'kopt-card', 'data-kopt': 'env' },
@@ -30,7 +33,7 @@
       if (r.wrapUp) return t('rev.wrapup')
       return t('rev.round', { n: r.round ?? '—' })
     }
-    function ReviewCard({ rounds, sup, t }) {
+    export function ReviewCard({ rounds, sup, t }) {
       const reviewed = rounds.filter(r => r.review !== undefined || r.reviewFailed)
       return h('div', { className: 'kopt-card', 'data-kopt': 'reviews' },
         h('h3', null, t('rev.title'), sup?.enabled ? h('span', { className: 'kopt-tag accent' }, t('sup.on')) : null),
@@ -61,7 +64,7 @@
         full ? h('td', null, it.changes ? it.changes.map((c, i) => h('div', { key: i, className: 'kopt-note' }, `${t(c.kind === 'write' ? 'ch.write' : 'ch.edit')} · ${c.tool}`)) : '') : null)
     })
 
-    function RecordCard({ series, t, selected, onPick }) {
+    export function RecordCard({ series, t, selected, onPick }) {
       const [full, setFull] = useState(false)
       const its = series.iterations
       const phases = series.chart?.phases ?? []

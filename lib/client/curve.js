@@ -1,5 +1,7 @@
+import { Fragment, h, memo, useCallback, useRef } from './head.js'
+import { fmtGap, fmtX, lastBefore, trustOf, verdictOf, verdictTone } from './helpers.js'
     // ───────────────────────────── the curve ─────────────────────────────
-    const COLORS = { line: '#4d6bfe', ok: '#4d6bfe', bad: '#d64545', grid: 'rgba(120,128,140,.22)', best: '#1f8f5f', final: '#8a5cf6', prof: '#c27c0e', faint: '#7b8391' }
+    export const COLORS = { line: '#4d6bfe', ok: '#4d6bfe', bad: '#d64545', grid: 'rgba(120,128,140,.22)', best: '#1f8f5f', final: '#8a5cf6', prof: '#c27c0e', faint: '#7b8391' }
 
     // Where the core's frame puts point i (docs/protocol.md, `chart.frame`): the points carry frame
     // values, so that the axes moving changes only the frame.
@@ -119,7 +121,7 @@
       return h('circle', { cx: x, cy: y, r: 5.5, fill: 'none', stroke: failed ? COLORS.bad : COLORS.faint, strokeWidth: 2, strokeDasharray: pending ? '2 2' : undefined })
     }
 
-    function Chart({ chart, selected, onSelect, pinned, t, svgRef }) {
+    export function Chart({ chart, selected, onSelect, pinned, t, svgRef }) {
       const pts = chart.points
       const W = chart.width, H = chart.height, P = chart.plot
       const find = useCallback((vx) => {
@@ -185,15 +187,15 @@
     }
 
     // Where a Slurm point was measured (the core's `slurm` record, shown as it came).
-    function slurmWhere(it, t) {
+    export function slurmWhere(it, t) {
       const s = it.slurm
       if (!s || typeof s !== 'object') return ''
       return [t('pop.slurm', { job: s.jobId ?? '?', node: s.node ?? '?' }), s.partition, s.gpu].filter(Boolean).join(' · ')
     }
 
     const intoPopover = (ev) => !!(ev.relatedTarget && ev.relatedTarget.closest && ev.relatedTarget.closest('[data-kopt=popover]'))
-    const intoChart = (ev) => !!(ev.relatedTarget && ev.relatedTarget.closest && ev.relatedTarget.closest('[data-kopt=chart]'))
-    function Popover({ series, index, chart, t, onClose, onLeave, pinned, wrapWidth }) {
+    export const intoChart = (ev) => !!(ev.relatedTarget && ev.relatedTarget.closest && ev.relatedTarget.closest('[data-kopt=chart]'))
+    export function Popover({ series, index, chart, t, onClose, onLeave, pinned, wrapWidth }) {
       const it = series.iterations[index]
       const pt = chart.points[index]
       if (!it || !pt) return null

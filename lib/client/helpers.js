@@ -1,19 +1,19 @@
     // ───────────────────────────── helpers ─────────────────────────────
-    const fmtX = v => `×${Number(v.toPrecision(3))}`
-    const fmtGap = v => `${v > 0 ? '+' : ''}${v}%`
+    export const fmtX = v => `×${Number(v.toPrecision(3))}`
+    export const fmtGap = v => `${v > 0 ? '+' : ''}${v}%`
     const seqNum = s => (typeof s === 'number' ? s : Number(s))
     // Verdict and trust are decided in C++ (include/kopt/verdict.hpp) and sent per row; the tab only reads them.
-    const verdictOf = it => it.verdict || 'unknown'
-    const verdictTone = v => (v === 'ok' ? 'ok' : v === 'pending' || v === 'unknown' ? 'dim' : v === 'evaluator' ? 'warn' : 'bad')
-    const trustOf = it => it.trust || 'tool'
+    export const verdictOf = it => it.verdict || 'unknown'
+    export const verdictTone = v => (v === 'ok' ? 'ok' : v === 'pending' || v === 'unknown' ? 'dim' : v === 'evaluator' ? 'warn' : 'bad')
+    export const trustOf = it => it.trust || 'tool'
     // The last entry of `list` (ordered by seq in log order) with seq below `seq`.
-    function lastBefore(list, seq, pred) {
+    export function lastBefore(list, seq, pred) {
       const n = seqNum(seq)
       let found
       for (const x of list) { if (seqNum(x.seq) < n && (!pred || pred(x))) found = x }
       return found
     }
-    function download(name, type, text) {
+    export function download(name, type, text) {
       const blob = new Blob([text], { type })
       const url = URL.createObjectURL(blob)
       const a = document.createElement('a')

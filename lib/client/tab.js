@@ -1,3 +1,10 @@
+import { Fragment, h, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from './head.js'
+import { makeT } from './strings.js'
+import { fetchCsv, useSeries } from './data.js'
+import { download, fmtGap, fmtX } from './helpers.js'
+import { COLORS, Chart, Popover, intoChart } from './curve.js'
+import { RunControls, loopStatus } from './controls.js'
+import { EnvCard, PlanCard, RecordCard, ReviewCard } from './cards.js'
     // ───────────────────────────── the tab ─────────────────────────────
     function Chips({ series, t }) {
       const c = series.chart
@@ -82,7 +89,7 @@
     }
 
     const UPDATES_KEPT = 256
-    function EvalTab(props) {
+    export function EvalTab(props) {
       const sessionId = props.sessionId
       const t = useMemo(() => makeT(props.t), [props.t])
       const [snap, store] = useSeries(sessionId)
