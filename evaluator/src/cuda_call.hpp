@@ -38,6 +38,26 @@ inline void warn_cuda(cudaError_t e, const char* expr, const char* file, int lin
 }
 }  // namespace detail
 
+// Why device 0 cannot be used, or "" when it can: CUDA's own error name and text when the runtime
+// cannot reach a driver or a device (no libcuda, no /dev/nvidia*, a too-old driver), or a count of 0.
+// The one answer to "is there a CUDA device" (the judge and the GPU timer ask it); never throws.
+inline std::string cuda_no_device_reason() {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return std::string("no CUDA device: cudaGetDeviceCount failed with ") + cudaGetErrorName(e) + " (" +
+           cudaGetErrorString(e) + ")";
+  }
+  if (n < 1) return "no CUDA device: cudaGetDeviceCount found none";
+  return "";
+}
+
+// The stream the op's work goes on and the timer's events are recorded on: LibTorch's current CUDA
+// stream when LibTorch has CUDA (KOPT_TORCH_CUDA); in the toolkit-only build (KOPT_BENCH_CUDA=TOOLKIT,
+// a LibTorch without CUDA) CUDA's legacy default stream, the only stream such a process has.
+cudaStream_t current_cuda_stream();
+
 }  // namespace kopt::bench
 
 #define KOPT_CUDA_CALL(expr)                                                               \

@@ -8,8 +8,10 @@
 #include <functional>
 
 #ifdef KOPT_WITH_CUDA
+#include "cuda_call.hpp"
+#endif
+#ifdef KOPT_TORCH_CUDA
 #include <c10/cuda/CUDAStream.h>
-#include <cuda_runtime.h>
 #endif
 
 namespace kopt::bench {
@@ -64,8 +66,7 @@ TorchState snapshot_torch_state() {
   // The CUDA side a candidate could switch for the judge: the current device and stream (timing
   // events go on the current stream), the device flags, the persisting-L2 limit. Read with plain
   // calls: an error is recorded as the value (it then shows as a change), never thrown.
-  int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 0) {
+  if (cuda_no_device_reason().empty()) {
     auto cuda_value = [](cudaError_t e, const std::string& v) {
       if (e == cudaSuccess) return v;
       cudaGetLastError();
@@ -80,11 +81,11 @@ TorchState snapshot_torch_state() {
     size_t persist = 0;
     e = cudaDeviceGetLimit(&persist, cudaLimitPersistingL2CacheSize);
     s.values["cuda_persisting_l2_limit"] = cuda_value(e, std::to_string(persist));
+#ifdef KOPT_TORCH_CUDA
     c10::cuda::CUDAStream st = c10::cuda::getCurrentCUDAStream();
     bool is_default = st == c10::cuda::getDefaultCUDAStream(st.device_index());
     s.values["cuda_current_stream"] = std::to_string(st.id()) + (is_default ? " (default)" : " (not the default stream)");
-  } else {
-    cudaGetLastError();
+#endif
   }
 #endif
   return s;

@@ -8,12 +8,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include "kopt_bench_config.hpp"
 
 namespace kopt::bench {
 namespace {
@@ -82,6 +86,15 @@ LandlockPlan runner_landlock_plan(const std::string& op_path, const std::string&
     dirs.insert(path.substr(0, path.find_last_of('/')));
   }
   for (const auto& d : dirs) p.read_exec_dirs.push_back(d);
+  auto add_list = [&](const std::string& list, char sep) {
+    std::stringstream ss(list);
+    std::string d;
+    while (std::getline(ss, d, sep))
+      if (!d.empty() && d[0] == '/' && std::find(p.library_dirs.begin(), p.library_dirs.end(), d) == p.library_dirs.end())
+        p.library_dirs.push_back(d);
+  };
+  add_list(KOPT_CFG_LIBRARY_DIRS, ';');
+  if (const char* ld = std::getenv("LD_LIBRARY_PATH")) add_list(ld, ':');
   p.read_dirs = {"/sys"};
   p.device_dirs = {"/dev"};
   // /proc: this process's own entries and a few system-wide files, never the list of processes.
@@ -133,6 +146,7 @@ nlohmann::json apply_landlock(const LandlockPlan& plan) {
   };
   const uint64_t read = kFsReadFile | kFsReadDir, read_exec = read | kFsExecute;
   for (const auto& d : plan.read_exec_dirs) add(d, read_exec);
+  for (const auto& d : plan.library_dirs) add(d, read_exec);
   for (const auto& d : plan.read_dirs) add(d, read);
   for (const auto& f : plan.read_files) add(f, kFsReadFile | kFsExecute);
   for (const auto& d : plan.device_dirs) add(d, read | kFsWriteFile | kFsIoctlDev);
@@ -147,8 +161,9 @@ nlohmann::json apply_landlock(const LandlockPlan& plan) {
   }
   ::close(fd);
   r["filesystem"] =
-      "read and execute: system paths and the folders of loaded libraries; read: the op file, /sys, this "
+      "read and execute: system paths, the folders of loaded libraries and library_dirs; read: the op file, /sys, this "
       "process's own /proc entries; write: /dev nodes and the scratch folder only";
+  r["library_dirs"] = plan.library_dirs;
   r["rules"] = rules;
   if (missing) r["paths_absent"] = missing;
   if (abi >= 4) r["tcp"] = "bind and connect refused";

@@ -12,6 +12,10 @@ namespace kopt::bench {
 
 struct LandlockPlan {
   std::vector<std::string> read_exec_dirs;   // system paths and the folders of loaded libraries
+  // Where libraries loaded later come from (read and execute; reported by name): LibTorch's package,
+  // with CUDA the pip nvidia packages beside it and the CUDA toolkit (KOPT_CFG_LIBRARY_DIRS), and
+  // every folder of LD_LIBRARY_PATH (libcupti, dlopened after the restriction, is found there).
+  std::vector<std::string> library_dirs;
   std::vector<std::string> read_dirs;        // e.g. /sys
   std::vector<std::string> read_files;       // single files: the op (its .so or .pt), /proc files
   std::vector<std::string> device_dirs;      // /dev: read, write and (ABI >= 5) device ioctls
@@ -19,8 +23,8 @@ struct LandlockPlan {
   std::string scratch;                       // the one writable folder
 };
 
-// The plan for this process: system paths, the folders of the libraries mapped now, the op file
-// and the scratch folder.
+// The plan for this process: system paths, the folders of the libraries mapped now, the library
+// folders of the build and of LD_LIBRARY_PATH, the op file and the scratch folder.
 LandlockPlan runner_landlock_plan(const std::string& op_path, const std::string& scratch);
 
 // The best ABI the kernel offers (0: none). Pure query, no side effect.

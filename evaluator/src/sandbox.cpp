@@ -15,6 +15,7 @@
 #include <functional>
 #include <sstream>
 
+#include "kopt_bench_config.hpp"
 #include "zygote.hpp"
 
 extern char** environ;
@@ -55,8 +56,10 @@ constexpr const char* kHolderReady = "kopt-sandbox-ready";
 }  // namespace
 
 std::string bwrap_path() {
-  for (const char* p : {"/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"})
-    if (::access(p, X_OK) == 0) return p;
+  // KOPT_CFG_BWRAP: a bubblewrap named when kopt-bench was built (-DKOPT_BENCH_BWRAP=, e.g. one
+  // unpacked from its Debian package on a machine without it); then the system's.
+  for (const char* p : {KOPT_CFG_BWRAP, "/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"})
+    if (*p && ::access(p, X_OK) == 0) return p;
   return "";
 }
 
@@ -66,8 +69,9 @@ namespace {
 std::vector<std::string> bwrap_args(const SandboxRequest& req, nlohmann::json* iso) {
   std::vector<std::string> argv{bwrap_path(), "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
                                 "--proc", "/proc", "--dev", "/dev"};
-  if (req.gpu)
-    for (const auto& n : nvidia_nodes()) argv.insert(argv.end(), {"--dev-bind", n, n});
+  std::vector<std::string> gpu_nodes;
+  if (req.gpu) gpu_nodes = nvidia_nodes();
+  for (const auto& n : gpu_nodes) argv.insert(argv.end(), {"--dev-bind", n, n});
   argv.insert(argv.end(), {"--tmpfs", "/tmp", "--bind", req.scratch, "/tmp/scratch", "--chdir", "/tmp/scratch"});
   for (const auto& [host, inside] : req.ro_binds) argv.insert(argv.end(), {"--ro-bind", host, inside});
   for (const auto& h : req.hide)
@@ -83,6 +87,7 @@ std::vector<std::string> bwrap_args(const SandboxRequest& req, nlohmann::json* i
           {"hidden", req.hide},
           {"die_with_parent", true},
           {"new_session", true}};
+  if (req.gpu) (*iso)["device_nodes"] = gpu_nodes;
   return argv;
 }
 

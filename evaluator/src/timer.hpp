@@ -34,8 +34,12 @@ class Timer {
 
 std::unique_ptr<Timer> make_host_timer();
 #ifdef KOPT_WITH_CUDA
-// Tries CUPTI (dlopen libcupti), else CUDA events; `note` says why a fallback happened.
+// Tries CUPTI (dlopen libcupti), else CUDA events; `note` says why a fallback happened. Without a
+// usable device it throws CudaError (cuda_call.hpp) saying "no CUDA device" and CUDA's own reason.
 std::unique_ptr<Timer> make_cuda_timer(int device, std::string* note);
+// Whether libcupti can be loaded and has the activity API the timer reads (no device needed; nothing
+// is enabled); `why` says what is missing.
+bool cupti_activity_api_found(std::string* why);
 #endif
 
 }  // namespace kopt::bench

@@ -4,8 +4,8 @@
 // CUPTI; when libcupti can be loaded at run time (dlopen; never linked) it adds per-kernel records
 // (kernel-only time, launch/memcpy counts, streams) as information. Before every trial: an L2
 // flush (2x the device's L2, preallocated) and a persisting-L2 reset. Every CUDA/CUPTI call is
-// checked (cuda_call.hpp).
-#include <c10/cuda/CUDAStream.h>
+// checked (cuda_call.hpp). Needs the CUDA toolkit only, not a LibTorch with CUDA: the stream comes
+// from current_cuda_stream() (cuda_stream.cpp), so the toolkit-only build compiles and links it too.
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
@@ -114,7 +114,26 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buf, size_t, size_t
 
 // CUPTI is optional: any refusal here is a reason for the fallback, not an error.
 bool load_cupti(std::string* why) {
-  const char* names[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12", "libcupti.so.11.8"};
+  if (!cupti_activity_api_found(why)) return false;
+  try {
+    KOPT_CUPTI_CALL(g_cupti.register_callbacks(buffer_requested, buffer_completed));
+    KOPT_CUPTI_CALL(g_cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    KOPT_CUPTI_CALL(g_cupti.enable(CUPTI_ACTIVITY_KIND_MEMCPY));
+  } catch (const CuptiError& e) {
+    *why = std::string("CUPTI activity API refused (profiling not permitted or another profiler attached): ") + e.what();
+    return false;
+  }
+  return true;
+}
+#endif
+
+}  // namespace
+
+#ifdef KOPT_HAVE_CUPTI_H
+bool cupti_activity_api_found(std::string* why) {
+  if (g_cupti.handle) return true;
+  // Sonames first: a libcupti LibTorch already loaded matches by soname and is reused, never loaded twice.
+  const char* names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so.11.8", "libcupti.so"};
   for (const char* n : names)
     if ((g_cupti.handle = dlopen(n, RTLD_NOW | RTLD_LOCAL))) break;
   if (!g_cupti.handle) {
@@ -129,19 +148,20 @@ bool load_cupti(std::string* why) {
   g_cupti.result_string = reinterpret_cast<decltype(g_cupti.result_string)>(sym("cuptiGetResultString"));
   if (!g_cupti.register_callbacks || !g_cupti.enable || !g_cupti.flush_all || !g_cupti.next_record) {
     *why = "libcupti lacks the activity API";
-    return false;
-  }
-  try {
-    KOPT_CUPTI_CALL(g_cupti.register_callbacks(buffer_requested, buffer_completed));
-    KOPT_CUPTI_CALL(g_cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
-    KOPT_CUPTI_CALL(g_cupti.enable(CUPTI_ACTIVITY_KIND_MEMCPY));
-  } catch (const CuptiError& e) {
-    *why = std::string("CUPTI activity API refused (profiling not permitted or another profiler attached): ") + e.what();
+    dlclose(g_cupti.handle);
+    g_cupti = Cupti{};
     return false;
   }
   return true;
 }
+#else
+bool cupti_activity_api_found(std::string* why) {
+  *why = "built without cupti.h";
+  return false;
+}
 #endif
+
+namespace {
 
 class CudaTimer : public Timer {
  public:
@@ -159,7 +179,7 @@ class CudaTimer : public Timer {
   std::string name() const override { return cupti_ ? "cupti" : "cuda_event"; }
 
   void before_trial() override {
-    cudaStream_t s = c10::cuda::getCurrentCUDAStream().stream();
+    cudaStream_t s = current_cuda_stream();
     // Undo anything that would keep the candidate's data in L2 across trials, then flush L2.
     if (persist_supported_) {
       cudaStreamAttrValue attr;
@@ -178,7 +198,7 @@ class CudaTimer : public Timer {
 #endif
   }
   void start() override {
-    stream_ = c10::cuda::getCurrentCUDAStream().stream();
+    stream_ = current_cuda_stream();
     host0_ = Clock::now();
     KOPT_CUDA_CALL(cudaEventRecord(e0_.get(), stream_));
   }
@@ -256,6 +276,8 @@ class CudaTimer : public Timer {
 }  // namespace
 
 std::unique_ptr<Timer> make_cuda_timer(int device, std::string* note) {
+  // No device: one clear error before anything else is tried (CUPTI, allocations).
+  if (const std::string why = cuda_no_device_reason(); !why.empty()) throw CudaError(cudaErrorNoDevice, why);
   bool cupti = false;
   if (const char* e = std::getenv("KOPT_BENCH_NO_CUPTI"); e && std::string(e) == "1") {
     *note = "CUPTI disabled by KOPT_BENCH_NO_CUPTI=1 (timing unchanged; no per-kernel records)";

@@ -442,10 +442,15 @@ int worker_main(const std::string& job_path) {
     // ---- device ----
     bool use_cuda = false;
 #ifdef KOPT_WITH_CUDA
-    int ndev = 0;
-    bool cuda_ok = cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 0;
-    if (opt.device == "cuda" && !cuda_ok) throw std::runtime_error("--device cuda but no CUDA device is usable");
-    use_cuda = opt.device != "cpu" && cuda_ok;
+    const std::string no_device = cuda_no_device_reason();
+    if (opt.device == "cuda" && !no_device.empty()) throw std::runtime_error("--device cuda: " + no_device);
+#ifdef KOPT_TORCH_CUDA
+    use_cuda = opt.device != "cpu" && no_device.empty();
+#else
+    // The toolkit-only build (KOPT_BENCH_CUDA=TOOLKIT): its LibTorch cannot hold CUDA tensors.
+    if (opt.device == "cuda")
+      throw std::runtime_error("--device cuda: this kopt-bench's LibTorch has no CUDA (a KOPT_BENCH_CUDA=TOOLKIT build)");
+#endif
 #else
     if (opt.device == "cuda") throw std::runtime_error("--device cuda but this kopt-bench was built without CUDA");
 #endif

@@ -12,15 +12,12 @@
 #include "cuda_call.hpp"
 #include "guards.hpp"
 #include "timer.hpp"
+#include "unit_check.hpp"
 
 using namespace kopt::bench;
 
 namespace {
-int g_fail = 0;
-void check(const char* name, bool ok, const std::string& detail = "") {
-  std::printf("UNIT %s: %s %s\n", name, ok ? "PASS" : "FAIL", detail.c_str());
-  if (!ok) ++g_fail;
-}
+using unit::check;
 
 // Time of a memset of `buf` on `s` alone, by events on that stream.
 double memset_ms(const DeviceBuffer& buf, cudaStream_t s) {
@@ -131,6 +128,5 @@ int main() {
   check("snapshot_has_device_flags", before.values.count("cuda_device_flags") == 1 &&
                                          before.values.count("cuda_persisting_l2_limit") == 1);
 
-  std::printf("unit summary: %s\n", g_fail ? "FAILED" : "all passed");
-  return g_fail ? 1 : 0;
+  return unit::summary();
 }
