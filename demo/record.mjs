@@ -1,6 +1,7 @@
 // Re-records the demo session (demo/kernel-opt-demo/): a real `dsh web` with this plugin, a scripted
 // model on 127.0.0.1 (tests/e2e/fake-llm.mjs) that edits a small CPU kernel (relu over 64x256 floats)
-// with the host's own file tools and really runs kopt-bench on it: the file as given, then — under
+// with the host's own file tools and has the plugin really run kopt-bench on it (the kernel_evaluate tool:
+// every point is measured by the plugin's evaluator, never relayed): the file as given, then — under
 // /kloop 4 with /supervise on (the second model is scripted too) — a faster loop, a profile, a version
 // that fails to compile, a vectorized one, and kernel_finalize (the plugin re-measures the best one).
 // Run by demo/record.sh, which provides: KOPT_HOST_DIR, KOPT_BENCH_DIR (folder of kopt-bench), Node 22.
@@ -58,8 +59,8 @@ const decoded = async (sid) => {
 // Turn 1 measures the file as given (v1). Then /supervise on and /kloop 4: each loop round edits the
 // file with the host's own `edit` tool (so the full record shows the diff) and measures it again; the
 // second model reviews each checkpoint (its replies below); round 2 profiles v2 with `perf stat`
-// first (▲); the wrap-up finalizes v4, which the plugin re-measures (⚑, with the gap to the
-// self-reported figure).
+// first (▲); the wrap-up finalizes v4, which the plugin re-measures from the bytes it measured (⚑, with
+// the gap to the first measurement).
 const bench = 'kopt-bench --ref ref.pt --inputs inputs.json --solution solution/kernel.cpp --max-trials 40 --max-time 10'
 const FILE = 'solution/kernel.cpp'
 const versions = [readFileSync(join(here, 'workspace', FILE), 'utf8'),
@@ -76,7 +77,9 @@ function lineEdit(a, b) {
   return { file_path: FILE, old_string, new_string }
 }
 const edit = (v) => ({ tool_calls: [{ name: 'edit', arguments: lineEdit(versions[v - 1], versions[v]) }] })
-const measure = (description) => ({ tool_calls: [{ name: 'bash', arguments: { command: bench, description } }] })
+// Each evaluation through the plugin's own evaluator (kernel_evaluate); `description` is the step's note.
+const measure = (description) => ({ text: description, tool_calls: [{ name: 'kernel_evaluate', arguments: {
+  solution: [FILE], reference: 'ref.pt', inputs: 'inputs.json', options: { max_trials: 40, max_time: 10 } } }] })
 const script = {
   steps: [
     { text: '先汇报方案：从给定的逐行 ATen 版本开始测基线，改成单遍循环，再试向量化。', tool_calls: [{ name: 'kernel_plan', arguments: { phase: 'baseline', approach: 'relu 64x256 fp32 on CPU: per-row ATen → one raw loop → vectorized clamp', hypothesis: 'dispatcher round trips dominate at this size', next: 'measure the per-row version as given with kopt-bench' } }] },
@@ -120,7 +123,8 @@ try {
   await dsh(['--profile', 'web', '--dump-config'], 120_000)
   writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), [
     '- id: hmr', '  disabled: false', '  config:', '    root: []',
-    '- id: kernel-opt', '  config:', '    supervisor:', '      provider: deepseek-official', '      model: judge', '',
+    '- id: kernel-opt', '  config:', '    supervisor:', '      provider: deepseek-official', '      model: judge',
+    '    evaluate:', `      koptBench: ${join(BENCH_DIR, 'kopt-bench')}`, '',
   ].join('\n'))
   await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`], 300_000)
   const port = await freePort()
@@ -128,8 +132,8 @@ try {
   await waitFor(`dsh web on :${port}`, async () => (await http(port, '/')).status === 200, 120_000)
   log(`dsh web on 127.0.0.1:${port}`)
   const { sessionId: sid } = await rpc(port, 'session.create', { cwd: ws, agentPreset: 'kernel-opt' })
-  await rpc(port, 'session.prompt', { sessionId: sid, mode: 'queue', content: [{ type: 'text', text: '请用 kopt-bench 优化 solution/kernel.cpp（参考实现 ref.pt 是 torch.relu，输入规格 inputs.json）。' }] })
-  log(`session ${sid}: prompt sent; kopt-bench compiles and times each candidate`)
+  await rpc(port, 'session.prompt', { sessionId: sid, mode: 'queue', content: [{ type: 'text', text: '请用内置评测器优化 solution/kernel.cpp（参考实现 ref.pt 是 torch.relu，输入规格 inputs.json）。' }] })
+  log(`session ${sid}: prompt sent; the plugin's kopt-bench compiles and times each candidate`)
   await waitFor('the first turn to end', async () => /"type":"turn\/end"/.test(await decoded(sid)), 900_000, 2000)
   const command = async (line) => {
     const value = await rpc(port, 'commands/execute', { args: { agentId: sid, line, images: [] } })
@@ -158,9 +162,9 @@ try {
   await sleep(1500)
   const series = (await http(port, `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(sid)}`)).json()
   const pts = series.iterations ?? []
-  log(`points: ${pts.map(p => `${p.channel}:${p.correct === false ? 'fail' : p.latencyMs}`).join(' ')}`)
+  log(`points: ${pts.map(p => `${p.trust}:${p.correct === false ? 'fail' : p.latencyMs}`).join(' ')}`)
   const missing = [
-    [pts.length >= 5, 'five points'], [pts.some(p => p.correct === false && p.error), 'a failed build with its error'],
+    [pts.length >= 5, 'five points'], [pts.filter(p => p.trust === 'plugin').length >= 4, 'four points measured by the plugin\'s evaluator'], [pts.some(p => p.correct === false && p.error), 'a failed build with its error'],
     [pts.some(p => p.channel === 'replay'), 'the finalize replay'], [(series.profileSeqs ?? []).length > 0, 'a profile (▲)'],
     [(series.rounds ?? []).some(r => r.review || r.reviewNote), 'a supervisor note'],
     [series.chart?.final?.gapPct !== undefined, 'the finalize gap'],

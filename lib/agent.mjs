@@ -1,11 +1,13 @@
 // dsh-kernel-opt — the mode half: the model-facing tools of 算子优化模式, mounted as a row of the
 // kernel-opt preset (preset/kernel-opt/agent.cordis.yml), so only sessions in that mode see them.
-// The tools' arguments are the record the projection reads; kernel_finalize also re-measures.
+// The tools' arguments are the record the projection reads; kernel_finalize also re-measures, and
+// kernel_evaluate runs the plugin's own evaluator (lib/evaluate-tool.mjs).
 // Config and the native core come from the `kernelOpt` service of the profile half (lib/index.mjs).
 import { defineTool } from './host.mjs'
 import { REPLAY_TOOL } from './config.mjs'
 import { finalizeWithReplay, oneLine } from './finalize.mjs'
 import { registerLoopCommands } from './loop.mjs'
+import { registerEvaluateTool } from './evaluate-tool.mjs'
 
 export const name = 'kernel-opt-tools'
 export const inject = ['tools', 'agents', 'sessions', 'kernelOpt']
@@ -67,13 +69,17 @@ export function apply(ctx) {
     execute: async (args) => `已记录环境 / Environment recorded: ${oneLine(args.device, 200)} @ ${oneLine(args.location, 200)}`,
   })), 'kernel-opt: kernel_env')
 
+  registerEvaluateTool(ctx, svc, callingSession)
+
   ctx.effect(() => ctx.tools.register(defineTool({
     name: REPLAY_TOOL,
     description: '按产物路径记录你的最终选择（评测器不发放 evaluation id 时使用），只在最后调用一次。若该产物的最佳测量是自报的，'
-      + '插件会在会话目录里把当时记录的完整基准命令重跑一次，输出附在结果后，作为复测的最终数字。 / Record your FINAL '
-      + 'choice by artifact path (for pipelines without evaluator-issued ids); call once, at the end. When the '
-      + 'artifact\'s best measurement is self-reported, the plugin re-runs its full recorded benchmark command '
-      + 'once in the session directory and appends the output as the re-measured final number.',
+      + '插件会在会话目录里把当时记录的完整基准命令重跑一次；若它是插件评测器实测的，插件用当时测量的那些字节再评测一次。输出附在结果后，'
+      + '作为复测的最终数字。 / Record your FINAL choice by artifact path (for pipelines without evaluator-issued '
+      + 'ids); call once, at the end. When the artifact\'s best measurement is self-reported, the plugin re-runs its '
+      + 'full recorded benchmark command once in the session directory; when the plugin\'s evaluator measured it '
+      + '(kernel_evaluate), the plugin evaluates exactly the bytes it measured once more. The output is appended as '
+      + 'the re-measured final number.',
     parameters: {
       artifact_path: { type: 'string', required: true, description: '最终产物路径，与 KERNEL_EVAL 行里的 artifact 一致 / the artifact path as printed in its KERNEL_EVAL line' },
       note: { type: 'string', description: '一行收尾说明 / a one-line closing note' },
@@ -89,6 +95,8 @@ export function apply(ctx) {
         cwd: caller?.session?.header?.cwd,
         replay,
         signal: exec?.signal,
+        // A plugin-measured point (DV-13) is measured again from the bytes it measured.
+        remeasure: svc.evaluator ? (pick) => svc.evaluator.remeasure(caller?.id ?? '', caller?.session?.header?.cwd, pick, exec?.signal) : undefined,
       })
     },
   })), 'kernel-opt: kernel_finalize')

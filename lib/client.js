@@ -85,7 +85,9 @@ window.__ModuleLoader__.load({
       'chip.final': '最终 {value}',
       'chip.remeasured': '已复测',
       'chip.gap': '自报 {self}，复测相差 {pct}',
+      'chip.gap.plugin': '实测 {self}，复测相差 {pct}',
       'pop.gap': '复测 {re}，与自报相差 {pct}',
+      'pop.gap.plugin': '复测 {re}，与插件评测器的实测相差 {pct}',
       'chip.notRemeasured': '未复测',
       'chip.pending': '评测中…',
       'chip.opt.tip': '循环预算内的优化评测（不含收尾与复测）',
@@ -117,11 +119,21 @@ window.__ModuleLoader__.load({
       'verdict.compile': '编译失败',
       'verdict.evaluator': '评测器故障',
       'verdict.unknown': '未判定',
+      'trust.plugin': '插件评测器实测',
       'trust.replay': '插件复测',
       'trust.tool': '评测工具直接返回',
       'trust.self-reported': 'Agent 转述的测量',
       'trust.job': '后台任务输出',
       'trust.command': '来源命令',
+      'pop.sources': '测量的字节（SHA-256）',
+      'pop.sources.reference': '参考',
+      'pop.sources.inputs': '输入规格',
+      'eval.queued': '评测排队中（前面还有 {n} 个）',
+      'eval.running': '插件评测中 · {stage} · {s} s',
+      'eval.stage.start': '启动',
+      'eval.stage.build': '编译',
+      'eval.stage.judge': '评测',
+      'eval.tip': '插件自己的评测器在运行（kernel_evaluate）；停止对话会立即取消它。',
       'pop.metrics': '指标',
       'pop.slurm': 'Slurm 作业 {job} · 节点 {node}',
       'pop.approach': '当时方案',
@@ -228,7 +240,9 @@ window.__ModuleLoader__.load({
       'chip.final': 'final {value}',
       'chip.remeasured': 're-measured',
       'chip.gap': 'self-reported {self}, re-measured {pct} off',
+      'chip.gap.plugin': 'measured {self}, re-measured {pct} off',
       'pop.gap': 're-measured {re}, {pct} off the self-reported figure',
+      'pop.gap.plugin': 're-measured {re}, {pct} off the plugin-measured figure',
       'chip.notRemeasured': 'not re-measured',
       'chip.pending': 'evaluating…',
       'chip.opt.tip': 'Optimization evaluations within the loop budget (wrap-up and replays excluded)',
@@ -260,11 +274,21 @@ window.__ModuleLoader__.load({
       'verdict.compile': 'did not compile',
       'verdict.evaluator': 'evaluator failed',
       'verdict.unknown': 'no verdict',
+      'trust.plugin': "measured by the plugin's evaluator",
       'trust.replay': 're-measured by the plugin',
       'trust.tool': 'returned by the evaluator tool',
       'trust.self-reported': 'relayed by the agent',
       'trust.job': 'background job output',
       'trust.command': 'Command',
+      'pop.sources': 'Bytes measured (SHA-256)',
+      'pop.sources.reference': 'reference',
+      'pop.sources.inputs': 'input spec',
+      'eval.queued': 'evaluation queued ({n} ahead)',
+      'eval.running': "plugin's evaluator running · {stage} · {s} s",
+      'eval.stage.start': 'starting',
+      'eval.stage.build': 'building',
+      'eval.stage.judge': 'judging',
+      'eval.tip': "The plugin's own evaluator is running (kernel_evaluate); stopping the conversation cancels it at once.",
       'pop.metrics': 'Metrics',
       'pop.slurm': 'Slurm job {job} · node {node}',
       'pop.approach': 'Approach in force',
@@ -981,13 +1005,18 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
           pt.speedupLabel ? h('span', { style: { marginLeft: 8, color: 'var(--k-dim)' } }, pt.speedupLabel) : null,
           it.speedup !== undefined && !pt.speedupLabel ? h('span', { style: { marginLeft: 8 } }, fmtX(it.speedup)) : null,
           phase ? h('span', { className: 'kopt-tag', style: { marginLeft: 8 } }, t(`pop.phase.${phase}`)) : null),
-        h('div', { className: 'kopt-sec' },
-          h('b', null, t(`trust.${trust}`)),
+        h('div', { className: 'kopt-sec', 'data-kopt': 'pop-trust', 'data-trust': trust },
+          h('b', { style: trust === 'plugin' ? { color: 'var(--k-ok)' } : undefined }, trust === 'plugin' ? '✓ ' : '', t(`trust.${trust}`)),
           h('div', { className: 'kopt-note' }, `${it.tool} · seq ${it.seq}${it.jobId ? ` · job ${it.jobId}` : ''}${it.evaluationId ? ` · ${it.evaluationId}` : ''}${it.artifactPath ? ` · ${it.artifactPath}` : ''}`),
           it.slurm ? h('div', { className: 'kopt-note', 'data-kopt': 'slurm' }, slurmWhere(it, t)) : null,
           it.command ? h('div', { className: 'kopt-pre', title: t('trust.command') }, it.command) : null),
+        it.sources ? h('div', { className: 'kopt-sec', 'data-kopt': 'pop-sources' }, h('b', null, t('pop.sources')),
+          [...(it.sources.solution ?? []).map(s => [s.path, s.sha256]),
+            ...(it.sources.reference ? [[`${t('pop.sources.reference')} ${it.sources.reference.path}`, it.sources.reference.sha256]] : []),
+            ...(it.sources.inputs ? [[`${t('pop.sources.inputs')} ${it.sources.inputs.path}`, it.sources.inputs.sha256]] : [])]
+            .map(([name, sha], i) => h('div', { key: i, className: 'kopt-note', title: sha }, `${name} · ${sha.slice(0, 12)}…`))) : null,
         chart.final?.selfReported?.index === index ? h('div', { className: 'kopt-sec', 'data-kopt': 'pop-gap', style: chart.final.gapFlag ? { color: 'var(--k-warn)' } : undefined },
-          chart.final.gapFlag ? '⚠ ' : '', t('pop.gap', { re: chart.final.label, pct: fmtGap(chart.final.gapPct) })) : null,
+          chart.final.gapFlag ? '⚠ ' : '', t(trust === 'plugin' ? 'pop.gap.plugin' : 'pop.gap', { re: chart.final.label, pct: fmtGap(chart.final.gapPct) })) : null,
         it.error ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.error')), h('div', { className: 'kopt-pre old' }, it.error)) : null,
         it.blocking ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.blocking')), it.blocking.map((s, i) => h('div', { key: i, className: 'kopt-err' }, `· ${s}`))) : null,
         it.advisory ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.advisory')), it.advisory.map((s, i) => h('div', { key: i, className: 'kopt-note' }, `· ${s}`))) : null,
@@ -1232,10 +1261,27 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         out.push(h('span', { key: 'fin', className: 'kopt-chip final', title: t(fin.remeasured ? 'chip.final.re' : 'chip.final.self'), 'data-kopt': 'chip-final' },
           '⚑ ', t('chip.final', { value: fin.label }), ' · ', fin.remeasured ? t('chip.remeasured') : h('span', { style: { color: 'var(--k-warn)' } }, t('chip.notRemeasured')),
           fin.selfReported ? h('span', { 'data-kopt': 'final-gap', 'data-flag': fin.gapFlag ? '1' : '0', style: fin.gapFlag ? { color: 'var(--k-warn)' } : undefined },
-            ' · ', fin.gapFlag ? '⚠ ' : '', t('chip.gap', { self: fin.selfReported.label, pct: fmtGap(fin.gapPct) })) : null))
+            ' · ', fin.gapFlag ? '⚠ ' : '', t(its[fin.selfReported.index]?.trust === 'plugin' ? 'chip.gap.plugin' : 'chip.gap', { self: fin.selfReported.label, pct: fmtGap(fin.gapPct) })) : null))
       }
-      if (pending) out.push(h('span', { key: 'p', className: 'kopt-chip kopt-pulse' }, t('chip.pending')))
+      const evaluation = series.control?.evaluation
+      if (evaluation) out.push(h(EvaluationChip, { key: 'e', evaluation, t }))
+      else if (pending) out.push(h('span', { key: 'p', className: 'kopt-chip kopt-pulse' }, t('chip.pending')))
       return h('div', { className: 'kopt-chips', 'data-kopt': 'chips' }, out)
+    }
+
+    // The plugin's own evaluation of this session (control.evaluation, lib/evaluate.mjs): queued, or
+    // running with its stage and the time since it started (ticking here; the host sends changes only).
+    function EvaluationChip({ evaluation, t }) {
+      const [, tick] = useState(0)
+      useEffect(() => {
+        const timer = setInterval(() => tick(n => n + 1), 1000)
+        return () => clearInterval(timer)
+      }, [])
+      const seconds = Math.max(0, (Date.now() - evaluation.since) / 1000)
+      const text = evaluation.state === 'queued'
+        ? t('eval.queued', { n: evaluation.position ?? 0 })
+        : t('eval.running', { stage: t(`eval.stage.${evaluation.stage ?? 'start'}`), s: seconds.toFixed(seconds < 10 ? 1 : 0) })
+      return h('span', { className: 'kopt-chip kopt-pulse', title: t('eval.tip'), 'data-kopt': 'chip-evaluation', 'data-state': evaluation.state, 'data-stage': evaluation.stage ?? '' }, text)
     }
 
     function CurveCard({ series, t, selected, pinned, onSelect, svgRef }) {

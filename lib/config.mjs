@@ -19,6 +19,7 @@ export const PUSH_PATH = `${ROUTE_BASE}/push` // WebSocket upgrade (lib/push.mjs
 export const CSV_PATH = `${ROUTE_BASE}/csv` // the run as CSV, made by the core (the tab's export)
 export const REPLAY_TOOL = ANCHORS.replayTool
 export const REPLAY_LINE_PREFIX = ANCHORS.replayLinePrefix
+export const EVALUATE_TOOL = ANCHORS.evaluateTool
 
 /** Routing lists (spec A-10); the projector gets exactly these keys. */
 export const ROUTING_KEYS = ['benchTools', 'shellTools', 'jobTools', 'profileTools', 'profileCommands', 'finalizeTools', 'changeTools']
@@ -27,6 +28,10 @@ const DEFAULTS = {
   replay: { enabled: true, timeoutSec: 900, maxOutputKiB: 256 },
   preset: { install: true, id: DEFAULT_PRESET_ID },
   push: { bufferKiB: 1024, queueKiB: 8192, stalledSec: 30 },
+  // kernel_evaluate (lib/evaluate.mjs): where kopt-bench is ('' = <plugin home>/bin, then PATH), how long
+  // the warm judge outlives its last evaluation, the plugin's folder ('' = <DSH_HOME>/kernel-opt) and the
+  // bound on the measured sources it keeps there.
+  evaluate: { koptBench: '', idleSec: 180, storeDir: '', storeMiB: 512, timeoutSec: 900 },
 }
 
 const isRecord = (v) => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -62,7 +67,7 @@ export function resolveConfig(raw, loopRules = coreLoopRules()) {
     bad('(root)', 'a mapping', src)
     return { config: resolveConfig({}, loopRules).config, errors }
   }
-  const known = new Set([...ROUTING_KEYS, 'replay', 'preset', 'loop', 'push', 'supervisor', 'trustedHosts'])
+  const known = new Set([...ROUTING_KEYS, 'replay', 'preset', 'loop', 'push', 'evaluate', 'supervisor', 'trustedHosts'])
   for (const key of Object.keys(src)) {
     if (!known.has(key)) errors.push(`kernel-opt config: unknown key "${key}" ignored / 未知配置项已忽略`)
   }
@@ -119,6 +124,10 @@ export function resolveConfig(raw, loopRules = coreLoopRules()) {
 
   // Live push (lib/push.mjs): what one tab may hold in the host before it is re-synced or dropped.
   const push = section('push', { bufferKiB: intIn(16, 65536), queueKiB: intIn(16, 1 << 20), stalledSec: intIn(1, 3600) })
+  const absPath = [(x) => typeof x === 'string' && (x === '' || (x.startsWith('/') && x.length <= 4096 && !x.includes('\0'))), 'an absolute path (or "")']
+  const evaluate = section('evaluate', {
+    koptBench: absPath, idleSec: intIn(1, 86400), storeDir: absPath, storeMiB: intIn(16, 1 << 20), timeoutSec: intIn(10, 86400),
+  })
 
   let supervisor
   if (src.supervisor !== undefined && src.supervisor !== null) {
@@ -160,7 +169,7 @@ export function resolveConfig(raw, loopRules = coreLoopRules()) {
   }
 
   return {
-    config: { routing, replay, preset, loop, push, supervisor, trustedHosts },
+    config: { routing, replay, preset, loop, push, evaluate, supervisor, trustedHosts },
     errors,
   }
 }

@@ -13,12 +13,35 @@ export function oneLine(text, max = 500) {
 const T = {
   ack: (a, note) => `已记录收尾 / Finalize recorded: ${a}${note ? ` — ${note}` : ''}`,
   disabled: '复测已在配置中关闭（replay.enabled: false），最终数字未经复测 / Replay is disabled by config: the final number is not re-measured.',
-  none: '该产物没有自报的有效测量，无需复测 / No self-reported measurement of this artifact to re-measure.',
+  none: '该产物没有可复测的有效测量（自报的或插件评测器实测的）/ No self-reported or plugin-measured measurement of this artifact to re-measure.',
   noCmd: '找不到该测量的完整命令，最终数字未经复测 / The full recorded command is unavailable: the final number is not re-measured.',
   noCwd: '会话工作目录未知，最终数字未经复测 / The session working directory is unknown: the final number is not re-measured.',
   noCore: '原生核心不可用，最终数字未经复测 / The native core is unavailable: the final number is not re-measured.',
   slurm: (path) => `[replay via Slurm: ${path}] 复测与原测量走同一 Slurm 路径重新提交 / re-submitted through the same Slurm path as the measurement`,
+  sameBytes: '插件评测器用当时测量的字节再评测 / the plugin\'s evaluator, on the bytes it measured',
   failed: (why) => `复测失败（${why}），最终数字未经复测 / Replay failed (${why}): the final number is not re-measured.`,
+}
+
+/**
+ * A point the plugin's evaluator measured (DV-13): the same bytes evaluated again (lib/evaluate.mjs); the
+ * kopt-bench output follows a `[replay] ` line naming what ran, so the projection reads it as the replay.
+ */
+async function remeasurePlugin(point, deps) {
+  const names = (point.sources?.solution ?? []).map(s => `${s.path}@${s.sha256.slice(0, 12)}`).join(',')
+  if (deps.remeasure === undefined) return [T.noCore]
+  let r
+  try {
+    r = await deps.remeasure(point)
+  } catch (error) {
+    r = { error: error?.message ?? String(error) }
+  }
+  if (r.error !== undefined) return [`[replay not re-measured] kernel_evaluate ${names}`, T.failed(oneLine(r.error, 300))]
+  return [
+    `${REPLAY_LINE_PREFIX}kernel_evaluate ${names} (${T.sameBytes})`,
+    ...r.notes.map(n => `[replay note] ${oneLine(n, 400)}`),
+    '--- replay output ---', deps.kopt.neutralizeReplayOutput(r.output).replace(/\n$/, ''),
+    `[replay exit ${r.code ?? 'none'}]`,
+  ]
 }
 
 /**
@@ -32,6 +55,7 @@ export async function finalizeWithReplay(args, deps) {
   if (!deps.kopt || !deps.projector) return [...lines, T.noCore].join('\n')
   const point = deps.projector.replayPoint(artifact)
   if (point === undefined) return [...lines, T.none].join('\n')
+  if (point.plugin) return [...lines, ...(await remeasurePlugin(point, deps))].join('\n')
   const command = point.command
   if (command === '') return [...lines, T.noCmd].join('\n')
   if (typeof deps.cwd !== 'string' || deps.cwd === '') return [...lines, T.noCwd].join('\n')
@@ -60,8 +84,8 @@ export async function finalizeWithReplay(args, deps) {
   }
   // The core names the Slurm path the recorded command went through (it re-submits through the same one).
   if (typeof result.slurmPath === 'string' && result.slurmPath !== '') lines.push(T.slurm(result.slurmPath))
-  // The core renamed every output line that would read as our anchor (integrity of H-5).
-  lines.push('--- replay output ---', result.output.replace(/\n$/, ''))
+  // Output lines that would read as our own anchor are renamed, by the core's own line rule (H-5).
+  lines.push('--- replay output ---', deps.kopt.neutralizeReplayOutput(result.output).replace(/\n$/, ''))
   lines.push(`[replay exit ${result.exitCode ?? (result.signal ? `signal ${result.signal}` : 'none')}; ${Math.round(result.wallMs)} ms${result.truncated ? `; output trimmed from ${result.outputBytes} bytes` : ''}]`)
   return lines.join('\n')
 }

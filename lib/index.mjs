@@ -22,6 +22,7 @@ import { createPushHub } from './push.mjs'
 import { runsOf, writeRuns } from './paced.mjs'
 import { registerLoop } from './loop.mjs'
 import { createStore } from './store.mjs'
+import { createEvaluator } from './evaluate.mjs'
 
 export const name = PLUGIN_ID
 export const inject = ['sessions', 'agents']
@@ -39,6 +40,7 @@ export class KernelOptService extends Service {
     this.getProjector = deps.getProjector
     this.getView = deps.getView
     this.loop = deps.loop
+    this.evaluator = deps.evaluator
     this.presetId = deps.config.preset.id
   }
 }
@@ -81,11 +83,13 @@ export function apply(ctx, rawConfig) {
   // The loop (lib/loop.mjs) is each Session's; it can run only when the host composed agents and
   // this plugin's loop service registered.
   let loop
+  let evaluator // kernel_evaluate's (below); the store asks it for a session's place in its queue
   const store = kopt === undefined ? undefined : createStore(kopt, config, {
     sessions: () => ctx.sessions,
     persistence: () => persistence,
     caughtUp: (id) => hub?.changed(id),
     loopJson: () => loopJson(config, loop !== undefined && loop.available === true),
+    evaluation: (id) => evaluator?.stateFor(id),
   })
   const getProjector = (id) => store?.getLive(id)?.projector
   const getView = async (id) => {
@@ -103,7 +107,22 @@ export function apply(ctx, rawConfig) {
     if (loop && typeof loop.dispose === 'function') ctx.effect(() => () => loop.dispose(), 'kernel-opt: loop')
   }
 
-  new KernelOptService(ctx, { config, kopt, kopterror, getProjector, getView, loop })
+  // kernel_evaluate's evaluator (lib/evaluate.mjs): the warm judge, the queue across sessions, the store.
+  // A change in a session's place in the queue is told to its Session objects (their control
+  // carries it as `evaluation`) and pushed to its tabs.
+  evaluator = kopt === undefined ? undefined : createEvaluator({
+    kopt,
+    config,
+    onChange: (ids) => {
+      for (const id of ids) {
+        store?.evaluationChanged(id)
+        hub?.changed(id)
+      }
+    },
+  })
+  if (evaluator !== undefined) ctx.effect(() => () => { evaluator.dispose() }, 'kernel-opt: evaluator')
+
+  new KernelOptService(ctx, { config, kopt, kopterror, getProjector, getView, loop, evaluator })
 
   // Live push (lib/push.mjs): every tab of a session gets each new revision's answer, framed once.
   let hub
@@ -166,7 +185,7 @@ export function apply(ctx, rawConfig) {
   })
 
   // ── routes ──
-  // The control object (P-4) as the session's loop makes it.
+  // The control object (P-4) as the session makes it (its loop, and its place in the evaluation queue).
   const controlOf = (session) => ({ control: JSON.parse(session.control) })
 
   const route = (path, handler, label) => {

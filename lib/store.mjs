@@ -66,7 +66,8 @@ export function feedEvents(session, events) {
 /**
  * The session store. @param kopt the addon; @param config the resolved config; @param hooks
  * {sessions(), persistence(), loopJson(): the loop's settings and route for a new Session,
- * caughtUp?(id): a paced catch-up ended, pastCacheBytes?}.
+ * evaluation?(id): the session's place in the host's evaluation queue (lib/evaluate.mjs), caughtUp?(id):
+ * a paced catch-up ended, pastCacheBytes?}.
  * Views: {session, live: true} | {session, live: false, reader: 'file'|'host'} | {loading: true} |
  * {error} (the log exists but cannot be read) | undefined (unknown session).
  */
@@ -77,6 +78,12 @@ export function createStore(kopt, config, hooks) {
   const past = new Map() // sessionId -> cache entry (order: least recently asked for first)
   const pastBytesMax = hooks.pastCacheBytes ?? PAST_CACHE_BYTES
   const loopJson = () => hooks.loopJson?.() ?? null
+  // The host's evaluation queue (lib/evaluate.mjs) is not the session's state: each Session is told
+  // its place in it when it is made and whenever it changes (evaluationChanged).
+  const tellEvaluation = (id, s) => {
+    const state = hooks.evaluation?.(id)
+    s.setEvaluation(state === undefined ? null : JSON.stringify(state))
+  }
 
   // Drops the least recently asked-for past sessions while there are too many or they hold too
   // many bytes; the dropped Session objects are released when nothing else holds them.
@@ -95,6 +102,7 @@ export function createStore(kopt, config, hooks) {
     const s = new kopt.Session(id, routing, loopJson())
     const before = past.get(id)?.value?.session
     if (before !== undefined) s.adoptLoop(before)
+    tellEvaluation(id, s)
     live.set(id, s)
     return s
   }
@@ -223,6 +231,7 @@ export function createStore(kopt, config, hooks) {
     if (where !== undefined) {
       try {
         const session = await kopt.loadSession(sessionId, where.file, routing, loopJson())
+        tellEvaluation(sessionId, session)
         return { session, reader: 'file', file: where.file, identity: where.identity }
       } catch (error) {
         return { error: error instanceof Error ? error.message : String(error) }
@@ -239,6 +248,7 @@ export function createStore(kopt, config, hooks) {
     }
     if (!inspection || !Array.isArray(inspection.events)) return undefined
     const session = new kopt.Session(sessionId, routing, loopJson())
+    tellEvaluation(sessionId, session)
     feedEvents(session, inspection.events)
     return { session, reader: 'host' }
   }
@@ -319,5 +329,10 @@ export function createStore(kopt, config, hooks) {
     return { session: value.session, live: false, reader: value.reader }
   }
 
-  return { getLive, peek, whole, catchingUp, getView, onEvent, forget, past }
+  /** The session's place in the host's evaluation queue changed: its Session objects are told. */
+  const evaluationChanged = (sessionId) => {
+    for (const s of [live.get(sessionId), past.get(sessionId)?.value?.session]) if (s !== undefined) tellEvaluation(sessionId, s)
+  }
+
+  return { getLive, peek, whole, catchingUp, getView, onEvent, forget, evaluationChanged, past }
 }

@@ -24,6 +24,7 @@
 #include "proc.hpp"
 #include "report.hpp"
 #include "sandbox.hpp"
+#include "serve.hpp"
 #include "sha256.hpp"
 #include "slurm_client.hpp"
 #include "spec.hpp"
@@ -34,12 +35,6 @@ using nlohmann::json;
 
 namespace {
 
-int emit(const Result& r, int code) {
-  std::string out = format_output(r);
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fflush(stdout);
-  return code;
-}
 
 bool ends_with(const std::string& s, const std::string& suf) {
   return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
@@ -89,17 +84,26 @@ void remove_tree(const std::string& p) {
   ::rmdir(p.c_str());
 }
 
-// The judge, started before the builds so that its LibTorch start (~0.6 s of CPU) overlaps them.
-// It waits for its job's path on stdin; until it is handed one it is killed on every way out.
+// The judge, started before the builds so that its LibTorch start (~0.6 s of CPU) overlaps them
+// (or forked from the warm image, kopt-bench --serve). It waits for its job's path on stdin; until it
+// is handed one it is killed on every way out.
 class PendingJudge {
  public:
-  PendingJudge(const std::string& exe, const std::string& log_path) {
+  PendingJudge(const EvalContext& ctx, const std::string& exe, const std::string& log_path) : spare_(ctx.spare) {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) return;
-    child_ = start_process({exe, "-"}, log_path, {}, p[0]);
+    if (ctx.start_judge) {
+      JudgeStart js = ctx.start_judge(log_path, p[0]);
+      child_ = js.child;
+      how_ = js.how;
+    } else {
+      child_ = start_process({exe, "-"}, log_path, {}, p[0]);
+    }
     ::close(p[0]);
     write_fd_ = p[1];
   }
+  // How the judge started, for native_metrics.isolation.start ("" when started the usual way).
+  const std::string& how() const { return how_; }
   ~PendingJudge() { cancel(); }
   PendingJudge(const PendingJudge&) = delete;
   PendingJudge& operator=(const PendingJudge&) = delete;
@@ -124,27 +128,30 @@ class PendingJudge {
       ::kill(-child_.pid, SIGKILL);
       ::kill(child_.pid, SIGKILL);
       wait_process(child_, 0);
-      reap_all_children(1.0);  // its zygote, reparented to us (the subreaper)
+      reap_all_children(1.0, spare_);  // its zygote, reparented to us (the subreaper)
     }
   }
 
  private:
   Child child_;
   int write_fd_ = -1;
+  pid_t spare_ = 0;
+  std::string how_;
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc == 2 && std::string(argv[1]) == "--version") {
-    std::printf("kopt-bench %s (torch %s%s)\n", KOPT_CFG_VERSION, KOPT_CFG_TORCH_VERSION,
-                std::string(KOPT_CFG_NVCC).empty() ? ", CPU only" : ", CUDA");
-    return 0;
-  }
+// One evaluation: parse, build, judge; its stdout goes to ctx.out. Returns the exit status.
+int evaluate(int argc, char** argv, EvalContext& ctx) {
+  auto emit = [&](const Result& r, int code) {
+    ctx.out += format_output(r);
+    return code;
+  };
+  auto stage = [&](const char* name) {
+    if (ctx.stage) ctx.stage(name);
+  };
   Options opt;
   ParseOutcome po = parse_args(argc, argv, &opt);
   if (po.help) {
-    std::fputs(usage_text().c_str(), stdout);
+    ctx.out += usage_text();
     return 0;
   }
   if (!po.ok) {
@@ -152,7 +159,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   // On a Slurm node: this process only submits, streams the lines back and cancels (slurm_client.hpp).
-  if (opt.slurm) return run_slurm(opt);
+  if (opt.slurm) {
+    if (ctx.serving) {
+      std::fprintf(stderr, "kopt-bench: --slurm runs as its own process, not through --serve\n");
+      return 2;
+    }
+    return run_slurm(opt);
+  }
 
   // The judge and the runners work elsewhere (the runner's cwd is its scratch dir): absolute paths.
   opt.ref = abs_path(opt.ref);
@@ -224,7 +237,8 @@ int main(int argc, char** argv) {
   // The judge is found beside this binary, never through the environment.
   std::string worker = exe.substr(0, exe.find_last_of('/') + 1) + "kopt-bench-worker";
   prctl(PR_SET_CHILD_SUBREAPER, 1);
-  PendingJudge judge(worker, jd + "/worker.log");
+  stage("build");
+  PendingJudge judge(ctx, worker, jd + "/worker.log");
 
   const auto t_build = std::chrono::steady_clock::now();
   json ref_job;
@@ -282,8 +296,9 @@ int main(int argc, char** argv) {
     f << job.dump();
   }
   const auto t_worker = std::chrono::steady_clock::now();
+  stage("judge");
   ProcStatus st = judge.run(jd + "/job.json", opt.timeout_s + 10);
-  reap_all_children(3.0);
+  reap_all_children(3.0, ctx.spare);
   const double worker_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_worker).count();
   std::string result_text = read_file(jd + "/result.json");
   std::string stage_text = read_file(jd + "/stage.json");
@@ -324,6 +339,14 @@ int main(int argc, char** argv) {
     code = 1;
   }
   for (const auto& n : integrity_notes) res.notes.push_back(n);
+  if (!judge.how().empty()) {
+    // How this judge started (kopt-bench --serve: from the warm image, or as its own process and why),
+    // before how the runner started.
+    json& iso = res.extra_metrics["isolation"];
+    if (!iso.is_object()) iso = json::object();
+    const std::string runner = iso.contains("start") && iso["start"].is_string() ? iso["start"].get<std::string>() : "";
+    iso["start"] = "judge: " + judge.how() + (runner.empty() ? "" : "; runner: " + runner);
+  }
   {
     // The worker's phases, plus this process's own stages: the build (compile, or a verified cache
     // hit) and the worker process's start and exit (its LibTorch load before "setup" begins).
@@ -368,4 +391,24 @@ int main(int argc, char** argv) {
   }
   if (res.correct != (code == 0)) code = res.correct ? 0 : (code == 0 ? 1 : code);
   return emit(res, code);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--version") {
+    std::printf("kopt-bench %s (torch %s%s)\n", KOPT_CFG_VERSION, KOPT_CFG_TORCH_VERSION,
+                std::string(KOPT_CFG_NVCC).empty() ? ", CPU only" : ", CUDA");
+    return 0;
+  }
+  // The plugin's evaluator service (serve.hpp): evaluations one at a time, judges from a warm image.
+  if (argc == 3 && std::string(argv[1]) == "--serve") {
+    const std::string exe = self_exe();
+    return serve(argv[2], exe.substr(0, exe.find_last_of('/') + 1) + "kopt-bench-worker", &evaluate);
+  }
+  EvalContext ctx;
+  const int code = evaluate(argc, argv, ctx);
+  std::fwrite(ctx.out.data(), 1, ctx.out.size(), stdout);
+  std::fflush(stdout);
+  return code;
 }

@@ -15,6 +15,35 @@ extern char** environ;
 
 namespace kopt::bench {
 
+namespace {
+constexpr int kTracked = 64;
+volatile sig_atomic_t g_cancel = 0;
+volatile sig_atomic_t g_groups[kTracked] = {};
+}  // namespace
+
+void track_group(pid_t pgid) {
+  for (auto& g : g_groups)
+    if (g == 0) {
+      g = pgid;
+      break;
+    }
+  if (g_cancel) kill(-pgid, SIGKILL);  // a cancel that came while it was being started
+}
+
+void untrack_group(pid_t pgid) {
+  for (auto& g : g_groups)
+    if (g == pgid) g = 0;
+}
+
+void cancel_all() {
+  g_cancel = 1;
+  for (auto& g : g_groups)
+    if (g > 0) kill(-pid_t(g), SIGKILL);
+}
+
+bool cancel_requested() { return g_cancel != 0; }
+void reset_cancel() { g_cancel = 0; }
+
 std::string ProcStatus::describe() const {
   char b[200];
   if (!started) return "could not start";
@@ -31,7 +60,7 @@ std::string ProcStatus::describe() const {
 Child start_process(const std::vector<std::string>& argv, const std::string& log_path,
                     const std::vector<std::string>& extra_env, int stdin_fd) {
   Child c;
-  if (argv.empty()) return c;
+  if (argv.empty() || cancel_requested()) return c;
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -62,6 +91,7 @@ Child start_process(const std::vector<std::string>& argv, const std::string& log
     _exit(127);
   }
   setpgid(pid, pid);  // also from the parent, so a kill below never races the child's own call
+  track_group(pid);
   c.pid = pid;
   return c;
 }
@@ -72,6 +102,10 @@ ProcStatus wait_process(Child& c, double timeout_s) {
   const pid_t pid = c.pid;
   c.pid = -1;
   st.started = true;
+  struct Untrack {
+    pid_t pid;
+    ~Untrack() { untrack_group(pid); }
+  } untrack{pid};
   auto t0 = std::chrono::steady_clock::now();
   int status = 0;
   for (;;) {

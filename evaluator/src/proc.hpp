@@ -34,6 +34,15 @@ ProcStatus wait_process(Child& c, double timeout_s);
 ProcStatus run_process(const std::vector<std::string>& argv, const std::string& log_path,
                        double timeout_s, const std::vector<std::string>& extra_env = {});
 
+// Cancellation (kopt-bench --serve, which the plugin stops with SIGTERM): every process group started
+// here is recorded while it runs; cancel_all() — async-signal-safe, for a signal handler — kills them
+// all with SIGKILL, and until reset_cancel() no new process starts (start_process gives pid -1).
+void track_group(pid_t pgid);
+void untrack_group(pid_t pgid);
+void cancel_all();
+bool cancel_requested();
+void reset_cancel();
+
 std::string read_file(const std::string& path);                 // "" when unreadable
 std::string tail_of(const std::string& text, size_t max_chars);  // the last max_chars characters
 std::string self_exe();                                           // /proc/self/exe resolved

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -295,11 +296,12 @@ int kill_and_reap(pid_t pid) {
   return -1;
 }
 
-void reap_all_children(double max_seconds) {
+void reap_all_children(double max_seconds, pid_t spare) {
   auto t0 = std::chrono::steady_clock::now();
   for (;;) {
     int st;
-    while (waitpid(-1, &st, WNOHANG) > 0) {
+    // With a child to spare, only the others are reaped: everything else is waited for by pid below.
+    while (spare <= 0 && waitpid(-1, &st, WNOHANG) > 0) {
     }
     std::vector<pid_t> kids;
     std::ifstream f("/proc/self/task/" + std::to_string(getpid()) + "/children");
@@ -314,7 +316,15 @@ void reap_all_children(double max_seconds) {
       }
       closedir(d);
     }
-    if (kids.empty()) {
+    if (spare > 0) {
+      kids.erase(std::remove(kids.begin(), kids.end(), spare), kids.end());
+      for (pid_t k : kids) waitpid(k, &st, WNOHANG);
+      kids.clear();
+      std::ifstream again("/proc/self/task/" + std::to_string(getpid()) + "/children");
+      while (again >> p)
+        if (p != spare) kids.push_back(p);
+      if (kids.empty()) return;
+    } else if (kids.empty()) {
       if (waitpid(-1, &st, WNOHANG) < 0 && errno == ECHILD) return;
     }
     for (pid_t k : kids) ::kill(k, SIGKILL);

@@ -71,7 +71,8 @@ class OutputTail {
 // SIGKILL a child and wait for it (bounded). Returns the wait status (or -1).
 int kill_and_reap(pid_t pid);
 // With PR_SET_CHILD_SUBREAPER set, orphaned descendants become our children: kill and reap every
-// child we still have, so nothing a candidate started is alive when we print (bounded wait).
-void reap_all_children(double max_seconds);
+// child we still have, so nothing a candidate started is alive when we print (bounded wait). `spare`:
+// one child that is not the evaluation's and stays (kopt-bench --serve's warm judge image).
+void reap_all_children(double max_seconds, pid_t spare = 0);
 
 }  // namespace kopt::bench

@@ -1,24 +1,26 @@
-// kopt-bench-worker: runs one evaluation job written by kopt-bench (the parent) and exits.
+// kopt-bench-worker: runs one evaluation job written by kopt-bench (the parent) and exits; or, as
+// `--image SERVICE_PID`, the warm judge image of kopt-bench --serve (judge_image.hpp).
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <string>
 
+#include "judge_image.hpp"
 #include "runner.hpp"
 #include "worker.hpp"
 #include "zygote.hpp"
 
-int main(int argc, char** argv) {
-  // First, before the job is read: runners are forked from this state (see zygote.hpp).
+namespace {
+
+// The judge's work once its process exists: first, before the job is read, the zygote that runners
+// are forked from (zygote.hpp); then the job ("-": its path comes on stdin, once the parent's builds are
+// done; end of input without one means there is no job).
+int judge(std::string job) {
   kopt::bench::zygote::start(&kopt::bench::runner_main);
-  if (argc != 2) {
-    std::fprintf(stderr, "kopt-bench-worker JOB.json|- — started by kopt-bench, not meant to be run by hand\n");
-    return 2;
-  }
-  std::string job = argv[1];
   if (job == "-") {
-    // Started before the builds (main.cpp PendingJudge): the job's path comes on stdin once they
-    // are done; end of input without one means there is no job.
     if (!std::getline(std::cin, job) || job.empty()) return 0;
   }
   try {
@@ -27,4 +29,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kopt-bench-worker: %s\n", e.what());
     return 3;
   }
+}
+
+int judge_from_stdin() { return judge("-"); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The image forks judges that then start their own zygote; it never starts one itself.
+  if (argc == 3 && std::string(argv[1]) == "--image") {
+    char* end = nullptr;
+    const long service = std::strtol(argv[2], &end, 10);
+    if (end == argv[2] || *end || service <= 1) return 2;
+    return kopt::bench::judge_image::serve(pid_t(service), 3, &judge_from_stdin);
+  }
+  if (argc != 2) {
+    std::fprintf(stderr, "kopt-bench-worker JOB.json|- — started by kopt-bench, not meant to be run by hand\n");
+    return 2;
+  }
+  return judge(argv[1]);
 }

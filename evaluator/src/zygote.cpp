@@ -69,24 +69,6 @@ void join(pid_t holder) {
   ::close(outer);
 }
 
-// Mirrors how the runner ended, so the judge reads its status as if it had waited on it.
-[[noreturn]] void mirror(pid_t child) {
-  int st = 0;
-  while (waitpid(child, &st, 0) < 0)
-    if (errno != EINTR) _exit(125);
-  if (WIFEXITED(st)) _exit(WEXITSTATUS(st));
-  const int sig = WTERMSIG(st);
-  struct rlimit no_core {0, 0};
-  setrlimit(RLIMIT_CORE, &no_core);
-  signal(sig, SIG_DFL);
-  sigset_t s;
-  sigemptyset(&s);
-  sigaddset(&s, sig);
-  sigprocmask(SIG_UNBLOCK, &s, nullptr);
-  ::kill(getpid(), sig);
-  _exit(128 + sig);
-}
-
 // In the process the zygote cloned (a child of the judge). Never returns.
 [[noreturn]] void become_runner(Entry entry, const nlohmann::json& req, const int in[5], pid_t judge) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -140,23 +122,11 @@ void wipe_environment() {
 [[noreturn]] void serve(Entry entry, int sock, pid_t judge) {
   std::vector<char> buf(kMaxRequest);
   for (;;) {
-    iovec iov{buf.data(), buf.size()};
-    alignas(cmsghdr) char cbuf[CMSG_SPACE(5 * sizeof(int))];
-    msghdr m{};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = cbuf;
-    m.msg_controllen = sizeof cbuf;
-    ssize_t n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) _exit(0);  // the judge is done
     int fds[5] = {-1, -1, -1, -1, -1};
     int got = 0;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-        got = int((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-        std::memcpy(fds, CMSG_DATA(c), sizeof(int) * size_t(std::min(got, 5)));
-      }
+    const ssize_t n = receive_with_fds(sock, buf.data(), buf.size(), fds, 5, &got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(0);  // the judge is done
     int32_t reply = -EINVAL;
     nlohmann::json req = nlohmann::json::parse(buf.data(), buf.data() + n, nullptr, false);
     if (got == 5 && req.is_object() && req.contains("argv") && req.contains("env")) {
@@ -171,6 +141,71 @@ void wipe_environment() {
 }
 
 }  // namespace
+
+ssize_t receive_with_fds(int sock, char* buf, size_t len, int* fds, int max, int* got) {
+  iovec iov{buf, len};
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(8 * sizeof(int))];
+  msghdr m{};
+  m.msg_iov = &iov;
+  m.msg_iovlen = 1;
+  m.msg_control = cbuf;
+  m.msg_controllen = sizeof cbuf;
+  const ssize_t n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+  *got = 0;
+  if (n < 0) return n;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      const int all = int((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+      int passed[8];
+      std::memcpy(passed, CMSG_DATA(c), sizeof(int) * size_t(std::min(all, 8)));
+      for (int i = 0; i < std::min(all, 8); ++i) {
+        if (*got < max) fds[(*got)++] = passed[i];
+        else ::close(passed[i]);  // more than asked for: not kept open
+      }
+    }
+  return n;
+}
+
+int32_t ask_with_fds(int sock, const std::string& request, const int* fds, int n, int timeout_ms) {
+  iovec iov{const_cast<char*>(request.data()), request.size()};
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(8 * sizeof(int))]{};
+  msghdr m{};
+  m.msg_iov = &iov;
+  m.msg_iovlen = 1;
+  m.msg_control = cbuf;
+  m.msg_controllen = CMSG_SPACE(size_t(n) * sizeof(int));
+  cmsghdr* c = CMSG_FIRSTHDR(&m);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(size_t(n) * sizeof(int));
+  std::memcpy(CMSG_DATA(c), fds, size_t(n) * sizeof(int));
+  int32_t reply = 0;
+  pollfd p{sock, POLLIN, 0};
+  errno = 0;
+  if (sendmsg(sock, &m, MSG_NOSIGNAL) != ssize_t(request.size()) || ::poll(&p, 1, timeout_ms) != 1 ||
+      ::recv(sock, &reply, sizeof reply, 0) != sizeof reply) {
+    if (errno == 0) errno = ETIMEDOUT;
+    return 0;
+  }
+  return reply;
+}
+
+[[noreturn]] void mirror(pid_t child) {
+  int st = 0;
+  while (waitpid(child, &st, 0) < 0)
+    if (errno != EINTR) _exit(125);
+  if (WIFEXITED(st)) _exit(WEXITSTATUS(st));
+  const int sig = WTERMSIG(st);
+  struct rlimit no_core {0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  signal(sig, SIG_DFL);
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, sig);
+  sigprocmask(SIG_UNBLOCK, &s, nullptr);
+  ::kill(getpid(), sig);
+  _exit(128 + sig);
+}
 
 void start(Entry runner_main) {
   int sv[2];
@@ -212,22 +247,8 @@ pid_t spawn(const Launch& l, const std::array<int, 5>& fds, std::string* why) {
     *why = "request too large";
     return -1;
   }
-  iovec iov{const_cast<char*>(req.data()), req.size()};
-  alignas(cmsghdr) char cbuf[CMSG_SPACE(5 * sizeof(int))]{};
-  msghdr m{};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = cbuf;
-  m.msg_controllen = sizeof cbuf;
-  cmsghdr* c = CMSG_FIRSTHDR(&m);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(5 * sizeof(int));
-  std::memcpy(CMSG_DATA(c), fds.data(), 5 * sizeof(int));
-  int32_t reply = 0;
-  pollfd p{g_sock, POLLIN, 0};
-  if (sendmsg(g_sock, &m, MSG_NOSIGNAL) != ssize_t(req.size()) || ::poll(&p, 1, 5000) != 1 ||
-      ::recv(g_sock, &reply, sizeof reply, 0) != sizeof reply) {
+  const int32_t reply = ask_with_fds(g_sock, req, fds.data(), 5, 5000);
+  if (reply == 0) {
     *why = std::string("the zygote did not answer: ") + std::strerror(errno);
     ::close(g_sock);
     g_sock = -1;

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,18 @@ struct Launch {
 pid_t spawn(const Launch& l, const std::array<int, 5>& fds, std::string* why);
 
 bool available();
+
+// The request/reply pair both the zygote and the warm judge image (judge_image.hpp) speak over their
+// SOCK_SEQPACKET channel: one message with up to 8 file descriptors, answered by one int32.
+// ask_with_fds: the reply, or 0 with errno set when there was none within timeout_ms.
+int32_t ask_with_fds(int sock, const std::string& request, const int* fds, int n, int timeout_ms);
+// receive_with_fds: the message's length (0 at the end of the channel, < 0 on error); its first `max`
+// descriptors in fds (count in *got), any others closed.
+ssize_t receive_with_fds(int sock, char* buf, size_t len, int* fds, int max, int* got);
+
+// Waits for `child` and ends this process the same way (its exit code, or its signal without a core
+// dump), so whoever waits on this process reads the child's status as if it had waited on the child.
+[[noreturn]] void mirror(pid_t child);
 
 // How a forked runner that could not enter the sandbox starts its last words (on its output pipe):
 // the judge then execs the runner instead.

@@ -3,9 +3,10 @@
 #pragma once
 #include <string_view>
 
-// Three of them are also written by the JS half; their one home is lib/anchors.json, which CMake
+// Four of them are also written by the JS half; their one home is lib/anchors.json, which CMake
 // hands in as these macros (CMakeLists.txt) and lib/config.mjs reads.
-#if !defined(KOPT_ANCHOR_PLUGIN_ID) || !defined(KOPT_ANCHOR_REPLAY_TOOL) || !defined(KOPT_ANCHOR_REPLAY_LINE_PREFIX)
+#if !defined(KOPT_ANCHOR_PLUGIN_ID) || !defined(KOPT_ANCHOR_REPLAY_TOOL) || !defined(KOPT_ANCHOR_REPLAY_LINE_PREFIX) || \
+    !defined(KOPT_ANCHOR_EVALUATE_TOOL)
 #error "build with CMake: the KOPT_ANCHOR_* strings come from lib/anchors.json"
 #endif
 
@@ -15,6 +16,9 @@ inline constexpr std::string_view kEvalTrailerPrefix = "KERNEL_EVAL=";
 inline constexpr std::string_view kReplayLinePrefix = KOPT_ANCHOR_REPLAY_LINE_PREFIX;
 inline constexpr std::string_view kReplayTool = KOPT_ANCHOR_REPLAY_TOOL;
 inline constexpr std::string_view kLoopPluginId = KOPT_ANCHOR_PLUGIN_ID;
+// Ours (DV-13): the plugin's own evaluator tool; its results carry `"measured_by": <kLoopPluginId>`.
+inline constexpr std::string_view kEvaluateTool = KOPT_ANCHOR_EVALUATE_TOOL;
+inline constexpr std::string_view kMeasuredByKey = "measured_by";
 inline constexpr std::string_view kLoopLinePrefix = "[kernel-loop round ";
 inline constexpr std::string_view kWrapupLinePrefix = "[kernel-loop wrap-up]";
 inline constexpr std::string_view kAuditLinePrefix = "[kernel-loop final review]";

@@ -71,6 +71,14 @@ void apply_payload_fields(Iteration& it, const json& payload, std::vector<FieldN
 // Contract-line-only fields: artifactPath and workloadSubset.
 void apply_contract_only_fields(Iteration& it, const json& payload, std::vector<FieldNote>* notes = nullptr);
 
+// DV-13: a kernel_evaluate result that the plugin's evaluator wrote carries `"measured_by": "<plugin id>"`.
+// Only the projector decides what that is worth (the exact tool name, a result that is no error).
+bool is_plugin_measurement(const json& payload);
+// Its `sources` {solution: [{path, sha256}], reference?, inputs?}: each path a non-empty string of at most
+// 4096 bytes, each sha256 64 lowercase hex digits, 1..64 solution files; nothing when any solution entry
+// is malformed (a partial list would bind the point to fewer bytes than it measured).
+std::optional<MeasuredSources> measured_sources(const json& payload);
+
 // A workload_indices value when it is a non-empty all-number array.
 std::optional<json> workload_subset(const json& v);
 

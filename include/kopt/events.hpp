@@ -20,6 +20,9 @@ bool projected_type(std::string_view type);
 std::optional<std::string> result_call_id(const json& data);
 // every string `text` of every record under `message`, depth first, joined with "\n".
 std::string result_text(const json& message);
+// Whether a tool result says it failed: a record of `message.content` with `isError: true` (the host's
+// form for a tool that threw, was refused its arguments, or does not exist).
+bool result_is_error(const json& message);
 
 struct LogReadStats {
   std::size_t lines = 0;    // non-empty lines (JSONL) or array elements

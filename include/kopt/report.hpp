@@ -49,7 +49,7 @@ bool load_report_input(const std::string& path, const ProjectionConfig& config, 
 struct ReportRow {
   std::string phase;                    // "optimization" | "over-budget" | "wrap-up"
   std::string verdict;                  // pending | hack | evaluator | compile | error | ok | wrong | unknown
-  std::string trust;                    // "tool" | "self-reported" | "replay"
+  std::string trust;                    // "plugin" | "tool" | "self-reported" | "job" | "replay" (verdict.hpp)
   std::optional<std::size_t> plan;      // index into plans: the approach in force (the last plan logged before)
   std::optional<std::size_t> round;     // index into rounds: the loop round the evaluation ran in
   std::optional<double> pooledSpeedup;  // pooled reference latency (J-3) / latency, when both exist

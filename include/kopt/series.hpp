@@ -31,6 +31,16 @@ struct SlurmWhere {
   std::optional<std::string> jobId, node, partition, gpu;
 };
 
+// Ours (DV-13): the bytes a plugin-measured point measured, as the plugin's evaluator hashed them
+// (kernel_evaluate's result, `sources`): each path as the agent gave it and the SHA-256 of its bytes.
+struct SourceHash {
+  std::string path, sha256;
+};
+struct MeasuredSources {
+  std::vector<SourceHash> solution;
+  std::optional<SourceHash> reference, inputs;
+};
+
 struct Iteration {
   // The fields the rules read of every row (RowTable::update, the report's and the loop's walks) come
   // first, so that a walk over 50k rows touches their first cache lines only (an Iteration is ~740 bytes).
@@ -52,6 +62,9 @@ struct Iteration {
   std::optional<std::vector<std::string>> blocking, advisory, notMeasured;
   std::optional<json> workloadSubset;
   std::vector<Change> changes;
+  // DV-13: measured by the plugin's evaluator (kernel_evaluate), never by anything the agent ran.
+  bool plugin = false;
+  std::optional<MeasuredSources> sources;  // only on plugin points
 
   bool is_replay() const { return channel && *channel == "replay"; }
   // I-1 / H-3: correct, no reward hack, no error, measured.

@@ -69,8 +69,12 @@ class Session {
   // Takes over another session object's loop (the same session read before it went live), leaving
   // it this one's.
   void adopt_loop(Session& other) { std::swap(loop_, other.loop_); }
-  // The control object (P-4) as the loop makes it now, as text.
-  std::string control_json() { return js_stringify(loop_.control_json(completed_evals())); }
+  // The plugin's own evaluation of this session in the host's queue (kernel_evaluate: {state,
+  // since, stage?, position?}), which the control object carries as `evaluation`; none: absent.
+  // The queue is the host's (lib/evaluate.mjs): it sets this whenever the session's place changes.
+  void set_evaluation(std::optional<json> state) { evaluation_ = std::move(state); }
+  // The control object (P-4) as the loop makes it now, with the evaluation in the queue, as text.
+  std::string control_json();
 
   // Brings the revision up to date: it advances when the projection, updatedAt or the control
   // object changed since the last call. Costs a comparison when nothing changed.
@@ -158,6 +162,7 @@ class Session {
 
   Projector* projector_;
   LoopController loop_;
+  std::optional<json> evaluation_;
   std::size_t fed_ = 0, unreadable_ = 0;
   std::string id_;
   ChartOptions chart_;

@@ -11,7 +11,8 @@ namespace kopt {
 // pending | hack | evaluator | compile | error | ok | wrong | unknown (first match wins, in that order).
 std::string verdict_of(const Iteration& it);
 
-// Where the figure comes from: "replay" (re-measured by the plugin), "job" (a background job's output relayed
+// Where the figure comes from: "plugin" (measured by the plugin's evaluator: kernel_evaluate, DV-13), "replay"
+// (re-measured by the plugin), "job" (a background job's output relayed
 // by the agent), "self-reported" (the agent relayed a command's output), "tool" (returned by the evaluator tool).
 std::string trust_of(const Iteration& it);
 

@@ -30,10 +30,27 @@ import { EnvCard, PlanCard, RecordCard, ReviewCard } from './cards.js'
         out.push(h('span', { key: 'fin', className: 'kopt-chip final', title: t(fin.remeasured ? 'chip.final.re' : 'chip.final.self'), 'data-kopt': 'chip-final' },
           '⚑ ', t('chip.final', { value: fin.label }), ' · ', fin.remeasured ? t('chip.remeasured') : h('span', { style: { color: 'var(--k-warn)' } }, t('chip.notRemeasured')),
           fin.selfReported ? h('span', { 'data-kopt': 'final-gap', 'data-flag': fin.gapFlag ? '1' : '0', style: fin.gapFlag ? { color: 'var(--k-warn)' } : undefined },
-            ' · ', fin.gapFlag ? '⚠ ' : '', t('chip.gap', { self: fin.selfReported.label, pct: fmtGap(fin.gapPct) })) : null))
+            ' · ', fin.gapFlag ? '⚠ ' : '', t(its[fin.selfReported.index]?.trust === 'plugin' ? 'chip.gap.plugin' : 'chip.gap', { self: fin.selfReported.label, pct: fmtGap(fin.gapPct) })) : null))
       }
-      if (pending) out.push(h('span', { key: 'p', className: 'kopt-chip kopt-pulse' }, t('chip.pending')))
+      const evaluation = series.control?.evaluation
+      if (evaluation) out.push(h(EvaluationChip, { key: 'e', evaluation, t }))
+      else if (pending) out.push(h('span', { key: 'p', className: 'kopt-chip kopt-pulse' }, t('chip.pending')))
       return h('div', { className: 'kopt-chips', 'data-kopt': 'chips' }, out)
+    }
+
+    // The plugin's own evaluation of this session (control.evaluation, lib/evaluate.mjs): queued, or
+    // running with its stage and the time since it started (ticking here; the host sends changes only).
+    function EvaluationChip({ evaluation, t }) {
+      const [, tick] = useState(0)
+      useEffect(() => {
+        const timer = setInterval(() => tick(n => n + 1), 1000)
+        return () => clearInterval(timer)
+      }, [])
+      const seconds = Math.max(0, (Date.now() - evaluation.since) / 1000)
+      const text = evaluation.state === 'queued'
+        ? t('eval.queued', { n: evaluation.position ?? 0 })
+        : t('eval.running', { stage: t(`eval.stage.${evaluation.stage ?? 'start'}`), s: seconds.toFixed(seconds < 10 ? 1 : 0) })
+      return h('span', { className: 'kopt-chip kopt-pulse', title: t('eval.tip'), 'data-kopt': 'chip-evaluation', 'data-state': evaluation.state, 'data-stage': evaluation.stage ?? '' }, text)
     }
 
     function CurveCard({ series, t, selected, pinned, onSelect, svgRef }) {

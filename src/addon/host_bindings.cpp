@@ -53,7 +53,7 @@ class ReplayWorker : public PromiseWorker {
   Napi::Value Result(Napi::Env env) override {
     Napi::Object o = Napi::Object::New(env);
     o.Set("started", Napi::Boolean::New(env, result_.started));
-    o.Set("output", Napi::String::New(env, neutralize_replay_output(result_.output)));
+    o.Set("output", Napi::String::New(env, result_.output));
     o.Set("truncated", Napi::Boolean::New(env, result_.truncated));
     o.Set("outputBytes", Napi::Number::New(env, static_cast<double>(result_.output_bytes)));
     o.Set("exitCode", result_.exit_code >= 0 ? Napi::Number::New(env, result_.exit_code) : env.Null());
@@ -72,8 +72,7 @@ class ReplayWorker : public PromiseWorker {
 };
 
 // runReplay({command, cwd, timeoutSec?, headCap?, tailCap?, killGraceSec?}) -> Promise<result>;
-// the promise carries cancel(), which stops the run (the whole process group). result.output has
-// every line that would read as the replay anchor renamed (neutralize_replay_output, H-5).
+// the promise carries cancel(), which stops the run (the whole process group).
 Napi::Value RunReplay(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsObject()) Throw(env, "KOPT_BAD_ARGUMENT", "runReplay() expects an options object");
@@ -97,11 +96,18 @@ Napi::Value RunReplay(const Napi::CallbackInfo& info) {
   return promise;
 }
 
+// neutralizeReplayOutput(text) -> text: every line the projection would read as the replay anchor
+// renamed (H-5; kopt/finalize.hpp), for any replay output the finalize writes into its result.
+Napi::Value NeutralizeReplayOutput(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), neutralize_replay_output(StringArg(info, 0, "neutralizeReplayOutput(text)")));
+}
+
 }  // namespace
 
 void InitHost(Napi::Env env, Napi::Object exports) {
   Export<SyncPreset>(env, exports, "syncPreset");
   Export<RunReplay>(env, exports, "runReplay");
+  Export<NeutralizeReplayOutput>(env, exports, "neutralizeReplayOutput");
 }
 
 }  // namespace kopt::addon

@@ -13,6 +13,7 @@ void InitHost(Napi::Env env, Napi::Object exports);        // host_bindings.cpp:
 void InitLoop(Napi::Env env, Napi::Object exports);        // loop_bindings.cpp: the loop's free helpers
 void InitChart(Napi::Env env, Napi::Object exports);       // chart_bindings.cpp: the chart oracle (test build)
 void InitSession(Napi::Env env, Napi::Object exports);     // session_bindings.cpp: the /series route's session
+void InitEvaluate(Napi::Env env, Napi::Object exports);    // evaluate_bindings.cpp: kernel_evaluate's checks and result
 
 // The core Projector inside a JS Projector object (other bindings read the series through it);
 // throws a coded TypeError when the value is not one.

@@ -106,7 +106,9 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
 
 #endif
 
-  // kernel_finalize's pick (spec H-3, C++: kopt/finalize.hpp): {index, latencyMs, command} or undefined.
+  // kernel_finalize's pick (spec H-3, C++: kopt/finalize.hpp): {index, latencyMs, command, plugin,
+  // evaluationId?, sources?} or undefined; a plugin point (DV-13) has no command and is measured again
+  // from its sources.
   Napi::Value ReplayPoint(const Napi::CallbackInfo& info) {
     std::string artifact = StringArg(info, 0, "replayPoint(artifact)");
     auto pick = pick_replay_point(core_->series(), artifact);
@@ -115,6 +117,15 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
     o.Set("index", Napi::Number::New(info.Env(), static_cast<double>(pick->index)));
     o.Set("latencyMs", Napi::Number::New(info.Env(), pick->latencyMs));
     o.Set("command", Napi::String::New(info.Env(), pick->command));
+    o.Set("plugin", Napi::Boolean::New(info.Env(), pick->plugin));
+    if (pick->evaluationId) o.Set("evaluationId", Napi::String::New(info.Env(), *pick->evaluationId));
+    if (pick->sources) {
+      Iteration carrier;  // the wire form of `sources` is the series'
+      carrier.sources = pick->sources;
+      json wire = to_json(carrier);
+      Napi::Object JSON = info.Env().Global().Get("JSON").As<Napi::Object>();
+      o.Set("sources", JSON.Get("parse").As<Napi::Function>().Call(JSON, {Napi::String::New(info.Env(), js_stringify(wire["sources"]))}));
+    }
     return o;
   }
 

@@ -14,6 +14,8 @@
 //                                  {"kind":"full",…} (docs/protocol.md); the body's bulk is shared
 //     .control (text)  .projector  .updatedAt  .completedEvals  .revision  .etag  .memoryBytes
 //     .fed  .unreadable (log positions fed, and of them unreadable)   .csv() -> the run as CSV (the report's)
+//     .setEvaluation(stateJson | null): the session's place in the host's kernel_evaluate queue, which
+//                          the control object carries as `evaluation` (lib/evaluate.mjs sets it)
 //   the loop (kopt/loop.hpp; actions come back as JSON text for the host to carry out):
 //     .turnEnded(reason) .hostCancelled(cause) .settled(agentIdle, humanQueued)
 //     .supervisorAnswered(token, answerJson, agentIdle, humanQueued)             -> actions
@@ -112,6 +114,7 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
         InstanceMethod<&S::Method<&S::ApplyControl>>("applyControl"),
         InstanceMethod<&S::Method<&S::Command>>("command"),
         InstanceMethod<&S::Method<&S::AdoptLoop>>("adoptLoop"), InstanceMethod<&S::Method<&S::Csv>>("csv"),
+        InstanceMethod<&S::Method<&S::SetEvaluation>>("setEvaluation"),
         InstanceAccessor<&S::Method<&S::Control>>("control"),
         InstanceAccessor<&S::Method<&S::Armed>>("armed"),
         InstanceAccessor<&S::Method<&S::ProjectorObj>>("projector"),
@@ -265,6 +268,11 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
       Throw(info.Env(), "KOPT_BAD_ARGUMENT", "adoptLoop(session) expects a Session");
     JsSession* other = Unwrap(info[0].As<Napi::Object>());
     if (other != this) core_->adopt_loop(other->core());
+    return info.Env().Undefined();
+  }
+  // setEvaluation(stateJson | null): the session's place in the host's evaluation queue.
+  Napi::Value SetEvaluation(const Napi::CallbackInfo& info) {
+    core_->set_evaluation(OptionalJsonObjectArg(info, 0, "setEvaluation(stateJson)"));
     return info.Env().Undefined();
   }
   Napi::Value Csv(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), core_->run_csv()); }

@@ -34,6 +34,8 @@ before(async () => {
       armed8: { events: demoEvents({ n: 6, finalize: false }) },
       plain: { preset: 'standard', events: [] },
       big: { events: bigEvents(1000) },
+      // DV-13: the same payload measured by the plugin's evaluator, relayed by a shell line, read from a job …
+      provenance: { events: JSON.parse(readFileSync(path.join(root, 'tests/fixtures/vectors/dv13-plugin-measured.events.json'), 'utf8')) },
       // An evaluation under way: its call logged, no result yet.
       waiting: { events: [...demoEvents({ n: 6, finalize: false }), pendingEvaluation(50_000)] },
     },
@@ -224,6 +226,34 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
       await page.locator('[data-kopt=chart]').focus()
       for (let i = 0; i <= fin.selfReported.index; i++) await page.keyboard.press('ArrowRight')
       assert.match(await page.locator('[data-kopt=popover] [data-kopt=pop-gap]').innerText(), /\+0\.6%/)
+      assert.deepEqual(errors, [])
+      await page.close()
+    }
+  })
+
+  test('the popover names who measured: the plugin\'s evaluator (with the bytes) vs a shell line relayed by the agent (zh and en)', async () => {
+    // The plugin's own evaluation of this session under way (control.evaluation): the chip with its stage.
+    host.state.get('provenance').control.evaluation = { state: 'running', stage: 'judge', since: Date.now() - 3000 }
+    for (const [lang, plugin, relayed, chip] of [['zh', /✓ 插件评测器实测/, /Agent 转述的测量/, /插件评测中 · 评测 · [0-9.]+ s/],
+      ['en', /✓ measured by the plugin's evaluator/, /relayed by the agent/, /plugin's evaluator running · judging · [0-9.]+ s/]]) {
+      const { page, errors } = await open('provenance', lang)
+      await page.waitForSelector('[data-kopt=chart]')
+      assert.match(await page.locator('[data-kopt=chip-evaluation]').innerText(), chip)
+      const series = JSON.parse(host.state.get('provenance').body)
+      const pluginAt = series.iterations.findIndex(it => it.trust === 'plugin' && it.sources)
+      const shellAt = series.iterations.findIndex(it => it.trust === 'self-reported')
+      assert.ok(pluginAt >= 0 && shellAt > pluginAt)
+      await page.locator('[data-kopt=chart]').focus()
+      for (let i = 0; i <= pluginAt; i++) await page.keyboard.press('ArrowRight')
+      const trust = page.locator('[data-kopt=popover] [data-kopt=pop-trust]')
+      assert.equal(await trust.getAttribute('data-trust'), 'plugin')
+      assert.match(await trust.innerText(), plugin)
+      assert.match(await page.locator('[data-kopt=popover] [data-kopt=pop-sources]').innerText(), /solution\/k\.cpp · aaaaaaaaaaaa…/)
+      for (let i = pluginAt; i < shellAt; i++) await page.keyboard.press('ArrowRight')
+      assert.equal(await trust.getAttribute('data-trust'), 'self-reported')
+      assert.match(await trust.innerText(), relayed)
+      assert.doesNotMatch(await trust.innerText(), /✓/)
+      assert.equal(await page.locator('[data-kopt=popover] [data-kopt=pop-sources]').count(), 0)
       assert.deepEqual(errors, [])
       await page.close()
     }

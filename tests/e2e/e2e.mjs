@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import assert from 'node:assert/strict'
-import { detachedProcesses, freePort, pluginRoutesReady, waitFor, http, rpc } from './harness.mjs'
+import { detachedProcesses, freePort, pluginRoutesReady, sessionLogFile, waitFor, http, rpc } from './harness.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const ROOT = join(here, '../..')
@@ -76,17 +76,7 @@ function rawGet(port, path, headers) {
     rq.end()
   })
 }
-function sessionLog(sid) {
-  const base = join(home, 'sessions')
-  if (!existsSync(base)) return undefined
-  for (const d of readdirSync(base)) {
-    for (const name of ['session.jsonl.zstd', 'session.jsonl']) {
-      const p = join(base, d, sid, name)
-      if (existsSync(p)) return p
-    }
-  }
-  return undefined
-}
+const sessionLog = (sid) => sessionLogFile(home, sid)
 async function decodedLog(sid) {
   const p = sessionLog(sid)
   if (!p) return ''

@@ -2,11 +2,24 @@
 // demo/record.mjs): a free port, polling with a deadline, HTTP and the web UI's RPC gateway.
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 
 export const sleep = (ms) => new Promise(resolve => setTimeout(resolve, ms))
+
+/** A session's log file in a DSH home ($DSH_HOME/sessions/<cwd>/<id>/session.jsonl[.zstd]), or undefined. */
+export function sessionLogFile (home, sid) {
+  const base = join(home, 'sessions')
+  if (!existsSync(base)) return undefined
+  for (const d of readdirSync(base)) {
+    for (const name of ['session.jsonl.zstd', 'session.jsonl']) {
+      const p = join(base, d, sid, name)
+      if (existsSync(p)) return p
+    }
+  }
+  return undefined
+}
 
 /** A TCP port on 127.0.0.1 that was free a moment ago. */
 export function freePort () {

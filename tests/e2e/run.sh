@@ -27,6 +27,19 @@ if [ -f tests/e2e/loop-e2e.mjs ]; then
   timeout -k 10 600 node tests/e2e/loop-e2e.mjs
   echo "[e2e] loop-e2e.mjs passed in $((SECONDS - t2)) s"
 fi
+# kernel_evaluate (issue 38): the plugin's own evaluator — real kopt-bench, its warm judge, the queue, the
+# stop, finalize from the stored bytes, idle end and the host's exit (tests/e2e/evaluate-e2e.mjs, ~2-4 min);
+# then bench/evaluate at its smallest size (runs and prints; timing not asserted). kopt-bench comes from
+# build-evaluator/ (the evaluator suite, which scripts/test.sh runs first, builds it).
+if [ -f tests/e2e/evaluate-e2e.mjs ]; then
+  [ -x "${KOPT_BENCH_DIR:-build-evaluator}/kopt-bench" ] || { echo "[e2e] kopt-bench is not built: bash evaluator/tests/run-cpu.sh (or KOPT_BENCH_DIR=<folder of kopt-bench>)"; exit 1; }
+  t4=$SECONDS
+  timeout -k 10 600 node tests/e2e/evaluate-e2e.mjs
+  echo "[e2e] evaluate-e2e.mjs passed in $((SECONDS - t4)) s"
+  out=$(timeout -k 10 300 node bench/evaluate/run.mjs --runs 1 --edits 1 --bench "${KOPT_BENCH_DIR:-build-evaluator}/kopt-bench")
+  echo "$out" | tail -n 3
+  echo "$out" | tail -n 1 | grep -q '^cached evaluation: tool [0-9.]* s, shell [0-9.]* s$' || { echo "[e2e] bench/evaluate printed no figures"; exit 1; }
+fi
 # Live push over WebSocket (issue 18): two tabs, a reconnect with missed revisions, fence refusals,
 # a tab that never reads (tests/e2e/push-e2e.mjs, ~60-80 s, most of it the host's start).
 if [ -f tests/e2e/push-e2e.mjs ]; then

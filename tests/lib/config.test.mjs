@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { kopt } from '../addon/addon.mjs'
 import { readFileSync } from 'node:fs'
-import { PLUGIN_ID, REPLAY_LINE_PREFIX, REPLAY_TOOL, resolveConfig, routingJson } from '../../lib/config.mjs'
+import { EVALUATE_TOOL, PLUGIN_ID, REPLAY_LINE_PREFIX, REPLAY_TOOL, resolveConfig, routingJson } from '../../lib/config.mjs'
 
 test('defaults when nothing is configured', () => {
   const { config, errors } = resolveConfig(undefined, kopt.loopRules)
@@ -67,7 +67,9 @@ test('the log anchors shared with the core come from lib/anchors.json and match 
   assert.deepEqual({ PLUGIN_ID, REPLAY_TOOL, REPLAY_LINE_PREFIX },
     { PLUGIN_ID: spec.LOOP_PLUGIN_ID, REPLAY_TOOL: spec.REPLAY_TOOL, REPLAY_LINE_PREFIX: spec.REPLAY_LINE_PREFIX })
   const file = JSON.parse(readFileSync(new URL('../../lib/anchors.json', import.meta.url), 'utf8'))
-  assert.deepEqual(file, { pluginId: PLUGIN_ID, replayTool: REPLAY_TOOL, replayLinePrefix: REPLAY_LINE_PREFIX })
+  assert.deepEqual(file, { pluginId: PLUGIN_ID, replayTool: REPLAY_TOOL, replayLinePrefix: REPLAY_LINE_PREFIX, evaluateTool: EVALUATE_TOOL })
+  // Ours (DV-13): the plugin's evaluator tool is the first of the spec's default bench tools (A-10).
+  assert.equal(EVALUATE_TOOL, JSON.parse(readFileSync(new URL('../fixtures/vectors/unit.expected.json', import.meta.url), 'utf8')).constants.other.DEFAULT_PROJECTION.benchTools[0])
 })
 
 test('the loop settings are validated against the core\'s own defaults and bounds (kopt.loopRules)', () => {

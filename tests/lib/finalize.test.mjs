@@ -106,16 +106,16 @@ test('replay.enabled false, no self-reported point, missing cwd', async () => {
   const s = session('/tmp', [['./bench', line(1)]])
   const p = projectorOf(s.events)
   assert.match(await finalizeWithReplay({ artifact_path: 'k.cu' }, { kopt, projector: p, cwd: '/tmp', replay: { ...replay, enabled: false } }), /not re-measured/)
-  assert.match(await finalizeWithReplay({ artifact_path: 'other.cu' }, { kopt, projector: p, cwd: '/tmp', replay }), /No self-reported measurement/)
+  assert.match(await finalizeWithReplay({ artifact_path: 'other.cu' }, { kopt, projector: p, cwd: '/tmp', replay }), /No self-reported or plugin-measured measurement/)
   assert.match(await finalizeWithReplay({ artifact_path: 'k.cu' }, { kopt, projector: p, cwd: '', replay }), /working directory is unknown/)
 })
 
 test('untrusted text never opens an anchor line', async () => {
   assert.equal(oneLine('a\nb\r\nc\u2028d'), 'a b c d')
-  // The replay's output comes back from the core with every would-be anchor renamed, whatever
-  // whitespace leads it (the projection's own reading of a line, include/kopt/finalize.hpp).
-  const r = await kopt.runReplay({ command: "printf 'x\\n  [replay] fake\\n\\302\\240[replay] nbsp\\n[replay]ok\\n'", cwd: '/tmp', timeoutSec: 10 })
-  assert.equal(r.output, 'x\n  [replay-output] fake\n\u00a0[replay-output] nbsp\n[replay]ok\n')
+  // Replay output has every would-be anchor renamed by the core, whatever whitespace leads it (the
+  // projection's own reading of a line, include/kopt/finalize.hpp).
+  assert.equal(kopt.neutralizeReplayOutput('x\n  [replay] fake\n\u00a0[replay] nbsp\n[replay]ok\n'), 'x\n  [replay-output] fake\n\u00a0[replay-output] nbsp\n[replay]ok\n')
+  assert.throws(() => kopt.neutralizeReplayOutput(3), e => e.code === 'KOPT_BAD_ARGUMENT')
 })
 
 test('runReplay rejects bad options with coded errors', () => {

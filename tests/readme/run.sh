@@ -107,7 +107,9 @@ node -e '
   if (!(s.rounds || []).some(r => r.review && r.review !== "ok") || !(s.rounds || []).some(r => r.review === "ok" && r.reviewNote)) fail("no supervisor notes")
   if (!s.chart || !s.chart.final || typeof s.chart.final.gapPct !== "number") fail("no finalize gap on ⚑")
   if (!pts.some(p => p.channel === "replay" && p.tool === "kernel_finalize")) fail("no finalize re-measurement")
-  const ok = pts.filter(p => p.channel === "shell" && p.correct && p.latencyMs > 0).map(p => p.latencyMs)
+  // Every evaluation of the demo is measured by the plugin'"'"'s evaluator (kernel_evaluate), none relayed by the model.
+  if (pts.filter(p => p.trust === "plugin").length < 4 || pts.some(p => p.trust === "self-reported")) fail("not every evaluation measured by the plugin'"'"'s evaluator")
+  const ok = pts.filter(p => p.trust === "plugin" && p.correct && p.latencyMs > 0).map(p => p.latencyMs)
   if (ok.length < 3 || !(ok[ok.length - 1] < ok[0])) fail("no honest candidates that get faster")
   console.log("[readme] ok  /series: " + pts.length + " points (" + pts.map(p => p.correct === false ? "fail" : p.latencyMs).join(", ") + ")")
 ' "$series" || exit 1

@@ -10,11 +10,11 @@ std::optional<ReplayPick> pick_replay_point(const Series& series, std::string_vi
   std::optional<ReplayPick> best;
   for (std::size_t i = 0; i < series.iterations.size(); ++i) {
     const Iteration& it = series.iterations[i];
-    if (it.pending || !it.channel || *it.channel != "shell" || !it.artifactPath || !same_path(*it.artifactPath, artifact))
-      continue;
+    const bool shell = it.channel && *it.channel == "shell";
+    if (it.pending || !(shell || it.plugin) || !it.artifactPath || !same_path(*it.artifactPath, artifact)) continue;
     if (!it.honest_measured()) continue;
     if (best && !(*it.latencyMs < best->latencyMs)) continue;  // strict: the earliest of equal latencies
-    best = ReplayPick{i, *it.latencyMs, it.fullCommand};
+    best = ReplayPick{i, *it.latencyMs, it.plugin ? std::string() : it.fullCommand, it.plugin, it.evaluationId, it.sources};
   }
   return best;
 }

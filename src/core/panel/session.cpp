@@ -38,6 +38,12 @@ FeedStats Session::feed(const json& events) {
   return projector_->feed(events);
 }
 
+std::string Session::control_json() {
+  json c = loop_.control_json(completed_evals());
+  if (evaluation_) c["evaluation"] = *evaluation_;
+  return js_stringify(c);
+}
+
 std::string Session::run_csv() const {
   ReportInput in;
   in.series = projector_->series();

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "kopt/anchors.hpp"
 #include "kopt/utf16.hpp"
 
 namespace kopt {
@@ -341,6 +342,52 @@ void apply_contract_only_fields(Iteration& it, const json& p, std::vector<FieldN
     if (auto ws = workload_subset(*w)) it.workloadSubset = *ws;
     else if (notes && !w->is_null()) notes->push_back({"workload_indices", "not a non-empty array of numbers: ignored"});
   }
+}
+
+namespace {
+
+constexpr std::size_t kMaxSourcePath = 4096;
+constexpr std::size_t kMaxSolutionFiles = 64;
+
+bool sha256_hex(const std::string& s) {
+  if (s.size() != 64) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+std::optional<SourceHash> source_hash(const json& v) {
+  if (!v.is_object()) return std::nullopt;
+  auto path = v.find("path");
+  auto sha = v.find("sha256");
+  if (path == v.end() || sha == v.end() || !path->is_string() || !sha->is_string()) return std::nullopt;
+  const std::string& p = path->get_ref<const std::string&>();
+  const std::string& h = sha->get_ref<const std::string&>();
+  if (p.empty() || p.size() > kMaxSourcePath || !sha256_hex(h)) return std::nullopt;
+  return SourceHash{p, h};
+}
+
+}  // namespace
+
+bool is_plugin_measurement(const json& p) {
+  auto m = p.find(anchors::kMeasuredByKey);
+  return m != p.end() && m->is_string() && m->get_ref<const std::string&>() == anchors::kLoopPluginId;
+}
+
+std::optional<MeasuredSources> measured_sources(const json& p) {
+  auto src = p.find("sources");
+  if (src == p.end() || !src->is_object()) return std::nullopt;
+  auto sol = src->find("solution");
+  if (sol == src->end() || !sol->is_array() || sol->empty() || sol->size() > kMaxSolutionFiles) return std::nullopt;
+  MeasuredSources out;
+  for (const auto& f : *sol) {
+    auto h = source_hash(f);
+    if (!h) return std::nullopt;  // all or nothing: a partial list would bind the point to fewer bytes
+    out.solution.push_back(std::move(*h));
+  }
+  if (auto r = src->find("reference"); r != src->end()) out.reference = source_hash(*r);
+  if (auto i = src->find("inputs"); i != src->end()) out.inputs = source_hash(*i);
+  return out;
 }
 
 std::vector<ContractLineReport> contract_line_reports(std::string_view text) {

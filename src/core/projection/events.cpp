@@ -59,6 +59,18 @@ std::string result_text(const json& message) {
   return out;
 }
 
+bool result_is_error(const json& message) {
+  if (!message.is_object()) return false;
+  auto content = message.find("content");
+  if (content == message.end() || !content->is_array()) return false;
+  for (const auto& c : *content) {
+    if (!c.is_object()) continue;
+    auto e = c.find("isError");
+    if (e != c.end() && e->is_boolean() && e->get<bool>()) return true;
+  }
+  return false;
+}
+
 bool projected_type(std::string_view type) { return type == "tool/call" || type == "tool/result" || type == "user/message"; }
 
 namespace {

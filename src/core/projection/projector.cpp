@@ -32,6 +32,7 @@ struct Call {
   Branch branch = Branch::None;
   bool answered = false;
   std::size_t point = kNoPoint;  // bench
+  bool evaluate_tool = false;    // bench: the plugin's own evaluator tool by its exact name (DV-13)
   bool has_command = false;      // shell: a non-empty string command
   std::string command;           // shell: the full command (freed once answered)
   std::optional<std::string> job_id;
@@ -342,11 +343,13 @@ struct Projector::Impl {
       on_change(call, args);
     } else if (matches_any_tool(*name, cfg.benchTools)) {
       call.branch = Branch::Bench;
+      call.evaluate_tool = *name == anchors::kEvaluateTool;
       Iteration it;
       it.seq = call.seq;
       it.tool = *name;
       it.pending = true;
       if (const std::string* ap = nonempty_str(args, "artifact_path")) it.artifactPath = *ap;
+      else if (call.evaluate_tool) it.artifactPath = first_solution(args);
       if (auto w = args.find("workload_indices"); w != args.end())
         if (auto ws = workload_subset(*w)) it.workloadSubset = *ws;
       it.changes = matching_changes(it.artifactPath);
@@ -453,7 +456,7 @@ struct Projector::Impl {
     }
     call.answered = true;
     switch (call.branch) {
-      case Branch::Bench: on_bench_result(call, text); break;
+      case Branch::Bench: on_bench_result(call, text, m != d->end() && result_is_error(*m)); break;
       case Branch::Shell: on_shell_result(call, text); break;
       case Branch::Job: on_job_result(call, text); break;
       case Branch::Finalize: on_finalize_result(call, rseq, text); break;
@@ -462,15 +465,40 @@ struct Projector::Impl {
     std::string().swap(call.command);
   }
 
-  void on_bench_result(const Call& call, std::string_view text) {
+  // DV-13: kernel_evaluate's `solution` argument (a path, or a list whose first entry) names the artifact
+  // when no artifact_path was given, as kopt-bench names it.
+  static std::optional<std::string> first_solution(const json& args) {
+    auto s = args.find("solution");
+    if (s == args.end()) return std::nullopt;
+    const json* first = &*s;
+    if (s->is_array()) {
+      if (s->empty()) return std::nullopt;
+      first = &(*s)[0];
+    }
+    if (!first->is_string() || first->get_ref<const std::string&>().empty()) return std::nullopt;
+    return first->get<std::string>();
+  }
+
+  void on_bench_result(const Call& call, std::string_view text, bool is_error) {
     Iteration& it = iterations[call.point];
     it.pending = false;
     ToolResult r = parse_tool_result(text);
     if (auto& p = r.payload) {
+      // DV-13: measured by the plugin's evaluator only through the tool of that exact name, in a result
+      // that is no error, carrying the plugin's mark; nothing a shell line, a job or another tool prints.
+      if (call.evaluate_tool && !is_error && is_plugin_measurement(*p)) {
+        it.plugin = true;
+        it.sources = measured_sources(*p);
+      }
       apply_payload_fields(it, *p);
       if (const std::string* eid = str_field(*p, "evaluation_id")) it.evaluationId = *eid;
       if (!r.rejected.empty())  // limits.md §5: a value a double cannot carry is an error, with its reason
         it.error = "rejected non-finite number: " + r.rejected + (it.error ? "; " + *it.error : "");
+    } else if (call.evaluate_tool && is_error) {
+      // DV-13: the plugin's evaluation ended without a verdict (the host's own result: the user's stop
+      // aborted it, or its arguments were refused): the row says so instead of showing nothing.
+      std::string why(js_trim(text.substr(0, std::min<std::size_t>(text.find('\n'), 300))));
+      it.error = why.empty() ? std::string("the evaluation ended without a result") : why;
     }
     touch(call.point);
     settle(call.point);

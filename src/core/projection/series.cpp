@@ -46,6 +46,13 @@ class ObjectWriter {
   bool first_ = true;
 };
 
+void write_source(ObjectWriter& w, std::string_view key, const SourceHash& h) {
+  w.key(key);
+  ObjectWriter o(w.out());
+  o.str("path", h.path);
+  o.str("sha256", h.sha256);
+}
+
 void write_change(std::string& out, const Change& c) {
   ObjectWriter w(out);
   w.raw("seq", c.seq.raw);
@@ -99,6 +106,21 @@ void write_json(std::string& out, const Iteration& it) {
   w.str("trust", trust_of(it));
   w.strings("trustLowered", trust_lowered(it));
   if (it.workloadSubset) w.raw("workloadSubset", *it.workloadSubset);
+  if (it.sources) {
+    w.key("sources");
+    ObjectWriter src(w.out());
+    src.key("solution");
+    out.push_back('[');
+    for (std::size_t i = 0; i < it.sources->solution.size(); ++i) {
+      if (i) out.push_back(',');
+      ObjectWriter o(out);
+      o.str("path", it.sources->solution[i].path);
+      o.str("sha256", it.sources->solution[i].sha256);
+    }
+    out.push_back(']');
+    if (it.sources->reference) write_source(src, "reference", *it.sources->reference);
+    if (it.sources->inputs) write_source(src, "inputs", *it.sources->inputs);
+  }
   if (!it.changes.empty()) {
     w.key("changes");
     out.push_back('[');

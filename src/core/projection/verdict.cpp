@@ -14,6 +14,7 @@ std::string verdict_of(const Iteration& it) {
 }
 
 std::string trust_of(const Iteration& it) {
+  if (it.plugin) return "plugin";
   if (it.is_replay()) return "replay";
   if (it.channel) return it.jobId ? "job" : "self-reported";
   return "tool";

@@ -128,13 +128,16 @@ void svg_curve(std::string& o, const Report& r, ReportLang lang) {
 // ───────────────────────────── the page ─────────────────────────────
 
 // The core's finalize gap (chart.final.selfReported / gapPct / gapFlag), as the tab shows it.
-std::string final_gap(const json& fin, ReportLang lang) {
+std::string final_gap(const json& fin, const Series& s, ReportLang lang) {
   if (!fin.contains("selfReported") || !fin["selfReported"].is_object()) return "";
+  // The first figure of a plugin-measured point is the plugin's own, not the agent's (DV-13).
+  const std::size_t first = static_cast<std::size_t>(jnum(fin["selfReported"], "index"));
+  const bool plugin = first < s.iterations.size() && s.iterations[first].plugin;
   const bool flag = fin.value("gapFlag", false);
   const double pct = jnum(fin, "gapPct");
   std::string p = (pct > 0 ? "+" : "") + num(pct) + "%";
   return std::string(" · <span data-kopt=\"final-gap\" data-flag=\"") + (flag ? "1\" class=\"nre\">⚠ " : "0\">") +
-         fill(T(lang, "final.gap"), {{"{self}", html_escape(jstr(fin["selfReported"], "label"))}, {"{pct}", p}}) +
+         fill(T(lang, plugin ? "final.gap.plugin" : "final.gap"), {{"{self}", html_escape(jstr(fin["selfReported"], "label"))}, {"{pct}", p}}) +
          "</span>";
 }
 
@@ -177,7 +180,7 @@ void chips(std::string& o, const Report& r, ReportLang lang) {
          std::string(T(lang, "chip.final")) + " · #" + std::to_string(idx + 1), T(lang, re ? "final.re" : "final.self"),
          std::string(" · <span class=\"") + (re ? "re" : "nre") + "\" data-kopt=\"" +
              (re ? "remeasured" : "not-remeasured") + "\">" + T(lang, re ? "remeasured" : "notRemeasured") + "</span>" +
-             final_gap(fin, lang));
+             final_gap(fin, s, lang));
   } else {
     chip("", "chip-final", "—", T(lang, "chip.noFinal"), {});
   }

@@ -107,15 +107,22 @@ void record_table(std::string& o, const Report& r, ReportLang lang) {
            html_escape(times(*row.pooledSpeedup)) + ")</span>";
     o += "</td>";
     // trust
-    const char* tcls = row.trust == "tool" ? "tool" : row.trust == "replay" ? "replay" : "";
+    const char* tcls = row.trust == "tool" || row.trust == "plugin" ? "tool" : row.trust == "replay" ? "replay" : "";
     o += "<td class=\"trust\"><span class=\"tag " + std::string(tcls) + "\" data-kopt=\"trust-" + row.trust + "\">" +
          T(lang, ("trust." + row.trust).c_str()) + "</span>";
     if (it.jobId)
       o += " <span class=\"tag dim\">" + (row.trust == "job" ? std::string() : std::string(T(lang, "trust.job")) + " ") +
            html_escape(*it.jobId) + "</span>";
-    if (row.trust == "tool")
+    if (row.trust == "tool" || row.trust == "plugin")
       o += "<span class=\"sub\">" + html_escape(it.tool) +
            (it.evaluationId ? " · " + html_escape(*it.evaluationId) : "") + "</span>";
+    // DV-13: the bytes a plugin-measured point measured, by hash (the reference's too: comparable runs share it).
+    if (it.sources) {
+      std::string bytes;
+      for (const auto& f : it.sources->solution) bytes += (bytes.empty() ? "" : ", ") + f.path + " " + f.sha256.substr(0, 12);
+      if (it.sources->reference) bytes += "; ref " + it.sources->reference->path + " " + it.sources->reference->sha256.substr(0, 12);
+      o += "<span class=\"sub\" data-kopt=\"sources\">sha256 " + html_escape(bytes) + "</span>";
+    }
     command_block(o, it, lang);
     if (it.artifactPath) o += "<span class=\"sub\">" + html_escape(*it.artifactPath) + "</span>";
     o += "</td>";

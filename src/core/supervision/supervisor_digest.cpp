@@ -113,9 +113,10 @@ std::string supervisor_digest(const Series& s, const DigestInputs& in) {
     o << "Reference drift: implied references range " << fmt(d->min) << ".." << fmt(d->max) << " ms (x"
       << fmt(std::round(d->ratio * 100) / 100) << " over " << d->count << " rows) — speedups are not comparable.\n";
   }
-  std::size_t shell = 0, metric_rows = 0, finalized = 0;
+  std::size_t shell = 0, plugin = 0, metric_rows = 0, finalized = 0;
   for (const auto& it : s.iterations) {
     if (it.channel && *it.channel == "shell") ++shell;
+    if (it.plugin) ++plugin;
     if (it.finalized) ++finalized;
     for (const auto& m : it.metrics) {
       const auto& k = m.first;
@@ -126,6 +127,11 @@ std::string supervisor_digest(const Series& s, const DigestInputs& in) {
         break;
       }
     }
+  }
+  if (plugin > 0) {
+    o << "Provenance: " << plugin << " of " << s.iterations.size()
+      << " rows were measured by the plugin's evaluator [plugin] (kernel_evaluate: the plugin ran kopt-bench itself; "
+         "the agent never relayed these figures).\n";
   }
   if (shell > 0) {
     o << "Provenance: " << shell << " of " << s.iterations.size()
@@ -175,7 +181,7 @@ std::string supervisor_digest(const Series& s, const DigestInputs& in) {
     if (i < phases.size() && phases[i] != "optimization") o << " (" << phases[i] << ")";
     if (s.bestIndex && *s.bestIndex == i) o << " BEST";
     if (it.finalized) o << " FINALIZED";
-    o << " [" << (it.channel ? *it.channel : std::string("tool ") + it.tool) << "]";
+    o << " [" << (it.plugin ? std::string("plugin") : it.channel ? *it.channel : std::string("tool ") + it.tool) << "]";
     if (it.artifactPath) o << " artifact " << *it.artifactPath;
     if (it.evaluationId) o << " id " << *it.evaluationId;
     std::string metrics;
