@@ -1,6 +1,6 @@
-// What the in-process benchmarks share: their --name value options, and a generated session log
+// What the benchmarks share: their --name value options (every bench/*/run.mjs), a generated session log
 // (tests/fixtures/vectors/gen-large.mjs, N events as a JSON array) in a temporary folder removed
-// when the process exits.
+// when the process exits, and the longest wait a timer on the thread saw (a host request's wait).
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
@@ -22,4 +22,23 @@ export function generatedLog (events, tag) {
   const log = path.join(dir, 'events.json')
   execFileSync('sh', ['-c', `"${process.execPath}" "${root}/tests/fixtures/vectors/gen-large.mjs" ${Number(events)} > "${log}"`])
   return log
+}
+
+/**
+ * A timer ticking every `ms` on this thread: worst() is the longest gap between ticks since the last
+ * reset() (a block of the thread shows as a long gap); stop() ends it.
+ */
+export function startTicker (ms = 5) {
+  let last = performance.now()
+  let worst = 0
+  const timer = setInterval(() => {
+    const now = performance.now()
+    worst = Math.max(worst, now - last)
+    last = now
+  }, ms)
+  return {
+    reset () { last = performance.now(); worst = 0 },
+    worst: () => worst,
+    stop: () => clearInterval(timer),
+  }
 }

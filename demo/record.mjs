@@ -5,55 +5,27 @@
 // /kloop 4 with /supervise on (the second model is scripted too) — a faster loop, a profile, a version
 // that fails to compile, a vectorized one, and kernel_finalize (the plugin re-measures the best one).
 // Run by demo/record.sh, which provides: KOPT_HOST_DIR, KOPT_BENCH_DIR (folder of kopt-bench), Node 22.
-import { execFile } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+// KOPT_DEMO_VARIANT=b records the second demo session (demo/kernel-opt-demo-b/), the one a person
+// compares the demo with (对比 / Compare, `kopt report A B`): the same kernel, reference and inputs, but
+// another model name (deepseek-v4-pro), /kloop 3 without supervision, and a straighter path (the loop,
+// then the vectorized clamp; no profile, no broken build).
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
-import { detachedProcesses, freePort, waitFor, http, rpc } from '../tests/e2e/harness.mjs'
+import { ROOT, hostEnv, http, pinnedHost, rpc, scriptedRun, sessionLogFile, sessionLogText, sleep, startScriptedModel, startWeb, waitFor, webProfile } from '../tests/e2e/harness.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const ROOT = join(here, '..')
-const HOST_DIR = process.env.KOPT_HOST_DIR
+const { dsh: DSH } = pinnedHost('run demo/record.sh')
 const BENCH_DIR = process.env.KOPT_BENCH_DIR
-if (!HOST_DIR || !BENCH_DIR) throw new Error('KOPT_HOST_DIR and KOPT_BENCH_DIR are required (run demo/record.sh)')
-const DSH = join(HOST_DIR, 'bin/dsh')
-const OUT = join(here, 'kernel-opt-demo')
-const run = promisify(execFile)
-const t0 = Date.now()
-const log = (msg) => console.log(`[record +${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`)
-const sleep = (ms) => new Promise(r => setTimeout(r, ms))
+if (!BENCH_DIR) throw new Error('KOPT_BENCH_DIR is required (run demo/record.sh)')
+const VARIANT_B = process.env.KOPT_DEMO_VARIANT === 'b'
+const OUT = join(here, VARIANT_B ? 'kernel-opt-demo-b' : 'kernel-opt-demo')
 
-const work = mkdtempSync(join(tmpdir(), 'kopt-demo-'))
+const { work, procs, log, main } = scriptedRun('record', { watchdogSec: 1200, keepVar: 'KOPT_DEMO_KEEP' })
 const home = join(work, 'home')
 const ws = join(work, 'workspace')
 cpSync(join(here, 'workspace'), ws, { recursive: true })
-const procs = detachedProcesses(work)
-const { startDetached } = procs
-let failed = true
-const watchdog = setTimeout(() => { console.error('[record] watchdog: 1200 s elapsed'); cleanup(); process.exit(2) }, 1_200_000)
-function cleanup() {
-  procs.killAll()
-  if (!failed && process.env.KOPT_DEMO_KEEP !== '1') rmSync(work, { recursive: true, force: true })
-  else console.log(`[record] scratch kept in ${work}`)
-}
-process.on('exit', cleanup)
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { cleanup(); process.exit(130) })
-
-function sessionFile(sid) {
-  const base = join(home, 'sessions')
-  if (!existsSync(base)) return undefined
-  for (const d of readdirSync(base)) {
-    const p = join(base, d, sid, 'session.jsonl.zstd')
-    if (existsSync(p)) return p
-  }
-  return undefined
-}
-const decoded = async (sid) => {
-  const p = sessionFile(sid)
-  return p ? (await run('zstd', ['-qdc', p], { maxBuffer: 64 << 20, timeout: 20_000 })).stdout : ''
-}
+const decoded = (sid) => sessionLogText(home, sid)
 
 // ── the scripted model ──
 // Turn 1 measures the file as given (v1). Then /supervise on and /kloop 4: each loop round edits the
@@ -105,32 +77,28 @@ const script = {
     { text: 'OK: v4 正确且最快；定稿前请让插件复测。' },
   ] },
 }
+if (VARIANT_B) {
+  script.steps[0] = { text: '先汇报方案：测基线，然后直接试单遍循环和整张量 clamp_min。', tool_calls: [{ name: 'kernel_plan', arguments: { phase: 'baseline', approach: 'relu 64x256 fp32 on CPU: per-row ATen → one raw loop → vectorized clamp', hypothesis: 'a whole-tensor op avoids the per-row dispatch', next: 'measure the file as given' } }] }
+  script.scenarios = [
+    { match: '[kernel-loop round 1]', steps: [edit(1), measure('v2: one raw loop'), { text: 'v2 单遍循环：快了一些。' }] },
+    { match: '[kernel-loop round 2]', steps: [{ tool_calls: [{ name: 'write', arguments: { file_path: FILE, content: versions[3] } }] }, measure('v3: vectorized clamp_min'), { text: 'v3 整张量 clamp_min：正确，最快。' }] },
+    { match: '[kernel-loop wrap-up]', steps: [
+      { tool_calls: [{ name: 'kernel_finalize', arguments: { artifact_path: FILE, note: 'v3 (vectorized clamp_min) is the fastest correct candidate' } }] },
+      { text: '收尾：v3（整张量 clamp_min）最快且正确；定稿复测由插件完成。' }] },
+  ]
+}
 writeFileSync(join(work, 'script.json'), JSON.stringify(script, null, 1))
 
-try {
-  const ready = join(work, 'fake-ready.json')
-  startDetached(process.execPath, [join(ROOT, 'tests/e2e/fake-llm.mjs'), '--script', join(work, 'script.json'), '--ready', ready], {}, 'fake-llm.log')
-  const llmPort = await waitFor('the fake model', () => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')).port, 15_000)
-  log(`fake model on 127.0.0.1:${llmPort}`)
-  const env = {
-    DSH_HOME: home, DEEPSEEK_BASE_URL: `http://127.0.0.1:${llmPort}/v1`, DEEPSEEK_API_KEY: 'demo-key',
-    DSH_PERMISSION_MODE: 'danger-full-access', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1',
-    PATH: `${BENCH_DIR}:${process.env.PATH}`,
-  }
+await main(async () => {
+  const fake = await startScriptedModel(procs, work, join(ROOT, 'tests/e2e/fake-llm.mjs'), ['--script', join(work, 'script.json')])
+  log(`fake model on 127.0.0.1:${fake.port}`)
   // The committed prebuilt (lib/native) when there is one, else this checkout's build (scripts/build.sh).
-  if (!process.env.KOPT_ADDON && existsSync(join(ROOT, 'build/kopt.node'))) env.KOPT_ADDON = join(ROOT, 'build/kopt.node')
-  const dsh = (args, timeout) => run(DSH, args, { env: { ...process.env, ...env }, timeout, maxBuffer: 32 << 20 })
-  await dsh(['--profile', 'web', '--dump-config'], 120_000)
-  writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), [
-    '- id: hmr', '  disabled: false', '  config:', '    root: []',
-    '- id: kernel-opt', '  config:', '    supervisor:', '      provider: deepseek-official', '      model: judge',
-    '    evaluate:', `      koptBench: ${join(BENCH_DIR, 'kopt-bench')}`, '',
-  ].join('\n'))
-  await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`], 300_000)
-  const port = await freePort()
-  startDetached(DSH, ['web', '--no-open', '--port', String(port)], env, 'dsh.log')
-  await waitFor(`dsh web on :${port}`, async () => (await http(port, '/')).status === 200, 120_000)
-  log(`dsh web on 127.0.0.1:${port}`)
+  const addon = !process.env.KOPT_ADDON && existsSync(join(ROOT, 'build/kopt.node')) ? { KOPT_ADDON: join(ROOT, 'build/kopt.node') } : {}
+  const env = hostEnv(home, { llmPort: fake.port, key: 'demo-key', PATH: `${BENCH_DIR}:${process.env.PATH}`, ...addon })
+  await webProfile(DSH, env, { rows: ['- id: kernel-opt', '  config:', '    supervisor:', '      provider: deepseek-official', '      model: judge',
+    '    evaluate:', `      koptBench: ${join(BENCH_DIR, 'kopt-bench')}`,
+    ...(VARIANT_B ? ['- id: agent-default-model', '  config:', '    provider: deepseek-official', '    model: deepseek-v4-pro'] : [])] })
+  const { port } = await startWeb(procs, DSH, env, 'dsh.log', { log })
   const { sessionId: sid } = await rpc(port, 'session.create', { cwd: ws, agentPreset: 'kernel-opt' })
   await rpc(port, 'session.prompt', { sessionId: sid, mode: 'queue', content: [{ type: 'text', text: '请用内置评测器优化 solution/kernel.cpp（参考实现 ref.pt 是 torch.relu，输入规格 inputs.json）。' }] })
   log(`session ${sid}: prompt sent; the plugin's kopt-bench compiles and times each candidate`)
@@ -141,8 +109,8 @@ try {
     log(`${line}: ${JSON.stringify(r).slice(0, 160)}`)
     if (r?.kind !== 'success') throw new Error(`${line} failed`)
   }
-  await command('/supervise on')
-  await command('/kloop 4')
+  if (!VARIANT_B) await command('/supervise on')
+  await command(VARIANT_B ? '/kloop 3' : '/kloop 4')
   const control = async () => (await http(port, `/plugins/kernel-opt/control?sessionId=${encodeURIComponent(sid)}`)).json().control
   await waitFor('the loop to stop', async () => { const c = await control(); return c.loop.armed === false && c.loop.stopReason !== undefined }, 900_000, 2000)
   await waitFor('the wrap-up turn to end', async () => {
@@ -150,7 +118,7 @@ try {
     const wrap = text.lastIndexOf('[kernel-loop wrap-up]')
     return wrap >= 0 && text.indexOf('"type":"turn/end"', wrap) >= 0
   }, 900_000, 2000)
-  await command('/supervise off')
+  if (!VARIANT_B) await command('/supervise off')
   // The recording ran with danger-full-access (no approval prompts for the scripted bash calls); hand
   // the session back in the default preset, so continuing the demo with a real key asks as usual.
   const perm = await http(port, '/api/commands/execute', {
@@ -164,27 +132,21 @@ try {
   const pts = series.iterations ?? []
   log(`points: ${pts.map(p => `${p.trust}:${p.correct === false ? 'fail' : p.latencyMs}`).join(' ')}`)
   const missing = [
-    [pts.length >= 5, 'five points'], [pts.filter(p => p.trust === 'plugin').length >= 4, 'four points measured by the plugin\'s evaluator'], [pts.some(p => p.correct === false && p.error), 'a failed build with its error'],
-    [pts.some(p => p.channel === 'replay'), 'the finalize replay'], [(series.profileSeqs ?? []).length > 0, 'a profile (▲)'],
-    [(series.rounds ?? []).some(r => r.review || r.reviewNote), 'a supervisor note'],
+    [pts.length >= (VARIANT_B ? 4 : 5), 'enough points'], [pts.some(p => p.channel === 'replay'), 'the finalize replay'],
+    [pts.filter(p => p.trust === 'plugin').length >= (VARIANT_B ? 3 : 4), 'points measured by the plugin\'s evaluator'],
     [series.chart?.final?.gapPct !== undefined, 'the finalize gap'],
+    ...(VARIANT_B ? [] : [[pts.some(p => p.correct === false && p.error), 'a failed build with its error'],
+      [(series.profileSeqs ?? []).length > 0, 'a profile (▲)'], [(series.rounds ?? []).some(r => r.review || r.reviewNote), 'a supervisor note']]),
   ].filter(([ok]) => !ok).map(([, what]) => what)
   if (missing.length) throw new Error(`the run lacks: ${missing.join(', ')}`)
   mkdirSync(OUT, { recursive: true })
-  cpSync(sessionFile(sid), join(OUT, 'session.jsonl.zstd'))
+  cpSync(sessionLogFile(home, sid), join(OUT, 'session.jsonl.zstd'))
   writeFileSync(join(OUT, 'meta.json'), JSON.stringify({
     sessionId: sid, agentPreset: 'kernel-opt', recordedAt: new Date().toISOString(), recordedCwd: ws,
-    workspace: 'demo/workspace', points: pts.length, note: 'recorded by demo/record.sh; scripts/run.sh seeds it into .dsh-home/',
+    workspace: 'demo/workspace', points: pts.length,
+    note: VARIANT_B
+      ? 'the second demo session: recorded by KOPT_DEMO_VARIANT=b demo/record.sh (same kernel, reference and inputs; model deepseek-v4-pro, /kloop 3, no supervision); scripts/run.sh seeds it beside the demo, to compare with it'
+      : 'recorded by demo/record.sh; scripts/run.sh seeds it into .dsh-home/',
   }, null, 1) + '\n')
   log(`wrote ${OUT}/session.jsonl.zstd (${pts.length} points)`)
-  failed = false
-} catch (error) {
-  console.error(`[record] ${error?.stack ?? error}`)
-  for (const f of readdirSync(work).filter(n => n.endsWith('.log'))) {
-    console.error(`--- ${f}\n${readFileSync(join(work, f), 'utf8').split('\n').slice(-40).join('\n')}`)
-  }
-  process.exitCode = 1
-} finally {
-  clearTimeout(watchdog)
-  cleanup()
-}
+})

@@ -1,5 +1,6 @@
-// Seeds the recorded demo session (demo/kernel-opt-demo/) into a DSH home, so `dsh web` lists it:
-//   node demo/seed.mjs <DSH_HOME>        prints the session id
+// Seeds the recorded demo session (demo/kernel-opt-demo/) into a DSH home, so `dsh web` lists it,
+// and beside it the second recorded session (demo/kernel-opt-demo-b/, when present) to compare it with:
+//   node demo/seed.mjs <DSH_HOME>        prints the demo session's id
 // The session's working folder becomes this checkout's demo/workspace/ (the header's `cwd` is
 // rewritten and the log is filed under that project's folder, as dsh-session-persistence-jsonl
 // names it). The zstd framing is kept: frame 1 = the header line only (the host checks that),
@@ -13,9 +14,6 @@ import { zstdCompressSync, zstdDecompressSync, constants } from 'node:zlib'
 const here = dirname(fileURLToPath(import.meta.url))
 const home = process.argv[2]
 if (!home) { console.error('usage: node demo/seed.mjs <DSH_HOME>'); process.exit(2) }
-const src = join(here, 'kernel-opt-demo')
-const meta = JSON.parse(readFileSync(join(src, 'meta.json'), 'utf8'))
-const log = readFileSync(join(src, 'session.jsonl.zstd'))
 const cwd = join(here, 'workspace')
 
 // Length of the zstd frame at the start of buf (RFC 8878 §3.1.1).
@@ -46,18 +44,28 @@ function projectKey(p) {
   return `--${(readable.replace(/^-+/, '') || 'root').slice(0, 251)}--`
 }
 
-const n = frameLength(log)
-const headerLine = zstdDecompressSync(log.subarray(0, n)).toString('utf8')
-const header = JSON.parse(headerLine)
-if (header.type !== 'session' || header.id !== meta.sessionId) throw new Error('demo log: unexpected header')
-header.cwd = cwd
-const frame1 = zstdCompressSync(Buffer.from(JSON.stringify(header) + '\n'), { params: { [constants.ZSTD_c_checksumFlag]: 1 } })
-const out = Buffer.concat([frame1, log.subarray(n)])
-const dir = join(home, 'sessions', projectKey(cwd), meta.sessionId)
-const file = join(dir, 'session.jsonl.zstd')
-if (!existsSync(file) || process.env.KOPT_DEMO_RESEED === '1') {
-  mkdirSync(dir, { recursive: true })
-  writeFileSync(file + '.tmp', out)
-  renameSync(file + '.tmp', file)
+// Files one recorded session under the demo's workspace; returns its id.
+function seed (name) {
+  const src = join(here, name)
+  const meta = JSON.parse(readFileSync(join(src, 'meta.json'), 'utf8'))
+  const log = readFileSync(join(src, 'session.jsonl.zstd'))
+  const n = frameLength(log)
+  const headerLine = zstdDecompressSync(log.subarray(0, n)).toString('utf8')
+  const header = JSON.parse(headerLine)
+  if (header.type !== 'session' || header.id !== meta.sessionId) throw new Error(`${name} log: unexpected header`)
+  header.cwd = cwd
+  const frame1 = zstdCompressSync(Buffer.from(JSON.stringify(header) + '\n'), { params: { [constants.ZSTD_c_checksumFlag]: 1 } })
+  const out = Buffer.concat([frame1, log.subarray(n)])
+  const dir = join(home, 'sessions', projectKey(cwd), meta.sessionId)
+  const file = join(dir, 'session.jsonl.zstd')
+  if (!existsSync(file) || process.env.KOPT_DEMO_RESEED === '1') {
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(file + '.tmp', out)
+    renameSync(file + '.tmp', file)
+  }
+  return meta.sessionId
 }
-console.log(meta.sessionId)
+
+const id = seed('kernel-opt-demo')
+if (existsSync(join(here, 'kernel-opt-demo-b', 'meta.json'))) seed('kernel-opt-demo-b')
+console.log(id)

@@ -3,7 +3,7 @@
 // What it does, and nothing more:
 //   * keeps one kopt.Session per watched session (lib/store.mjs: the whole session in C++ — its
 //     projection, the /series body per revision, its loop), fed incrementally from `session/event`;
-//   * serves /plugins/kernel-opt/{series,control,models} and pushes each new revision to the tabs
+//   * serves /plugins/kernel-opt/{series,control,models,csv,compare} and pushes each new revision to the tabs
 //     subscribed on /plugins/kernel-opt/push (WebSocket, lib/push.mjs); sessions that are not live are projected
 //     from the host's session persistence, so a past session renders as it did live;
 //   * syncs the bundled preset into the user preset root (C++: kopt.syncPreset);
@@ -13,7 +13,7 @@
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import {
-  CONTROL_PATH, CSV_PATH, DEFAULT_PRESET_ID, MODELS_PATH, PLUGIN_ID, PUSH_PATH, SERIES_PATH, loopJson, resolveConfig,
+  COMPARE_PATH, CONTROL_PATH, CSV_PATH, DEFAULT_PRESET_ID, MODELS_PATH, PLUGIN_ID, PUSH_PATH, SERIES_PATH, loopJson, resolveConfig,
 } from './config.mjs'
 import { Service } from './host.mjs'
 import { loadKopt } from './native/load.mjs'
@@ -22,6 +22,7 @@ import { createPushHub } from './push.mjs'
 import { runsOf, writeRuns } from './paced.mjs'
 import { registerLoop } from './loop.mjs'
 import { createStore } from './store.mjs'
+import { createCompareRoute } from './compare.mjs'
 import { createEvaluator } from './evaluate.mjs'
 
 export const name = PLUGIN_ID
@@ -349,6 +350,9 @@ export function apply(ctx, rawConfig) {
     hub?.changed(id) // the control object is part of the revision
     jsonResponse(res, result.status, result.body ?? controlOf(view.session))
   }, 'kernel-opt: control route')
+
+  // The sessions compared side by side (lib/compare.mjs): each as /series reads it, never waited for.
+  route(COMPARE_PATH, createCompareRoute({ kopt, getView: (id, o) => store.getView(id, o), held: (id) => store.held(id) }), 'kernel-opt: compare route')
 
   // The push socket itself is an upgrade; a plain GET says so and shows the hub's counters.
   if (hub !== undefined) {

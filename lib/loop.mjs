@@ -87,12 +87,12 @@ export function registerLoop(ctx, deps) {
   }
 
   // The I/O in flight per session this service drives (the loop's state is the Session's).
-  const driven = new Map() // sessionId -> {timer, review, watched}
+  const driven = new Map() // sessionId -> {timer, review, watched, reviewer}
   const log = (id, line) => console.warn(`[kernel-opt] loop ${id}: ${line}`)
   const handlesFor = (id) => {
     let h = driven.get(id)
     if (h === undefined) {
-      h = { timer: undefined, review: undefined, watched: undefined }
+      h = { timer: undefined, review: undefined, watched: undefined, reviewer: undefined }
       driven.set(id, h)
     }
     return h
@@ -124,9 +124,13 @@ export function registerLoop(ctx, deps) {
           log(id, `no agent to receive the ${a.kind}`)
           continue
         }
+        // The message that carries a review names the model that gave it (source.supervisor; not in
+        // the text the agent reads): the log then says which supervisor a run had (a comparison's table).
+        const reviewer = h.reviewer
+        h.reviewer = undefined
         agent.followup(createUserMessage({
           content: [{ type: 'text', text: a.text }],
-          source: { kind: 'plugin', plugin: PLUGIN_ID },
+          source: { kind: 'plugin', plugin: PLUGIN_ID, ...(reviewer ? { supervisor: reviewer } : {}) },
         }))
       } else if (a.type === 'review') {
         void review(id, h, a)
@@ -251,6 +255,7 @@ export function registerLoop(ctx, deps) {
       if (h.review === abort) h.review = undefined
     }
     if (finish === 'timeout') log(id, 'supervisor timed out; the loop goes on without a review')
+    h.reviewer = finish === 'stop' && text.trim() !== '' ? { provider: String(a.provider), model: String(a.model) } : undefined
     try {
       const s = store.getLive(id)
       if (s !== undefined) execute(id, h, s.supervisorAnswered(a.token, JSON.stringify({ text, finish }), idle(id), queued(id)))

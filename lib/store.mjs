@@ -197,6 +197,16 @@ export function createStore(kopt, config, hooks) {
   const catchingUp = (sessionId) => jobs.has(sessionId)
   /** The live Session once its projection is whole (no catch-up in progress), else undefined. */
   const whole = (sessionId) => (jobs.has(sessionId) ? undefined : live.get(sessionId))
+  /**
+   * The view a session has now, without waiting for anything (no catch-up, no look at its log
+   * file): the live Session when it is whole, else the past one already read; undefined otherwise.
+   */
+  const held = (sessionId) => {
+    const s = whole(sessionId)
+    if (s !== undefined) return { session: s, live: true }
+    const v = past.get(sessionId)?.value
+    return v?.session !== undefined ? { session: v.session, live: false, reader: v.reader } : undefined
+  }
 
   /** A live session's event (the `session/event` listener). */
   const onEvent = (session, event, watchPreset) => {
@@ -334,5 +344,5 @@ export function createStore(kopt, config, hooks) {
     for (const s of [live.get(sessionId), past.get(sessionId)?.value?.session]) if (s !== undefined) tellEvaluation(sessionId, s)
   }
 
-  return { getLive, peek, whole, catchingUp, getView, onEvent, forget, evaluationChanged, past }
+  return { getLive, peek, whole, held, catchingUp, getView, onEvent, forget, evaluationChanged, past }
 }

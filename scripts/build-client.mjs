@@ -15,7 +15,7 @@ import { PLUGIN_ID } from '../lib/config.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 // The module loader's wrapper opens in head.js and closes in apply.js; each part between draws one thing.
-export const PARTS = ['head', 'strings', 'data', 'helpers', 'styles', 'curve', 'controls', 'cards', 'tab', 'composer', 'apply']
+export const PARTS = ['head', 'strings', 'data', 'helpers', 'styles', 'curve', 'controls', 'cards', 'compare', 'tab', 'composer', 'apply']
 const TOKEN = '__PLUGIN_ID__'
 const IMPORT = /^import \{([^}]*)\} from '\.\/([a-z-]+)\.js'\n/
 const EXPORT = /^( *)export (?=(?:async function|function|const|let|class) )/gm

@@ -4,6 +4,8 @@
 #   KOPT_TEST_ONLY="core addon" bash scripts/test.sh   a subset (names below)
 # Ends with one line "suites: N passed, N failed, N skipped"; exits non-zero when any suite failed.
 # A suite that exits 77 could not run on this machine (it printed SKIPPED and why): counted as skipped.
+# With CI=true (as CI sets it) nothing may skip: a suite that cannot run fails (scripts/lib.sh cannot_run),
+# a test runner that skipped a test fails (no_skips), and an exit 77 counts as a failure here.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$KOPT_ROOT"
@@ -19,7 +21,7 @@ run_suite() {
   local t0=$SECONDS
   "$@"; local rc=$?
   if [ "$rc" -eq 0 ]; then passed=$((passed + 1)); log "suite $name passed ($((SECONDS - t0)) s)"
-  elif [ "$rc" -eq 77 ]; then skipped=$((skipped + 1)); skipped_names+=("$name"); log "suite $name SKIPPED ($((SECONDS - t0)) s)"
+  elif [ "$rc" -eq 77 ] && ! in_ci; then skipped=$((skipped + 1)); skipped_names+=("$name"); log "suite $name SKIPPED ($((SECONDS - t0)) s)"
   else failed=$((failed + 1)); failed_names+=("$name"); log "suite $name FAILED ($((SECONDS - t0)) s)"; fi
 }
 
@@ -27,11 +29,11 @@ bash scripts/setup-deps.sh || { echo "suites: 0 passed, 1 failed, 0 skipped"; ex
 # -Werror for our own targets: a new warning fails CI (CMakeLists.txt kopt_warnings)
 bash scripts/build.sh -DKOPT_WERROR=ON || { echo "suites: 0 passed, 1 failed, 0 skipped"; exit 1; }
 
-run_suite core ctest --test-dir build --output-on-failure -j"$(nproc)"
+run_suite core no_skips ctest --test-dir build --output-on-failure -j"$(nproc)"
 # The test files by name: Node 22 reads a bare directory argument as a module, not a folder of tests.
 node_tests=(tests/addon/*.test.mjs)
 [ -d tests/lib ] && node_tests+=(tests/lib/*.test.mjs)
-run_suite addon node --test --test-reporter=spec "${node_tests[@]}"
+run_suite addon no_skips node --test --test-reporter=spec "${node_tests[@]}"
 [ -x scripts/check-prebuilt.sh ] && run_suite prebuilt bash scripts/check-prebuilt.sh
 [ -f tests/sanitize/run.sh ] && run_suite sanitize bash tests/sanitize/run.sh
 [ -f tests/fuzz/run-smoke.sh ] && run_suite fuzz bash tests/fuzz/run-smoke.sh

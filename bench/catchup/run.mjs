@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
-import { arg, generatedLog } from '../generated-log.mjs'
+import { arg, generatedLog, startTicker } from '../generated-log.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const events = Number(arg('events', 1000000))
@@ -30,18 +30,11 @@ if (arg('child')) {
   const done = new Promise((resolve) => { caught = resolve })
   const store = createStore(kopt, config, { sessions: () => new Map([['bench', session]]), persistence: () => undefined, caughtUp: () => caught() })
   // The longest wait a timer (a host request) saw, counted from when the catch-up began.
-  let last = performance.now()
-  let worst = 0
-  const ticker = setInterval(() => {
-    const now = performance.now()
-    worst = Math.max(worst, now - last)
-    last = now
-  }, 5)
+  const ticker = startTicker(5)
   await new Promise((resolve) => setTimeout(resolve, 50))
   const mode = arg('child')
   const t0 = performance.now()
-  last = t0
-  worst = 0
+  ticker.reset()
   if (mode === 'paced') {
     store.onEvent(session, all.at(-1), config.preset.id)
     await done
@@ -50,10 +43,10 @@ if (arg('child')) {
   }
   const total = performance.now() - t0
   await new Promise((resolve) => setTimeout(resolve, 20)) // the tick after a block
-  clearInterval(ticker)
+  ticker.stop()
   const s = store.peek('bench')
   if (s.fed !== all.length || store.catchingUp('bench')) throw new Error(`not caught up: ${s.fed} of ${all.length}`)
-  console.log(JSON.stringify({ what: 'catchup', mode, events: all.length, points: s.completedEvals, totalMs: Math.round(total), worstWaitMs: +worst.toFixed(1) }))
+  console.log(JSON.stringify({ what: 'catchup', mode, events: all.length, points: s.completedEvals, totalMs: Math.round(total), worstWaitMs: +ticker.worst().toFixed(1) }))
   process.exit(0)
 }
 

@@ -35,26 +35,17 @@
 // or more, and the longest full (mark-compact) and young-generation (scavenge) pause. The host's
 // own pauses bound from below what any plugin's stall figure can be.
 // Prints one JSON line per (plugin, size) and, with --before, the ratios before/after.
-import { execFile } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
-import { detachedProcesses, freePort, http, pluginRoutesReady, rpc, sleep, waitFor } from '../../tests/e2e/harness.mjs'
+import { FEEDER, ROOT, detachedProcesses, feederAppend, hostEnv, pinnedHost, rpc, run, sleep, startWeb, webProfile } from '../../tests/e2e/harness.mjs'
+import { arg } from '../generated-log.mjs'
 import { startPinger } from '../pinger.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const ROOT = resolve(here, '../..')
-const HOST_DIR = process.env.KOPT_HOST_DIR
-if (!HOST_DIR) throw new Error('KOPT_HOST_DIR is required (the pinned host, scripts/setup-host.sh)')
-const DSH = join(HOST_DIR, 'bin/dsh')
-const run = promisify(execFile)
+const { dsh: DSH } = pinnedHost('the pinned host, scripts/setup-host.sh')
 
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(`--${name}`)
-  return i > 0 ? process.argv[i + 1] : dflt
-}
 const sizes = arg('sizes', '100000').split(',').map(Number)
 const before = arg('before', undefined)
 const seed = arg('seed', undefined)
@@ -130,27 +121,16 @@ async function startHost(label, pluginDir, env) {
   const ws = join(work, `ws-${label}`)
   mkdirSync(ws, { recursive: true })
   const gcEnv = GC ? { NODE_OPTIONS: `--require ${join(here, 'gc-watch.cjs')}`, KOPT_GC_LOG: gcLog(label) } : {}
-  const baseEnv = { DSH_HOME: home, DEEPSEEK_API_KEY: 'bench', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1', ...gcEnv, ...env }
-  const dsh = (args) => run(DSH, args, { env: { ...process.env, ...baseEnv }, timeout: 300_000, maxBuffer: 32 << 20 })
-  await dsh(['--profile', 'web', '--dump-config'])
-  writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), ['- id: hmr', '  disabled: false', '  config:', '    root: []', ''].join('\n'))
-  if (pluginDir !== null) await dsh(['plugin', '--profile', 'web', 'add', `file:${pluginDir}`])
-  await dsh(['plugin', '--profile', 'web', 'add', `file:${join(here, 'feeder')}`])
-  const port = await freePort()
-  const web = procs.startDetached(DSH, ['web', '--no-open', '--port', String(port)], baseEnv, `dsh-${label}.log`)
-  await waitFor(`dsh web (${label})`, async () =>
-    (pluginDir === null ? await rpc(port, 'host.describe', {}) : await pluginRoutesReady(port)) &&
-    (await http(port, '/plugins/kopt-bench-feeder/ping')).status === 200, 180_000, 500)
-  return { web, port, ws, label, baseEnv }
+  const baseEnv = hostEnv(home, { key: 'bench', ...gcEnv, ...env })
+  await webProfile(DSH, baseEnv, { plugins: pluginDir === null ? [FEEDER] : [pluginDir, FEEDER] })
+  const web = await startWeb(procs, DSH, baseEnv, `dsh-${label}.log`, { plugin: pluginDir !== null, feeder: true })
+  return { web, port: web.port, ws, label, baseEnv }
 }
 
 async function restartHost(host) {
   await procs.stop(host.web)
-  const port = await freePort()
-  const web = procs.startDetached(DSH, ['web', '--no-open', '--port', String(port)], host.baseEnv, `dsh-${host.label}-2.log`)
-  await waitFor(`dsh web (${host.label}, restarted)`, async () =>
-    (await pluginRoutesReady(port)) && (await http(port, '/plugins/kopt-bench-feeder/ping')).status === 200, 180_000, 500)
-  return { ...host, web, port }
+  const web = await startWeb(procs, DSH, host.baseEnv, `dsh-${host.label}-2.log`, { feeder: true })
+  return { ...host, web, port: web.port }
 }
 
 // A restarted host keeps its event loop busy for a while (its own start-up work, nothing asked of
@@ -200,14 +180,9 @@ async function measurePast(host, n, sid) {
 }
 
 async function append(port, sessionId, events) {
-  for (let i = 0; i < events.length; i += BATCH) {
-    const r = await fetch(`http://127.0.0.1:${port}/plugins/kopt-bench-feeder/append`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId, events: events.slice(i, i + BATCH) }),
-    })
-    const j = await r.json()
-    if (r.status !== 200) throw new Error(`append: ${j.error}`)
-    if (j.failed > 0) append.failed = (append.failed ?? 0) + j.failed, append.firstError ??= `${j.firstError} ${JSON.stringify(j.failures)}`
-  }
+  const r = await feederAppend(port, sessionId, events, BATCH)
+  append.failed = (append.failed ?? 0) + r.failed
+  append.firstError ??= r.firstError
 }
 
 async function rssKb(pid) {
@@ -313,8 +288,9 @@ async function measureHostOnly(host, n, events) {
 }
 
 const variants = [{ label: 'after', dir: ROOT, env: { KOPT_ADDON: process.env.KOPT_ADDON ?? join(ROOT, 'build/kopt.node') } }]
-if (before) variants.unshift({ label: 'before', dir: resolve(before), env: {} })
-if (seed) variants.unshift({ label: 'seed', dir: resolve(seed), env: {} })
+// The other checkouts load their own committed prebuilt, never a KOPT_ADDON set for this one.
+if (before) variants.unshift({ label: 'before', dir: resolve(before), env: { KOPT_ADDON: '' } })
+if (seed) variants.unshift({ label: 'seed', dir: resolve(seed), env: { KOPT_ADDON: '' } })
 const maxN = Math.max(...sizes)
 log(`generating ${maxN + (CHANGED + 20) * 100} events`)
 const all = await generated(maxN + (CHANGED + 20) * 100)

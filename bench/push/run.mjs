@@ -33,32 +33,21 @@
 // renderer main thread's own accounts (page_*_ms, Performance.getMetrics; wall time of its tasks,
 // so they stretch when the machine is busy).
 // One JSON line per measurement on stdout.
-import { execFile } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
+import { join } from 'node:path'
 import { createRequire } from 'node:module'
-import { detachedProcesses, freePort, http, pluginRoutesReady, rpc, sleep, waitFor } from '../../tests/e2e/harness.mjs'
+import { FEEDER, ROOT, detachedProcesses, feederAppend, hostEnv, http, pinnedHost, rpc, run, sleep, startWeb, waitFor, webProfile } from '../../tests/e2e/harness.mjs'
+import { arg } from '../generated-log.mjs'
 import { rawClient } from '../../tests/e2e/ws-client.mjs'
 import { moreEvents } from '../../tests/browser/lib/demo-run.mjs'
 import { startPinger } from '../pinger.mjs'
 import { chromiumCpu } from '../chromium-cpu.mjs'
 
-const here = dirname(fileURLToPath(import.meta.url))
-const ROOT = resolve(here, '../..')
-const HOST_DIR = process.env.KOPT_HOST_DIR
-if (!HOST_DIR) throw new Error('KOPT_HOST_DIR is required (the pinned host, scripts/setup-host.sh)')
-const DSH = join(HOST_DIR, 'bin/dsh')
-const run = promisify(execFile)
+const { dsh: DSH } = pinnedHost('the pinned host, scripts/setup-host.sh')
 const requireBrowser = createRequire(join(ROOT, 'tests/browser/package.json'))
 const { chromium } = requireBrowser('playwright-core')
 
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(`--${name}`)
-  return i > 0 ? process.argv[i + 1] : dflt
-}
 const SIZES = arg('sizes', '10000').split(',').map(Number)
 const TABS = arg('tabs', '1,20').split(',').map(Number)
 const SAMPLES = Number(arg('samples', 30))
@@ -96,25 +85,14 @@ const r1 = (v) => (v === null ? null : Math.round(v * 10) / 10)
 const home = join(work, 'home')
 const ws = join(work, 'ws')
 mkdirSync(ws, { recursive: true })
-const env = { DSH_HOME: home, DEEPSEEK_API_KEY: 'bench', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1', KOPT_ADDON: process.env.KOPT_ADDON ?? join(ROOT, 'build/kopt.node') }
-const dsh = (args) => run(DSH, args, { env: { ...process.env, ...env }, timeout: 300_000, maxBuffer: 32 << 20 })
-await dsh(['--profile', 'web', '--dump-config'])
-writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), '- id: hmr\n  disabled: false\n  config:\n    root: []\n')
-await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`])
-await dsh(['plugin', '--profile', 'web', 'add', `file:${join(ROOT, 'bench/http/feeder')}`])
-const port = await freePort()
-const web = procs.startDetached(DSH, ['web', '--no-open', '--port', String(port)], env, 'dsh-web.log')
-await waitFor('dsh web', async () => (await pluginRoutesReady(port)) && (await http(port, '/plugins/kopt-bench-feeder/ping')).status === 200, 180_000, 500)
-log(`dsh web on ${port}`)
+const env = hostEnv(home, { key: 'bench', KOPT_ADDON: process.env.KOPT_ADDON ?? join(ROOT, 'build/kopt.node') })
+await webProfile(DSH, env, { plugins: [ROOT, FEEDER] })
+const web = await startWeb(procs, DSH, env, 'dsh-web.log', { feeder: true, log })
+const { port } = web
 
 async function append(sid, events) {
-  for (let i = 0; i < events.length; i += BATCH) {
-    const r = await fetch(`http://127.0.0.1:${port}/plugins/kopt-bench-feeder/append`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId: sid, events: events.slice(i, i + BATCH) }),
-    })
-    const j = await r.json()
-    if (r.status !== 200 || j.failed > 0) throw new Error(`append: ${JSON.stringify(j).slice(0, 300)}`)
-  }
+  const r = await feederAppend(port, sid, events, BATCH)
+  if (r.failed > 0) throw new Error(`append: ${r.failed} refused: ${r.firstError}`)
 }
 async function rssMb() {
   try {

@@ -35,10 +35,10 @@ import { chromium } from '../../tests/browser/node_modules/playwright-core/index
 import { bigEvents, moreEvents, pendingEvaluation } from '../../tests/browser/lib/demo-run.mjs'
 import { startMockHost } from '../../tests/browser/lib/mock-host.mjs'
 import { chromiumCpu } from '../chromium-cpu.mjs'
+import { arg } from '../generated-log.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '../..')
-const arg = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? process.argv[i + 1] : dflt }
 const sizes = arg('sizes', '1000,5000,20000,50000').split(',').map(Number)
 const batches = arg('batches', '1,100').split(',').map(Number)
 const updates = Number(arg('updates', '20'))

@@ -22,12 +22,14 @@ nlohmann::json BaselineRecord::to_json() const {
     auto it = key.find(f);
     k[f] = it == key.end() ? "" : it->second;
   }
-  return {{"format", "kopt-bench-baseline/1"},
-          {"key", k},
-          {"ref_runtime_ms", ref_runtime_ms},
-          {"measured_at", measured_at},
-          {"trials", trials},
-          {"rel_iqr", rel_iqr}};
+  nlohmann::json j = {{"format", "kopt-bench-baseline/1"},
+                      {"key", k},
+                      {"ref_runtime_ms", ref_runtime_ms},
+                      {"measured_at", measured_at},
+                      {"trials", trials},
+                      {"rel_iqr", rel_iqr}};
+  if (load.is_object() && !load.empty()) j["load"] = load;
+  return j;
 }
 
 BaselineRecord BaselineRecord::from_json(const nlohmann::json& j) {
@@ -46,6 +48,7 @@ BaselineRecord BaselineRecord::from_json(const nlohmann::json& j) {
   r.measured_at = j.value("measured_at", "");
   r.trials = j.value("trials", size_t(0));
   r.rel_iqr = j.value("rel_iqr", 0.0);
+  if (j.contains("load") && j["load"].is_object()) r.load = j["load"];
   return r;
 }
 

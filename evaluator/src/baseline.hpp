@@ -18,6 +18,9 @@ struct BaselineRecord {
   std::string measured_at;  // ISO-8601 UTC
   size_t trials = 0;
   double rel_iqr = 0;
+  // Other processes' CPU use while it was measured (load.hpp: Load::to_json); {} when not measured
+  // (a record from an older kopt-bench). Not part of the key: a contended record is marked, not refused.
+  nlohmann::json load = nlohmann::json::object();
   nlohmann::json to_json() const;
   static BaselineRecord from_json(const nlohmann::json& j);  // throws std::runtime_error
 };

@@ -1,8 +1,13 @@
 // The channel between the judge and a runner process (the candidate's, or the reference's timing
-// process): values travel through two memfd regions the judge creates (inputs judge -> runner,
-// outputs runner -> judge) and small fixed-size messages on two pipes. The judge reads outputs
-// out of the region the moment the "done" message arrives, so an output is what the memory held
-// when the call returned.
+// process). The judge lays every value out itself, in memfd regions it creates, as blocks
+// ([table][data]) at offsets it chooses; commands and replies are small fixed-size messages on two
+// pipes. The runner only maps: an input block becomes tensors over the shared bytes (no copy on the
+// CPU), and its outputs are described to the judge (OutDesc), which reads them out of the runner's
+// memory itself while the runner is stopped (remote_op.hpp). Only where the judge cannot read
+// them (device memory, or a kernel that refuses process_vm_readv) does the runner copy its outputs
+// into the judge's output region (kCopyOut).
+// This header is the one place both sides read the values' layout, the outputs of a call
+// (to_outputs) and storage overlap.
 #pragma once
 #include <ATen/ATen.h>
 #include <ATen/core/ivalue.h>
@@ -13,7 +18,7 @@
 
 namespace kopt::bench {
 
-// A shared region: [table of kTableBytes][tensor data]. Owned (mapped) by whoever holds it.
+// A shared region, mapped by whoever holds it.
 struct SharedRegion {
   int fd = -1;
   void* base = nullptr;
@@ -24,32 +29,79 @@ struct SharedRegion {
   ~SharedRegion();
   static SharedRegion* create(const char* name, size_t bytes);  // memfd + mmap (judge)
   bool map(int fd);                                             // map an inherited fd (runner)
+  char* at(size_t offset) const { return static_cast<char*>(base) + offset; }
 };
-constexpr size_t kTableBytes = 64 * 1024;
+// A block: [table of kTableBytes][tensor data, each 64-byte aligned].
+constexpr size_t kTableBytes = 16 * 1024;
+constexpr size_t kPage = 4096;
+inline size_t page_align(size_t n) { return (n + kPage - 1) & ~(kPage - 1); }
 
-// Bytes a set of values needs in a region (table included).
-size_t region_bytes(const std::vector<c10::IValue>& v);
-// Writes values (tensors made contiguous, copied to host). Returns "" or why it does not fit.
-std::string encode_values(SharedRegion& r, const std::vector<c10::IValue>& v);
-// Reads them back into fresh tensors on `dev` (a copy: later writes to the region do not show).
-std::vector<c10::IValue> decode_values(const SharedRegion& r, at::Device dev);
+// Bytes a block of these values needs (table included).
+size_t block_bytes(const std::vector<c10::IValue>& v);
+// Writes a block at `offset` (tensors made contiguous, copied to host); `where`, when given,
+// receives each value's data offset in the region (0 for non-tensors). "" or why it does not fit.
+std::string encode_block(SharedRegion& r, size_t offset, const std::vector<c10::IValue>& v,
+                         std::vector<size_t>* where = nullptr);
+// Reads a block back into fresh tensors on `dev` (a copy: later writes to the region do not show).
+std::vector<c10::IValue> decode_block(const SharedRegion& r, size_t offset, at::Device dev);
+// The runner's view of an input block: on the CPU, tensors over the region's own bytes (no copy:
+// an in-place write lands where the judge sees it); elsewhere, copies on `dev`.
+std::vector<c10::IValue> wrap_block(SharedRegion& r, size_t offset, at::Device dev);
+// Copies device tensors back over the block's bytes (after a call on a GPU: the judge then sees
+// the op's effect on its inputs in the region, as on the CPU).
+void write_back_block(SharedRegion& r, size_t offset, const std::vector<c10::IValue>& v);
 
-// Messages. Judge -> runner: a command; runner -> judge: a reply, then `text_len` bytes of text.
-enum Cmd : uint32_t { kArgs = 'A', kPrepare = 'P', kCall = 'C', kInspect = 'I', kMutate = 'M', kEnd = 'X' };
+// The tensors an op returned: a Tensor, or a tuple/list of them.
+std::vector<at::Tensor> to_outputs(const std::vector<c10::IValue>& stack, const char* who);
+// Byte ranges [lo, hi) overlap.
+inline bool ranges_overlap(uint64_t lo_a, uint64_t hi_a, uint64_t lo_b, uint64_t hi_b) {
+  return lo_a < hi_b && lo_b < hi_a;
+}
+// Two tensors share storage bytes (the judge's check of the reference's own aliasing).
+bool shares_storage(const at::Tensor& a, const at::Tensor& b);
+
+// One output as the runner describes it: where its elements are in its own address space. A claim
+// the judge checks: it reads the bytes there itself, and the range must not be an input's or an
+// earlier held output's.
+struct OutDesc {
+  int64_t dtype = 0, ndim = 0;
+  int64_t sizes[8] = {0};
+  int64_t strides[8] = {0};
+  uint64_t ptr = 0;     // address of element 0 (storage offset applied)
+  int64_t device = 0;   // 0 CPU, 1 CUDA
+  int64_t elem = 0;     // element size in bytes
+  uint64_t span() const;  // bytes from ptr covering every element; 0 when empty
+};
+OutDesc describe_output(const at::Tensor& t);
+// Tensors from `bytes` (span() bytes) laid out as `d` says (a contiguous copy); throws on a
+// description that does not make sense.
+at::Tensor tensor_from_desc(const OutDesc& d, const void* bytes);
+
+// Messages. Judge -> runner: a command; runner -> judge: a reply, then `text_len` bytes (for a call:
+// per call of the command, a uint32 count and that many OutDesc).
+enum Cmd : uint32_t { kArgs = 'A', kCall = 'C', kNop = 'N', kRecopy = 'R', kEnd = 'X' };
 enum ReplyKind : uint32_t { kLoaded = 'L', kOk = 'K', kDone = 'D', kError = 'E' };
+enum CmdFlags : uint32_t {
+  kCopyOut = 1,  // the runner writes the outputs into the output region (block k at k * out_stride)
+  kNoOp = 2,     // a batch that does everything but call the op (the channel's own cost)
+};
 struct CmdMsg {
   uint32_t cmd = 0;
   uint32_t flags = 0;
+  uint64_t offset = 0;          // kArgs, kCall: the input block (call k of a batch: offset + k * stride)
+  uint64_t stride = 0;
+  uint64_t count = 1;           // kCall: calls back to back (a batch), synchronized once at the end
+  uint64_t out_stride = 0;      // kCopyOut
+  uint64_t release_before = 0;  // outputs of calls numbered below this are no longer held
 };
 struct ReplyMsg {
   uint32_t kind = 0;
-  uint32_t flags = 0;       // kInspect: bit 0 inputs modified (bit 8+i: input i), bit 1 output reuses an earlier output
-  uint64_t alias_mask = 0;  // kInspect: per output i, bit (i*8 + j) = output i overlaps input j (j < 8)
-  double ms = 0;            // kDone: the runner's own timer (device time on GPU)
-  double kernel_ms = 0;     // kDone: CUPTI kernel time when valid
+  uint32_t calls = 0;        // kDone: calls made
+  double ms = 0;             // kDone: the runner's own timer over the calls (device time; a claim)
+  double kernel_ms = 0;      // kDone: CUPTI kernel time when valid
   int64_t launches = -1, memcpys = 0, streams = 0;
-  double off_stream_ms = 0; // kDone: device busy after the timing stream finished (measured without CUPTI)
-  uint32_t stat_flags = 0;  // bit 0 CUPTI stats valid, bit 2 persisting L2 (measured without CUPTI)
+  double off_stream_ms = 0;  // kDone: device busy after the timing stream finished (measured without CUPTI)
+  uint32_t stat_flags = 0;   // bit 0 CUPTI stats valid, bit 2 persisting L2 (measured without CUPTI)
   uint32_t text_len = 0;
 };
 

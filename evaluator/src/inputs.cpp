@@ -2,8 +2,12 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #ifdef KOPT_WITH_CUDA
@@ -47,8 +51,69 @@ static at::Tensor read_file_tensor(const InputSpec& spec, const InputDesc& d) {
   return t;
 }
 
+std::string Regime::describe() const {
+  char b[96];
+  switch (kind) {
+    case RegimeKind::Declared: return "declared";
+    case RegimeKind::Scaled: std::snprintf(b, sizeof b, "scaled x%.3g about the centre", f); break;
+    case RegimeKind::Shifted: std::snprintf(b, sizeof b, "shifted by %+.3g spreads", f); break;
+    case RegimeKind::Wide: std::snprintf(b, sizeof b, "wide: uniform over the centre +-%.3g spreads", f); break;
+    case RegimeKind::Outliers:
+      std::snprintf(b, sizeof b, "outliers: 1 in 64 values uniform over the centre +-%.3g spreads", f);
+      break;
+  }
+  return b;
+}
+
+namespace {
+// splitmix64: a well-mixed 64-bit value from a seed and an index (the regime's own draws).
+uint64_t mix(uint64_t seed, uint64_t index) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (index + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+}  // namespace
+
+Regime pick_regime(uint64_t seed, size_t k, bool mild) {
+  std::array<RegimeKind, 4> kinds{RegimeKind::Scaled, RegimeKind::Shifted, RegimeKind::Wide, RegimeKind::Outliers};
+  std::mt19937_64 order(seed);
+  for (size_t i = kinds.size() - 1; i > 0; --i) std::swap(kinds[i], kinds[order() % (i + 1)]);  // Fisher-Yates
+  std::mt19937_64 g(mix(seed, 2 * k + (mild ? 1 : 0)));
+  const double lo = mild ? 2 : 7, hi = mild ? 4 : 8;
+  Regime r;
+  r.kind = kinds[k % kinds.size()];
+  r.f = std::exp2(lo + (hi - lo) * double(g() >> 11) / double(uint64_t(1) << 53));
+  if (r.kind == RegimeKind::Shifted && (g() & 1)) r.f = -r.f;
+  return r;
+}
+
+// A floating tensor from normal(a, b) or uniform(a, b), in `g`'s regime.
+static at::Tensor draw_floating(const std::vector<int64_t>& shape, bool normal, double a, double b, const Regime& g,
+                                at::Generator& gen) {
+  const double c = normal ? a : (a + b) / 2, w = normal ? b : (b - a) / 2;
+  auto declared = [&] {
+    at::Tensor t = at::empty(shape, at::kFloat);
+    return normal ? t.normal_(a, b, gen) : t.uniform_(a, b, gen);
+  };
+  auto wide = [&] { return at::empty(shape, at::kFloat).uniform_(c - g.f * w, c + g.f * w, gen); };
+  if (!(w > 0)) return declared();
+  switch (g.kind) {
+    case RegimeKind::Declared: break;
+    case RegimeKind::Scaled: return declared().sub_(c).mul_(g.f).add_(c);
+    case RegimeKind::Shifted: return declared().add_(g.f * w);
+    case RegimeKind::Wide: return wide();
+    case RegimeKind::Outliers: {
+      at::Tensor t = declared();
+      at::Tensor pick = at::empty(shape, at::kFloat).uniform_(0, 1, gen).lt(1.0 / 64);
+      return at::where(pick, wide(), t);
+    }
+  }
+  return declared();
+}
+
 std::vector<c10::IValue> draw_inputs(const InputSpec& spec, uint64_t seed, const std::string& precision,
-                                     at::Device device) {
+                                     at::Device device, const Regime& regime) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   std::vector<c10::IValue> out;
   out.reserve(spec.inputs.size());
@@ -65,14 +130,18 @@ std::vector<c10::IValue> draw_inputs(const InputSpec& spec, uint64_t seed, const
     at::Tensor t;
     switch (d.dist.kind) {
       case DistKind::Normal:
-        t = at::empty(d.shape, at::kFloat).normal_(d.dist.a, d.dist.b, gen);
-        break;
       case DistKind::Uniform:
-        t = at::empty(d.shape, at::kFloat).uniform_(d.dist.a, d.dist.b, gen);
+        t = draw_floating(d.shape, d.dist.kind == DistKind::Normal, d.dist.a, d.dist.b, regime, gen);
         break;
-      case DistKind::Randint:
-        t = at::randint(int64_t(d.dist.a), int64_t(d.dist.b), d.shape, gen, at::kLong);
+      case DistKind::Randint: {
+        const int64_t lo = int64_t(d.dist.a), hi = int64_t(d.dist.b);
+        t = at::randint(lo, hi, d.shape, gen, at::kLong);
+        if (regime.kind != RegimeKind::Declared && hi - lo > 1) {  // the range's ends, half of the time
+          at::Tensor ends = at::randint(0, 2, d.shape, gen, at::kLong).mul_(hi - 1 - lo).add_(lo);
+          t = at::where(at::empty(d.shape, at::kFloat).uniform_(0, 1, gen).lt(0.5), ends, t);
+        }
         break;
+      }
       case DistKind::Const:
         t = at::full(d.shape, d.dist.a, at::kDouble);
         break;
@@ -131,9 +200,12 @@ void overwrite_bytes(std::vector<c10::IValue>& dst, const std::vector<c10::IValu
 
 uint64_t checksum(const at::Tensor& t0) {
   at::Tensor t = t0.is_cpu() ? t0.contiguous() : t0.to(at::kCPU).contiguous();
-  const auto* p = static_cast<const unsigned char*>(t.data_ptr());
+  return checksum_bytes(t.data_ptr(), t.nbytes());
+}
+
+uint64_t checksum_bytes(const void* data, size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
   uint64_t h = 1469598103934665603ULL;
-  size_t n = t.nbytes();
   // 8 bytes at a time with an FNV-style mix: fast and sensitive to every byte.
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {

@@ -376,10 +376,14 @@ int evaluate(int argc, char** argv, EvalContext& ctx) {
     if (opt.rtol) res.advisory.push_back("agent-chosen rtol " + num(*opt.rtol));
     if (opt.tolerance != "auto") res.advisory.push_back("agent-chosen tolerance rule '" + opt.tolerance + "'");
     if (!opt.fresh_inputs) res.advisory.push_back("agent-chosen --no-fresh-inputs: one input set reused for every timed call");
-    if (opt.seed) res.advisory.push_back("agent-pinned input seed " + std::to_string(*opt.seed) + " (inputs are predictable)");
+    if (opt.seed) res.advisory.push_back("agent-pinned input seed " + std::to_string(*opt.seed) + " (the same inputs on every run with this cache; still unpredictable to the candidate, which cannot read the judge's key)");
     if (opt.num_correct_trials < Options().num_correct_trials)
       res.advisory.push_back("agent-chosen " + std::to_string(opt.num_correct_trials) + " correctness trials (default " +
                              std::to_string(Options().num_correct_trials) + ")");
+    if (opt.off_distribution_trials < Options().off_distribution_trials)
+      res.advisory.push_back("agent-chosen " + std::to_string(opt.off_distribution_trials) +
+                             " correctness trials off the declared distribution (default " +
+                             std::to_string(Options().off_distribution_trials) + ")");
   }
   if (!baseline_record.is_null()) {
     try {

@@ -9,7 +9,8 @@ using nlohmann::json;
 
 json Options::to_json() const {
   json j = {{"ref", ref}, {"solution", solution}, {"inputs", inputs}, {"artifact", artifact},
-            {"precision", precision}, {"device", device}, {"num_correct_trials", num_correct_trials},
+            {"precision", precision}, {"device", device}, {"timer", timer}, {"num_correct_trials", num_correct_trials},
+            {"off_distribution_trials", off_distribution_trials},
             {"warmup", warmup}, {"min_trials", stop.min_trials}, {"max_trials", stop.max_trials},
             {"target_rel_ci", stop.target_rel_ci}, {"max_seconds", stop.max_seconds},
             {"fresh_inputs", fresh_inputs}, {"tolerance", tolerance}, {"baseline", baseline},
@@ -28,7 +29,9 @@ Options Options::from_json(const json& j) {
   o.artifact = j.value("artifact", "");
   o.precision = j.value("precision", "");
   o.device = j.value("device", "auto");
+  o.timer = j.value("timer", "auto");
   o.num_correct_trials = j.value("num_correct_trials", 10);
+  o.off_distribution_trials = j.value("off_distribution_trials", 3);
   o.warmup = j.value("warmup", 10);
   o.stop.min_trials = j.value("min_trials", size_t(15));
   o.stop.max_trials = j.value("max_trials", size_t(100));
@@ -53,7 +56,9 @@ json Options::non_defaults() const {
   json j = json::object();
   if (!precision.empty()) j["precision"] = precision;
   if (device != d.device) j["device"] = device;
+  if (timer != d.timer) j["timer"] = timer;
   if (num_correct_trials != d.num_correct_trials) j["num_correct_trials"] = num_correct_trials;
+  if (off_distribution_trials != d.off_distribution_trials) j["off_distribution_trials"] = off_distribution_trials;
   if (warmup != d.warmup) j["warmup"] = warmup;
   if (stop.min_trials != d.stop.min_trials) j["min_trials"] = stop.min_trials;
   if (stop.max_trials != d.stop.max_trials) j["max_trials"] = stop.max_trials;
@@ -84,7 +89,12 @@ usage: kopt-bench --ref REF --solution SRC [--solution SRC ...] --inputs SPEC.js
   --artifact NAME            name reported in KERNEL_EVAL (default: the first solution path)
   --precision P              float32 | float16 | bfloat16 (default: the spec's, else float32)
   --device D                 auto | cpu | cuda (default auto)
+  --timer T                  auto | device (default auto: the judge's clock on the CPU, the device timer
+                             checked against the judge's floor on a GPU; device: the GPU's path on the
+                             CPU too, with the runner's host clock standing in for the device timer)
   --num-correct-trials N     correctness trials with fresh inputs (default 10)
+  --off-distribution-trials N  more trials off the declared distribution (scaled, shifted, wide, outliers;
+                             default 3, 0 = none)
   --warmup N                 untimed warmup calls (default 10)
   --min-trials N             fewest timed samples before stopping (default 15)
   --max-trials N             most timed samples (default 100)
@@ -189,9 +199,15 @@ ParseOutcome parse_args(int argc, char** argv, Options* o) {
     } else if (a == "--device") {
       if (!need(&v) || (v != "auto" && v != "cpu" && v != "cuda")) return bad("--device must be auto, cpu or cuda");
       o->device = v;
+    } else if (a == "--timer") {
+      if (!need(&v) || (v != "auto" && v != "device")) return bad("--timer must be auto or device");
+      o->timer = v;
     } else if (a == "--num-correct-trials") {
       if (!need(&v) || !to_int(v, 1, 100000, &n)) return bad("--num-correct-trials needs an integer >= 1");
       o->num_correct_trials = int(n);
+    } else if (a == "--off-distribution-trials") {
+      if (!need(&v) || !to_int(v, 0, 64, &n)) return bad("--off-distribution-trials needs an integer from 0 to 64");
+      o->off_distribution_trials = int(n);
     } else if (a == "--warmup") {
       if (!need(&v) || !to_int(v, 0, 100000, &n)) return bad("--warmup needs an integer >= 0");
       o->warmup = int(n);

@@ -17,7 +17,9 @@ struct Options {
   std::string artifact;              // default: the first solution path
   std::string precision;             // "" = the spec's, else float32
   std::string device = "auto";       // auto | cpu | cuda
+  std::string timer = "auto";        // auto: the judge's clock (CPU), the device timer (GPU) | device: the device path on CPU too
   int num_correct_trials = 10;
+  int off_distribution_trials = 3;  // extra correctness trials off the declared distribution (inputs.hpp)
   int warmup = 10;
   StopRule stop;
   bool fresh_inputs = true;

@@ -1,33 +1,35 @@
 // kopt-bench-runner: the process that runs one op for the judge and nothing else. Forked from the
-// judge's zygote (zygote.hpp) or exec'd as its own binary (runner_exe.cpp), inside the sandbox, with fds 3 (commands in), 4 (replies out),
-// 5 (input region) and 6 (output region). It confines itself (no_new_privs + seccomp) before
-// loading any code it was given, calls the op on the inputs it is handed and writes the outputs
-// back. It never sees a reference output, a seed or an input before the judge sends it.
+// judge's zygote (zygote.hpp) or exec'd as its own binary (runner_exe.cpp), inside the sandbox, with
+// fds 3 (commands in), 4 (replies out), 5 (input region) and 6 (output region). It confines itself
+// (no_new_privs + seccomp + Landlock) before loading any code it was given.
+//
+// Everything in this process is the candidate's to rewrite, so it decides nothing: it maps the
+// inputs the judge laid out, calls the op, keeps the outputs alive as a caller would (until the
+// judge releases them) and says where they are; the judge stops it after every reply and
+// continues it for the next command, reads the outputs and checks the inputs itself, and times it
+// with its own clock (remote_op.hpp). The timer here (device time on a GPU, the host clock as its
+// stand-in on the CPU) is a claim the judge bounds with its own floor.
 //   kopt-bench-runner candidate SO NS DEVICE     a candidate op (KOPT_LIBRARY)
 //   kopt-bench-runner ref-op SO NS DEVICE        a C++ reference op (timing only)
 //   kopt-bench-runner ref-script PT PRECISION DEVICE   a TorchScript reference (timing only)
 #include <ATen/ATen.h>
-#include <ATen/core/dispatch/Dispatcher.h>
-#include <torch/script.h>
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <limits>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "callable.hpp"
 #include "channel.hpp"
 #include "confine.hpp"
-#include "landlock.hpp"
 #include "guards.hpp"
-#include "inputs.hpp"
+#include "landlock.hpp"
 #include "runner.hpp"
 #include "timer.hpp"
 
@@ -59,6 +61,8 @@ void write_full(int fd, const void* p, size_t n) {
     n -= size_t(r);
   }
 }
+// After every reply the judge stops this process (it does not stop itself: a stop of its own could
+// land after the judge has continued it for the next command).
 void reply(ReplyMsg m, const std::string& text = "") {
   m.text_len = uint32_t(text.size());
   write_full(kReplyFd, &m, sizeof m);
@@ -73,31 +77,13 @@ std::string clean(const std::exception& e) {
   if (auto* ce = dynamic_cast<const c10::Error*>(&e)) return ce->what_without_backtrace();
   return e.what();
 }
-
-std::vector<at::Tensor> to_outputs(const IVals& stack) {
-  std::vector<at::Tensor> o;
-  auto add = [&](const c10::IValue& v) {
-    if (v.isTensor()) o.push_back(v.toTensor());
-    else if (v.isTuple())
-      for (const auto& e : v.toTupleRef().elements()) {
-        if (!e.isTensor()) throw std::runtime_error("returned a tuple with a non-tensor element");
-        o.push_back(e.toTensor());
-      }
-    else if (v.isTensorList())
-      for (const auto& t : v.toTensorVector()) o.push_back(t);
-    else
-      throw std::runtime_error(std::string("must return a Tensor or a tuple of Tensors, got ") + v.tagKind());
-  };
-  for (const auto& v : stack) add(v);
-  return o;
-}
-
-bool overlaps(const at::Tensor& a, const at::Tensor& b) {
-  if (!a.defined() || !b.defined() || a.numel() == 0 || b.numel() == 0) return false;
-  if (a.storage().is_alias_of(b.storage())) return true;
-  auto la = reinterpret_cast<uintptr_t>(a.storage().data()), ha = la + a.storage().nbytes();
-  auto lb = reinterpret_cast<uintptr_t>(b.storage().data()), hb = lb + b.storage().nbytes();
-  return la < hb && lb < ha;
+void append_descs(std::string* text, const std::vector<at::Tensor>& outs) {
+  const auto n = uint32_t(outs.size());
+  text->append(reinterpret_cast<const char*>(&n), sizeof n);
+  for (const auto& t : outs) {
+    OutDesc d = describe_output(t);
+    text->append(reinterpret_cast<const char*>(&d), sizeof d);
+  }
 }
 
 }  // namespace
@@ -123,8 +109,7 @@ int kopt::bench::runner_main(int argc, char** argv) {
   loaded["landlock"] = apply_landlock(runner_landlock_plan(path, scratch ? scratch : ""));
 
   std::unique_ptr<Timer> timer;
-  c10::optional<c10::OperatorHandle> op;
-  c10::optional<torch::jit::Module> module;
+  Callable op;
   DispatcherSnapshot before;
   TorchState state_before;
   const std::string own = mode == "ref-script" ? "" : arg3 + "::";
@@ -135,17 +120,9 @@ int kopt::bench::runner_main(int argc, char** argv) {
     if (mode == "ref-script") {
       // arg3: PRECISION, or PRECISION/train for a module judged in training mode (the spec's mode)
       const auto sl = arg3.find('/');
-      const std::string prec = arg3.substr(0, sl);
-      module = torch::jit::load(path, dev);
-      module->train(sl != std::string::npos && arg3.substr(sl + 1) == "train");
-      if (prec != "float32") module->to(scalar_type_of(prec));
+      op = Callable::script(path, dev, sl != std::string::npos && arg3.substr(sl + 1) == "train", arg3.substr(0, sl));
     } else {
-      void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (!h) throw std::runtime_error(std::string("cannot load the library: ") + dlerror());
-      op = c10::Dispatcher::singleton().findSchema({own + "forward", ""});
-      if (!op)
-        throw std::runtime_error("no op '" + own +
-                                 "forward' is registered — define it with KOPT_LIBRARY(m) { m.def(\"forward(...) -> Tensor\"); }");
+      op = Callable::library(path, arg3);
       std::vector<std::string> foreign;
       loaded["load_changes"] = dispatcher_changes(before, snapshot_dispatcher(), own, &foreign);
     }
@@ -168,54 +145,55 @@ int kopt::bench::runner_main(int argc, char** argv) {
     reply(m, loaded.dump());
   }
 
-  IVals args, cur, prev, prev2;
-  std::vector<at::Tensor> last_out;
-  std::deque<std::vector<at::Tensor>> kept;  // outputs of inspected calls: a later output must not reuse them
-  std::vector<uint64_t> in_sums;
+  const char* who = mode == "candidate" ? "candidate" : "reference";
+  IVals args;
+  // The outputs a caller still holds: numbered calls, released when the judge says so.
+  std::deque<std::pair<uint64_t, std::vector<at::Tensor>>> held;
+  uint64_t next_call = 0;
   for (;;) {
     CmdMsg c;
     if (!read_full(kCmdFd, &c, sizeof c)) return 0;  // the judge closed the channel
+    while (!held.empty() && held.front().first < c.release_before) held.pop_front();
     try {
       ReplyMsg m;
       m.kind = kOk;
+      std::string text;
       switch (c.cmd) {
         case kArgs:
-          args = decode_values(in, dev);
+          args = decode_block(in, c.offset, dev);
           break;
-        case kPrepare: {
-          prev2 = std::move(prev);  // kept alive: the next inputs land at other addresses
-          prev = std::move(cur);
-          cur = decode_values(in, dev);
-          in_sums.clear();
-          for (const auto& v : cur) in_sums.push_back(v.isTensor() && v.toTensor().defined() ? checksum(v.toTensor()) : 0);
-          // Poison freed blocks the size of the last outputs: an unwritten at::empty output reads NaN.
-          for (const auto& t : last_out) {
-            if (!t.defined()) continue;
-            at::Tensor p = at::empty(t.sizes(), t.options());
-            if (p.is_floating_point()) p.fill_(std::numeric_limits<double>::quiet_NaN());
-            else p.fill_(0x5A);
-          }
+        case kNop:
           break;
-        }
-        case kMutate: {
-          IVals fresh = decode_values(in, dev);
-          overwrite_bytes(cur, fresh);
-          in_sums.clear();
-          for (const auto& v : cur) in_sums.push_back(v.isTensor() && v.toTensor().defined() ? checksum(v.toTensor()) : 0);
-          break;
-        }
         case kCall: {
-          IVals stack = cur;
-          stack.insert(stack.end(), args.begin(), args.end());
+          // A call, or a batch of calls back to back synchronized once: the inputs are mapped
+          // first, then the timer runs over the calls.
+          const uint64_t n = std::max<uint64_t>(c.count, 1);
+          std::vector<IVals> ins;
+          for (uint64_t k = 0; k < n; ++k) ins.push_back(wrap_block(in, c.offset + k * c.stride, dev));
+          std::vector<std::vector<at::Tensor>> outs(n);
           timer->before_trial();
           timer->start();
-          if (module) stack = {module->forward(stack)};
-          else op->callBoxed(&stack);
+          if (!(c.flags & kNoOp))
+            for (uint64_t k = 0; k < n; ++k) {
+              IVals stack = ins[k];
+              stack.insert(stack.end(), args.begin(), args.end());
+              outs[k] = op.call(std::move(stack), who);
+            }
           m.ms = timer->stop_ms();
-          last_out = to_outputs(stack);
-          IVals ov(last_out.begin(), last_out.end());
-          std::string err = encode_values(out, ov);
-          if (!err.empty()) throw std::runtime_error(err);
+          m.calls = uint32_t(c.flags & kNoOp ? 0 : n);
+          for (uint64_t k = 0; k < n; ++k) {
+            // A no-op batch copies the last held outputs instead: the channel's own cost, sizes and all.
+            const auto& o = (c.flags & kNoOp) ? (held.empty() ? outs[k] : held.back().second) : outs[k];
+            if (!(c.flags & kNoOp)) {
+              append_descs(&text, o);
+              held.emplace_back(next_call++, o);
+            }
+            if (c.flags & kCopyOut) {
+              std::string err = encode_block(out, k * c.out_stride, IVals(o.begin(), o.end()));
+              if (!err.empty()) throw std::runtime_error(err);
+              if (!dev.is_cpu()) write_back_block(in, c.offset + k * c.stride, ins[k]);
+            }
+          }
           KernelStats ks = timer->last_stats();
           m.kind = kDone;
           m.off_stream_ms = ks.off_stream_ms;
@@ -229,35 +207,36 @@ int kopt::bench::runner_main(int argc, char** argv) {
           }
           break;
         }
-        case kInspect: {
-          for (size_t i = 0; i < cur.size(); ++i)
-            if (cur[i].isTensor() && cur[i].toTensor().defined() && checksum(cur[i].toTensor()) != in_sums[i])
-              m.flags |= 1u | (i < 24 ? 1u << (8 + i) : 0u);
-          for (size_t oi = 0; oi < last_out.size() && oi < 8; ++oi) {
-            for (size_t j = 0; j < cur.size() && j < 8; ++j)
-              if (cur[j].isTensor() && overlaps(last_out[oi], cur[j].toTensor())) m.alias_mask |= uint64_t(1) << (oi * 8 + j);
-            for (const auto& k : kept)
-              for (const auto& p : k)
-                if (overlaps(last_out[oi], p)) m.flags |= 2;
+        case kRecopy: {
+          // Every output still held, again (where the judge cannot read them itself: a GPU).
+          uint64_t k = 0;
+          for (const auto& [id, o] : held) {
+            text.append(reinterpret_cast<const char*>(&id), sizeof id);
+            append_descs(&text, o);
+            std::string err = encode_block(out, k++ * c.out_stride, IVals(o.begin(), o.end()));
+            if (!err.empty()) throw std::runtime_error(err);
           }
-          kept.push_back(last_out);
-          if (kept.size() > 16) kept.pop_front();
           break;
         }
         case kEnd: {
+          // The state of its own process: reports that can only add a flag (nothing of the judge
+          // or the reference runs here).
           nlohmann::json j = nlohmann::json::object();
           std::vector<std::string> foreign;
-          if (op) j["dispatch_changes"] = dispatcher_changes(before, snapshot_dispatcher(), own, &foreign);
+          if (op.op) j["dispatch_changes"] = dispatcher_changes(before, snapshot_dispatcher(), own, &foreign);
           j["foreign_ops"] = foreign;
           j["state_changes"] = torch_state_changes(state_before, snapshot_torch_state());
-          reply(m, j.dump());
+          const std::string t = j.dump();
+          m.text_len = uint32_t(t.size());
+          write_full(kReplyFd, &m, sizeof m);
+          write_full(kReplyFd, t.data(), t.size());
           return 0;
         }
         default:
           reply_error("unknown command");
           return 4;
       }
-      reply(m);
+      reply(m, text);
     } catch (const std::exception& e) {
       reply_error(clean(e));
     }

@@ -3,6 +3,9 @@
 #include <fstream>
 #include <sstream>
 
+#include <random>
+
+#include "integrity.hpp"
 #include "sha256.hpp"
 
 namespace kopt::bench {
@@ -181,11 +184,50 @@ InputSpec load_spec(const std::string& path) {
   return parse_spec(j, slash == std::string::npos ? "." : path.substr(0, slash));
 }
 
-uint64_t derive_seed(uint64_t seed, Stream stream, uint64_t index) {
-  uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (uint64_t(stream) * 1000003ULL + index + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return (z ^ (z >> 31)) & 0x7FFFFFFFFFFFFFFFULL;
+bool input_varies(const InputDesc& d) {
+  if (d.is_scalar) return false;
+  for (auto n : d.shape)
+    if (n <= 0) return false;
+  switch (d.dist.kind) {
+    case DistKind::Normal: return d.dist.b > 0;
+    case DistKind::Uniform: return d.dist.b > d.dist.a;
+    case DistKind::Randint: return d.dist.b - d.dist.a > 1;
+    default: return false;
+  }
+}
+
+bool any_input_varies(const InputSpec& s) {
+  for (const auto& d : s.inputs)
+    if (input_varies(d)) return true;
+  return false;
+}
+
+SeedSchedule SeedSchedule::random() { return SeedSchedule(); }
+
+SeedSchedule SeedSchedule::pinned(uint64_t seed, const std::string& key) {
+  SeedSchedule s;
+  s.pinned_ = true;
+  s.seed_ = seed;
+  s.key_ = key;
+  return s;
+}
+
+uint64_t SeedSchedule::operator()(Stream stream, uint64_t index) {
+  const auto k = std::make_pair(uint64_t(stream), index);
+  auto it = drawn_.find(k);
+  if (it != drawn_.end()) return it->second;
+  uint64_t v;
+  if (pinned_) {
+    const std::string mac = hmac_sha256_hex(key_, "kopt-bench seed " + std::to_string(seed_) + " " +
+                                                       std::to_string(uint64_t(stream)) + " " + std::to_string(index));
+    v = std::stoull(mac.substr(0, 16), nullptr, 16);
+  } else {
+    std::random_device rd;  // getrandom(2)
+    v = (uint64_t(rd()) << 32) ^ uint64_t(rd());
+  }
+  v &= 0x7FFFFFFFFFFFFFFFULL;
+  drawn_.emplace(k, v);
+  return v;
 }
 
 std::string spec_hash(const InputSpec& s) {

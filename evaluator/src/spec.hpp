@@ -2,6 +2,7 @@
 // Parsing is torch-free; drawing values lives in inputs.hpp.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -56,9 +57,34 @@ bool is_floating_dtype(const std::string& dtype);
 bool is_known_dtype(const std::string& dtype);
 bool is_known_precision(const std::string& p);
 
-// Deterministic per-purpose, per-trial seeds from the spec seed (splitmix64).
-enum class Stream : uint64_t { Correctness = 1, Check = 2, Timing = 3, Sentinel = 4, Warmup = 5, Select = 6, Poison = 7 };
-uint64_t derive_seed(uint64_t seed, Stream stream, uint64_t index);
+// The seed of each purpose's each trial. None says anything about another (a trial's generator has
+// 32 bits of state, so its values reveal its own seed in minutes; they must not reveal the next
+// trial's): without a pinned seed each is drawn from OS randomness; with --seed N each is
+// HMAC-SHA256(the judge's key, N, purpose, index), reproducible with the same cache and
+// unpredictable to a candidate, which cannot read the key.
+enum class Stream : uint64_t {
+  Correctness = 1, Check = 2, Timing = 3, Sentinel = 4, Warmup = 5, Select = 6, Poison = 7, OffDistribution = 8, Floor = 9
+};
+class SeedSchedule {
+ public:
+  static SeedSchedule random();
+  static SeedSchedule pinned(uint64_t seed, const std::string& key);
+  uint64_t operator()(Stream stream, uint64_t index);  // the same (stream, index) gives the same seed
+  bool is_pinned() const { return pinned_; }
+
+ private:
+  bool pinned_ = false;
+  uint64_t seed_ = 0;
+  std::string key_;
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> drawn_;
+};
+
+// Whether an input's values change from one draw to the next: a tensor drawn from a normal with
+// std > 0, a uniform with high > low, or a randint with more than one value, with at least one
+// element. Scalars, const, arange and file inputs never vary.
+bool input_varies(const InputDesc& d);
+// False for a deterministic spec: no input varies, every draw gives the same values.
+bool any_input_varies(const InputSpec& s);
 
 // SHA-256 of the spec's canonical JSON plus the contents of any file inputs.
 std::string spec_hash(const InputSpec& s);

@@ -22,5 +22,6 @@ cmake --build "$BUILD_DIR" -j"$JOBS"
 log "evaluator built ($((SECONDS - t0)) s)"
 t1=$SECONDS
 # Compiled candidates are reused across tests through the cache in $BUILD_DIR/test-cache.
-ctest --test-dir "$BUILD_DIR" -j"$JOBS" --output-on-failure --timeout 600
+# A GTEST_SKIP (no python3-torch, a kernel without Landlock ABI 4, not root) fails with CI=true (no_skips).
+no_skips ctest --test-dir "$BUILD_DIR" -j"$JOBS" --output-on-failure --timeout 600
 log "evaluator tests passed ($((SECONDS - t1)) s)"

@@ -5,9 +5,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kopt/derived.hpp"
@@ -28,11 +30,18 @@ struct ChartOptions {
   static ChartOptions from_json(const json& j);  // {width?, height?}, clamped to sane sizes
 };
 
-// The finalize gap (re-measured vs self-reported latency) is flagged beyond this many percent.
-inline constexpr double kFinalGapFlagPct = 10.0;
-
 // O-1: µs below 1 ms (3 significant digits), ms below 1 000 ms (4), else s (3), as toPrecision.
 std::string format_latency(double ms);
+
+// The axis helpers the chart and the comparison (compare.hpp) share:
+std::string short_number(double v);  // toPrecision(3) without trailing zeros: 2.50 → 2.5, 3.00 → 3
+// Y ticks of a displayed quantity q in [qlo, qhi] (×speedup when `speedup`, else a latency): round
+// values at least 30 units apart (evenly spaced round steps on a linear speedup axis); `y_of` places
+// q. (y, q) pairs from the bottom up.
+std::vector<std::pair<double, double>> quantity_ticks(double qlo, double qhi, bool speedup, bool log_scale,
+                                                      const std::function<double(double)>& y_of, double top, double bottom);
+// The evaluation numbers (1-based) an x axis of `axis_n` evaluations labels: about ten at most.
+std::vector<std::size_t> evaluation_ticks(std::size_t axis_n);
 
 // The axes are stable so that a live chart only appends: above kExactSpan points the x axis spans
 // a round number of iterations (…, 100, 125, 160, 200, 250, 320, 400, 500, 640, 800, 1000, …), and

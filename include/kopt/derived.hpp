@@ -206,6 +206,25 @@ class ImpliedReferences {
   std::vector<Group> groups_;                              // few: one per node
   Group& group(std::uint32_t node);
 };
+// The speedup a measured row is labelled with against a pooled reference (> 0): its own reported
+// speedup when it has one, else reference / latency (the chart's points, the comparison's).
+double labelled_speedup(const RowFacts& r, double reference);
+// The finalize gap (re-measured vs self-reported latency) is flagged beyond this many percent.
+inline constexpr double kFinalGapFlagPct = 10.0;
+// The finalized number (the chart's `final`, the comparison's): the plugin's replay of a finalized
+// command when there is one, else the finalized point as reported (the last of each with a
+// latency); with a replay of a self-reported finalized point, that point and the gap (replay / self
+// − 1, in %, one decimal), flagged beyond kFinalGapFlagPct (one replay has no noise estimate of its own).
+struct FinalNumber {
+  std::size_t index = 0;
+  double latency = 0;
+  bool remeasured = false;
+  std::optional<std::size_t> self;  // the self-reported finalized point, when re-measured
+  double gapPct = 0;
+  bool gapFlag = false;
+};
+// `finalized`: the finalized rows, in order.
+std::optional<FinalNumber> final_number(const RowTable& rows, const std::vector<std::size_t>& finalized);
 long long stagnation_count(const Series& s);
 bool plan_stale(const Series& s, long long evals_per_turn);
 bool reviewable(const Series& s);

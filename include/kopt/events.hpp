@@ -16,6 +16,10 @@ namespace kopt {
 // other event is counted and passed over.
 bool projected_type(std::string_view type);
 
+// The other event types the log reader builds: what a run's facts are read from (compare.hpp
+// RunFacts: `session/title`, `request/header`); the projection itself passes over them.
+bool run_fact_type(std::string_view type);
+
 // message.source.callId, then data.callId, then message.content[0].toolCallId.
 std::optional<std::string> result_call_id(const json& data);
 // every string `text` of every record under `message`, depth first, joined with "\n".

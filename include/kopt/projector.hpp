@@ -15,6 +15,8 @@
 
 namespace kopt {
 
+struct RunFacts;
+
 struct FeedStats {
   std::size_t events = 0;   // events read (every type)
   std::size_t skipped = 0;  // events skipped as malformed (not a record, bad data for its type)
@@ -41,6 +43,8 @@ class Projector {
   std::size_t approx_bytes() const;
   // hasUserTask (M-16) over everything fed so far.
   bool has_user_task() const;
+  // The run's title, models and times (compare.hpp), over everything fed so far.
+  const RunFacts& run_facts() const;
 
   // The series with finalize marks and bestIndex applied.
   Series series() const;

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kopt/compare.hpp"
 #include "kopt/config.hpp"
 #include "kopt/events.hpp"
 #include "kopt/json.hpp"
@@ -39,6 +40,7 @@ struct ReportInput {
   std::optional<double> firstTimeMs, lastTimeMs;  // `time` of the first / last event read
   std::optional<std::string> task;                // the first user message (M-16), capped
   double generatedAtMs = 0;                       // 0: not shown
+  RunFacts facts;                                 // title, models, times (for a comparison)
 };
 
 // Builds the input from a log file (a JSON array, session.jsonl or session.jsonl.zstd).
@@ -69,5 +71,10 @@ std::string report_html(const Report& r, ReportLang lang = ReportLang::Zh);
 std::string report_csv(const Report& r);
 // {kind, version, source, budget, summary, series, chart, rows}.
 json report_json(const Report& r);
+
+// Several runs compared on one self-contained page (`kopt report A B …`): compare_json's overlay,
+// legend, verdict of the comparability rule and table, drawn as the tab draws them; inert like
+// report_html. `generated_at_ms` 0: not shown.
+std::string compare_html(const json& comparison, ReportLang lang = ReportLang::Zh, double generated_at_ms = 0);
 
 }  // namespace kopt

@@ -1,6 +1,7 @@
 // The panel state (spec P-2, P-3): iterations, plans, environments, rounds and the seq lists.
 #pragma once
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -65,6 +66,8 @@ struct Iteration {
   // DV-13: measured by the plugin's evaluator (kernel_evaluate), never by anything the agent ran.
   bool plugin = false;
   std::optional<MeasuredSources> sources;  // only on plugin points
+  // Internal (not on the wire): the `time` of the event that settled the point (NaN when it had none).
+  double time = std::numeric_limits<double>::quiet_NaN();
 
   bool is_replay() const { return channel && *channel == "replay"; }
   // I-1 / H-3: correct, no reward hack, no error, measured.

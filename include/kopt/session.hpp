@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kopt/chart.hpp"
+#include "kopt/compare.hpp"
 #include "kopt/events.hpp"
 #include "kopt/json.hpp"
 #include "kopt/loop.hpp"
@@ -127,6 +128,12 @@ class Session {
 
   const std::string& session_id() const { return id_; }
 
+  // This run's row of a comparison (compare.hpp), from the session's kept outline, row facts and
+  // phases: made again only when the projection or the run's facts changed (O(points) then).
+  const RunSummary& summary();
+  // What summary() is made from, as text: equal keys, equal rows (a comparison's answer is kept by it).
+  std::string summary_key() const;
+
   // The projector moved (a past session read on a worker thread, handed to its JS object): the
   // session reads it at its new address from now on. Nothing else changes.
   void rebind(Projector& projector) { projector_ = &projector; }
@@ -189,6 +196,8 @@ class Session {
     std::size_t bytes = 0;
   };
   mutable BytesMemo bytes_memo_;
+  RunSummary summary_;
+  std::uint64_t summary_version_ = UINT64_MAX, summary_facts_ = UINT64_MAX;
 };
 
 }  // namespace kopt

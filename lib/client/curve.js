@@ -1,4 +1,4 @@
-import { Fragment, h, memo, useCallback, useRef } from './head.js'
+import { Fragment, h, memo, useCallback, useLayoutEffect, useRef, useState } from './head.js'
 import { fmtGap, fmtX, lastBefore, trustOf, verdictOf, verdictTone } from './helpers.js'
     // ───────────────────────────── the curve ─────────────────────────────
     export const COLORS = { line: '#4d6bfe', ok: '#4d6bfe', bad: '#d64545', grid: 'rgba(120,128,140,.22)', best: '#1f8f5f', final: '#8a5cf6', prof: '#c27c0e', faint: '#7b8391' }
@@ -79,10 +79,10 @@ import { fmtGap, fmtX, lastBefore, trustOf, verdictOf, verdictTone } from './hel
     // The profile marks (▲ under the axis, one per profile, thousands in a long run) move only when
     // a profile is added or the x axis changes, but every answer makes a new list (appended, or
     // whole): an equal one keeps the drawn marks instead of rebuilding them.
-    const sameMarks = (a, b) => a.y === b.y && a.marks.length === b.marks.length && a.marks.every((m, i) => m.x === b.marks[i].x)
-    const ProfileMarks = memo(function ProfileMarks({ marks, y }) {
+    const sameMarks = (a, b) => a.y === b.y && a.k === b.k && a.marks.length === b.marks.length && a.marks.every((m, i) => m.x === b.marks[i].x)
+    const ProfileMarks = memo(function ProfileMarks({ marks, y, k }) {
       return h('g', { 'data-kopt': 'profiled-marks' },
-        marks.map((m, i) => h('text', { key: `p${i}`, x: m.x, y: y + 4, textAnchor: 'middle', fontSize: 11, fill: COLORS.prof, 'data-kopt': 'profiled' }, '▲')))
+        marks.map((m, i) => h('text', { key: `p${i}`, x: m.x, y: y + 4 * k, textAnchor: 'middle', fontSize: 11 * k, fill: COLORS.prof, 'data-kopt': 'profiled' }, '▲')))
     }, sameMarks)
     function Curve({ chart }) {
       const pts = chart.points, f = chart.frame
@@ -121,9 +121,27 @@ import { fmtGap, fmtX, lastBefore, trustOf, verdictOf, verdictTone } from './hel
       return h('circle', { cx: x, cy: y, r: 5.5, fill: 'none', stroke: failed ? COLORS.bad : COLORS.faint, strokeWidth: 2, strokeDasharray: pending ? '2 2' : undefined })
     }
 
+    // The chart's SVG scales with its box; its text is drawn at `px × k` user units (k: viewBox units
+    // per screen pixel, kept by a ResizeObserver), so it stays `px` on screen at every width.
+    export function useViewScale(ref, width) {
+      const [k, setK] = useState(1)
+      useLayoutEffect(() => {
+        const el = ref.current
+        if (!el) return undefined
+        const measure = () => { const w = el.getBoundingClientRect().width; if (w > 0) setK(width / w) }
+        measure()
+        if (typeof ResizeObserver === 'undefined') return undefined
+        const ro = new ResizeObserver(measure)
+        ro.observe(el)
+        return () => ro.disconnect()
+      }, [ref, width])
+      return k
+    }
+
     export function Chart({ chart, selected, onSelect, pinned, t, svgRef }) {
       const pts = chart.points
       const W = chart.width, H = chart.height, P = chart.plot
+      const k = useViewScale(svgRef, W)
       const find = useCallback((vx) => {
         // Point i sits at x0 + dx·i: the nearest is a division away.
         if (!pts.length) return -1
@@ -163,23 +181,23 @@ import { fmtGap, fmtX, lastBefore, trustOf, verdictOf, verdictTone } from './hel
         onMouseMove: onMove, onMouseLeave: onLeave, onClick, onKeyDown: onKey, 'data-kopt': 'chart', xmlns: 'http://www.w3.org/2000/svg',
       },
       // grid + ticks
-      h('g', { fontSize: 11.5, fill: COLORS.faint },
+      h('g', { fontSize: 11.5 * k, fill: COLORS.faint, 'data-kopt': 'axes' },
         chart.ticks.map((tk, i) => h(Fragment, { key: `t${i}` },
           h('line', { x1: P.left, x2: P.right, y1: tk.y, y2: tk.y, stroke: COLORS.grid, strokeDasharray: '3 5' }),
-          h('text', { x: P.left - 8, y: tk.y + 4, textAnchor: 'end' }, tk.label))),
+          h('text', { x: P.left - 8 * k, y: tk.y + 4 * k, textAnchor: 'end' }, tk.label))),
         h('line', { x1: P.left, x2: P.right, y1: P.bottom, y2: P.bottom, stroke: COLORS.grid }),
         chart.xTicks.map((tk, i) => h('text', { key: `x${i}`, x: tk.x, y: chart.xLabelY, textAnchor: 'middle' }, tk.label)),
-        chart.scale === 'log' ? h('text', { x: P.left - 8, y: P.top - 8, textAnchor: 'end', fontStyle: 'italic' }, t('curve.log')) : null),
+        chart.scale === 'log' ? h('text', { x: P.left - 8 * k, y: P.top - 8 * k, textAnchor: 'end', fontStyle: 'italic' }, t('curve.log')) : null),
       // best line
       chart.bestLine ? h('g', null,
         h('line', { x1: P.left, x2: P.right, y1: chart.bestLine.y, y2: chart.bestLine.y, stroke: COLORS.best, strokeDasharray: '6 5', strokeWidth: 1.2, opacity: 0.75 }),
-        h('text', { x: P.left + 6, y: chart.bestLine.y - 6, textAnchor: 'start', fontSize: 12, fill: COLORS.best }, `${t('axis.best')} ${chart.bestLine.label}`)) : null,
+        h('text', { x: P.left + 6 * k, y: chart.bestLine.y - 6 * k, textAnchor: 'start', fontSize: 12 * k, fill: COLORS.best, 'data-kopt': 'bestline-label' }, `${t('axis.best')} ${chart.bestLine.label}`)) : null,
       // the line through successful evaluations, and the points
       h(Curve, { chart }),
       // markers
-      h(ProfileMarks, { marks: chart.markers?.profiled ?? [], y: chart.profileY }),
-      (chart.markers?.finalized ?? []).map((m, i) => h('text', { key: `f${i}`, x: m.x + 7, y: m.y - 7, fontSize: 13, fill: COLORS.final, 'data-kopt': 'finalized' }, '⚑')),
-      best ? h('text', { x: best.x, y: best.y - 9, textAnchor: 'middle', fontSize: 15, fill: COLORS.best, 'data-kopt': 'best' }, '★') : null,
+      h(ProfileMarks, { marks: chart.markers?.profiled ?? [], y: chart.profileY, k }),
+      (chart.markers?.finalized ?? []).map((m, i) => h('text', { key: `f${i}`, x: m.x + 7 * k, y: m.y - 7 * k, fontSize: 13 * k, fill: COLORS.final, 'data-kopt': 'finalized' }, '⚑')),
+      best ? h('text', { x: best.x, y: best.y - 9 * k, textAnchor: 'middle', fontSize: 15 * k, fill: COLORS.best, 'data-kopt': 'best' }, '★') : null,
       // selection
       sp ? h('g', { pointerEvents: 'none' },
         h('line', { x1: xOf(chart, selected), x2: xOf(chart, selected), y1: P.top - 4, y2: chart.baselineY + 6, stroke: COLORS.line, strokeOpacity: 0.35 }),

@@ -1,3 +1,4 @@
+import { useEffect } from './head.js'
     // ───────────────────────────── helpers ─────────────────────────────
     export const fmtX = v => `×${Number(v.toPrecision(3))}`
     export const fmtGap = v => `${v > 0 ? '+' : ''}${v}%`
@@ -20,4 +21,13 @@
       a.href = url; a.download = name
       document.body.appendChild(a); a.click(); a.remove()
       setTimeout(() => URL.revokeObjectURL(url), 5000)
+    }
+    // A menu that closes on a press outside `ref` while it is open.
+    export function useDismiss(ref, open, close) {
+      useEffect(() => {
+        if (!open) return undefined
+        const onDown = (e) => { if (ref.current && !ref.current.contains(e.target)) close() }
+        document.addEventListener('mousedown', onDown)
+        return () => document.removeEventListener('mousedown', onDown)
+      }, [open])
     }

@@ -94,6 +94,16 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
 .kopt-bar > div{height:100%;background:var(--k-accent);border-radius:3px;transition:width .4s}
 .kopt-bar.over > div{background:var(--k-warn)}
 .kopt-err{color:var(--k-bad);font-size:12.5px}
+.kopt-okbox{font-size:12.5px;color:var(--k-ok);background:rgba(31,143,95,.06);border:1px solid rgba(31,143,95,.3);border-radius:8px;padding:6px 10px;margin-bottom:8px}
+.kopt-card .kopt-warnbox[data-kopt=axis-rule]{margin:0 0 8px}
+.kopt-sw{display:inline-block;width:10px;height:10px;border-radius:50%;margin-right:6px;vertical-align:0}
+.kopt-on{border-color:var(--k-accent);color:var(--k-accent)}
+.kopt-picker{min-width:300px;max-width:min(460px,calc(100vw - 24px));max-height:min(420px,70vh);overflow:auto}
+.kopt-pick{display:flex;align-items:center;gap:8px;padding:5px 10px;border-radius:6px;font-size:13px;cursor:pointer}
+.kopt-pick:hover{background:rgba(127,127,127,.1)}
+.kopt-pick-title{flex:1;min-width:0;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.kopt-cmp-pop{width:auto;min-width:220px;max-width:420px;transform:translateY(-50%);pointer-events:none}
+.kopt-cmp-pop > div{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .kopt-row-err{max-width:340px;white-space:pre-wrap;word-break:break-word;margin-top:3px}
 @keyframes kopt-pulse{0%,100%{opacity:1}50%{opacity:.25}}
 .kopt-pulse{animation:kopt-pulse 1.2s ease-in-out 3}

@@ -1,10 +1,11 @@
 import { Fragment, h, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from './head.js'
 import { makeT } from './strings.js'
 import { fetchCsv, useSeries } from './data.js'
-import { download, fmtGap, fmtX } from './helpers.js'
+import { download, fmtGap, fmtX, useDismiss } from './helpers.js'
 import { COLORS, Chart, Popover, intoChart } from './curve.js'
 import { RunControls, loopStatus } from './controls.js'
 import { EnvCard, PlanCard, RecordCard, ReviewCard } from './cards.js'
+import { CompareCard, ComparePicker, comparePicks, useCompare } from './compare.js'
     // ───────────────────────────── the tab ─────────────────────────────
     function Chips({ series, t }) {
       const c = series.chart
@@ -78,12 +79,7 @@ import { EnvCard, PlanCard, RecordCard, ReviewCard } from './cards.js'
     function ExportMenu({ series, t, svgRef, sessionId }) {
       const [open, setOpen] = useState(false)
       const ref = useRef(null)
-      useEffect(() => {
-        if (!open) return undefined
-        const close = (e) => { if (ref.current && !ref.current.contains(e.target)) setOpen(false) }
-        document.addEventListener('mousedown', close)
-        return () => document.removeEventListener('mousedown', close)
-      }, [open])
+      useDismiss(ref, open, () => setOpen(false))
       const base = `kernel-opt-${sessionId}`
       const doSvg = () => {
         const svg = svgRef.current
@@ -105,6 +101,9 @@ import { EnvCard, PlanCard, RecordCard, ReviewCard } from './cards.js'
           h('button', { role: 'menuitem', onClick: () => { setOpen(false); doSvg() } }, t('export.svg'))) : null)
     }
 
+    // Where the user left each session's tab scrolled: a tab opens at its top (the curve and the
+    // controls), or where the user scrolled it to before.
+    const scrolledTo = new Map()
     const UPDATES_KEPT = 256
     export function EvalTab(props) {
       const sessionId = props.sessionId
@@ -114,7 +113,29 @@ import { EnvCard, PlanCard, RecordCard, ReviewCard } from './cards.js'
       const [sel, setSel] = useState({ index: null, pinned: false })
       const [focus, setFocus] = useState(false)
       const svgRef = useRef(null)
+      const panelRef = useRef(null)
+      const [picked, setPickedState] = useState(() => comparePicks.get(sessionId) ?? [])
+      const setPicked = useCallback((ids) => { comparePicks.set(sessionId, ids); setPickedState(ids) }, [sessionId])
+      useEffect(() => { setPickedState(comparePicks.get(sessionId) ?? []) }, [sessionId])
+      const cmpState = useCompare(sessionId, picked)
       const refresh = useCallback(() => { store.refresh() }, [store])
+      // Opened at the top (the curve and the controls): the host's view may hold a scroll position of
+      // its own (the chat's, at its bottom), kept by a scroller around the panel when the panel is not
+      // the one that scrolls. A position the user scrolled this session's tab to comes back instead.
+      useLayoutEffect(() => {
+        const el = panelRef.current
+        if (!el) return undefined
+        const scrolls = (x) => x.scrollHeight > x.clientHeight + 1 && /auto|scroll/.test(getComputedStyle(x).overflowY)
+        let box = el
+        if (!scrolls(el)) for (let p = el.parentElement; p; p = p.parentElement) if (scrolls(p)) { box = p; break }
+        const kept = scrolledTo.get(sessionId)
+        if (kept !== undefined) box.scrollTop = kept
+        else if (box === el) el.scrollTop = 0
+        else box.scrollTop = Math.max(0, box.scrollTop + el.getBoundingClientRect().top - box.getBoundingClientRect().top)
+        const onScroll = () => { scrolledTo.set(sessionId, box.scrollTop) }
+        box.addEventListener('scroll', onScroll, { passive: true })
+        return () => box.removeEventListener('scroll', onScroll)
+      }, [sessionId])
       const onSelect = useCallback((index, pin) => setSel(index === null ? { index: null, pinned: false } : { index, pinned: pin }), [])
       // Focus mode: Esc closes the popover first, then leaves focus mode.
       useEffect(() => {
@@ -152,6 +173,7 @@ import { EnvCard, PlanCard, RecordCard, ReviewCard } from './cards.js'
             ? h('div', { className: 'kopt-card kopt-empty', 'data-kopt': 'empty' }, h('b', null, t('empty.title')), t('empty.body'))
             : null,
           series.iterations.length > 0 ? h(CurveCard, { series, t, selected: selIndex, pinned: sel.pinned, onSelect, svgRef }) : null,
+          picked.length ? h(CompareCard, { sessionId, picked, t, cmpState, onClose: () => setPicked([]) }) : null,
           (series.uncollectedSeqs ?? []).length ? h('div', { className: 'kopt-warnbox' }, t('note.uncollected', { n: series.uncollectedSeqs.length })) : null,
           (series.echoedSeqs ?? []).length ? h('div', { className: 'kopt-note' }, t('note.echoed', { n: series.echoedSeqs.length })) : null,
           h('div', { className: 'kopt-grid' },
@@ -159,12 +181,13 @@ import { EnvCard, PlanCard, RecordCard, ReviewCard } from './cards.js'
             h(EnvCard, { envs: series.envs ?? [], t }),
             h(ReviewCard, { rounds: series.rounds ?? [], sup: series.control?.supervisor, t })),
           series.iterations.length > 0 ? h(RecordCard, { series, t, selected: selIndex, onPick: i => onSelect(i, true) }) : null)
-      return h('div', { className: `kopt kopt-panel${focus ? ' kopt-focus' : ''}`, 'data-kopt': 'panel', 'data-focus': focus ? '1' : '0' },
+      return h('div', { ref: panelRef, className: `kopt kopt-panel${focus ? ' kopt-focus' : ''}`, 'data-kopt': 'panel', 'data-focus': focus ? '1' : '0' },
         h('div', { className: 'kopt-inner' },
           h('div', { className: 'kopt-head' },
             h('span', { className: 'kopt-title' }, t('title')),
             h('span', { className: 'kopt-sub' }, series ? loopStatus(t, series.control?.loop) : ''),
             h('span', { className: 'kopt-grow' }),
+            h(ComparePicker, { sessionId, picked, onChange: setPicked, t, max: cmpState.data?.max }),
             series ? h(ExportMenu, { series, t, svgRef, sessionId }) : null,
             h('button', { className: 'kopt-btn', onClick: () => setFocus(!focus), title: focus ? t('focus.exit') : t('focus.enter'), 'aria-pressed': focus, 'data-kopt': 'focus' }, focus ? '⤡ ' : '⤢ ', focus ? t('focus.exit') : t('focus.enter'))),
           body))

@@ -52,6 +52,11 @@ bool BoolArg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
   return info[i].As<Napi::Boolean>().Value();
 }
 
+Napi::Array ArrayArg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
+  if (info.Length() <= i || !info[i].IsArray()) Throw(info.Env(), "KOPT_BAD_ARGUMENT", std::string(what) + " must be an array");
+  return info[i].As<Napi::Array>();
+}
+
 json JsonArg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
   auto v = parse_json(StringArg(info, i, what));
   if (!v) Throw(info.Env(), "KOPT_BAD_JSON", std::string(what) + " is not valid JSON (or is nested too deep)");

@@ -73,6 +73,7 @@ std::string StringArg(const Napi::CallbackInfo& info, std::size_t i, const char*
 std::optional<std::string> OptionalStringArg(const Napi::CallbackInfo& info, std::size_t i, const char* what);
 double NumberArg(const Napi::CallbackInfo& info, std::size_t i, const char* what);
 bool BoolArg(const Napi::CallbackInfo& info, std::size_t i, const char* what);
+Napi::Array ArrayArg(const Napi::CallbackInfo& info, std::size_t i, const char* what);
 // A string holding JSON (the core's bounded parser); KOPT_BAD_JSON when it does not parse.
 json JsonArg(const Napi::CallbackInfo& info, std::size_t i, const char* what);
 // The same, and it must be a JSON object.

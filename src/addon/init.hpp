@@ -5,6 +5,7 @@
 #include "args.hpp"
 
 #include "kopt/projector.hpp"
+#include "kopt/session.hpp"
 
 namespace kopt::addon {
 
@@ -13,6 +14,7 @@ void InitHost(Napi::Env env, Napi::Object exports);        // host_bindings.cpp:
 void InitLoop(Napi::Env env, Napi::Object exports);        // loop_bindings.cpp: the loop's free helpers
 void InitChart(Napi::Env env, Napi::Object exports);       // chart_bindings.cpp: the chart oracle (test build)
 void InitSession(Napi::Env env, Napi::Object exports);     // session_bindings.cpp: the /series route's session
+void InitCompare(Napi::Env env, Napi::Object exports);     // compare_bindings.cpp: comparing sessions
 void InitEvaluate(Napi::Env env, Napi::Object exports);    // evaluate_bindings.cpp: kernel_evaluate's checks and result
 
 // The core Projector inside a JS Projector object (other bindings read the series through it);
@@ -25,6 +27,9 @@ Napi::Object NewProjectorFrom(Napi::Env env, kopt::Projector&& core);
 
 // What feed() answers, for the Projector and the Session alike: {events, skipped, unreadable}.
 Napi::Object FeedResult(Napi::Env env, const FeedStats& stats, std::size_t unreadable);
+
+// The core Session inside a JS Session object, or nullptr when the value is not one.
+kopt::Session* SessionOf(Napi::Env env, Napi::Value value);
 
 // A projection config from a routing JSON string (undefined/null: the defaults); coded errors.
 kopt::ProjectionConfig ConfigFrom(Napi::Env env, const Napi::Value& v);

@@ -19,6 +19,7 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   kopt::addon::InitLoop(env, exports);
   kopt::addon::InitChart(env, exports);
   kopt::addon::InitSession(env, exports);
+  kopt::addon::InitCompare(env, exports);
   kopt::addon::InitEvaluate(env, exports);
   return exports;
 }

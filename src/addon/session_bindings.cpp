@@ -123,6 +123,7 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
         InstanceAccessor<&S::Method<&S::Revision>>("revision"),
         InstanceAccessor<&S::Method<&S::MemoryBytes>>("memoryBytes"),
         InstanceAccessor<&S::Method<&S::Etag>>("etag"),
+        InstanceAccessor<&S::Method<&S::SummaryKey>>("summaryKey"),
         InstanceAccessor<&S::Method<&S::Fed>>("fed"),
         InstanceAccessor<&S::Method<&S::Unreadable>>("unreadable"),
     };
@@ -330,6 +331,8 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
   Napi::Value Revision(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(core_->revision()));
   }
+  // What the session's row of a comparison is made from (Session::summary_key): equal keys, equal rows.
+  Napi::Value SummaryKey(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), core_->summary_key()); }
   Napi::Value Etag(const Napi::CallbackInfo& info) {
     return Napi::String::New(info.Env(), tag_ + base36(core_->revision()) + "\"");
   }
@@ -380,6 +383,7 @@ class LoadSessionWorker : public PromiseWorker {
     truncated_ = stats.truncated;
     warning_ = stats.error;
     session_->body_head();     // the outline, the points' texts and the chart, in the body's pieces
+    session_->summary();       // its row of a comparison, with its overlay's items (O(points), so here)
     session_->approx_bytes();  // its size, for the past-session cache (O(points), so here)
   }
   Napi::Value Result(Napi::Env env) override {
@@ -410,6 +414,11 @@ Napi::Value LoadSession(const Napi::CallbackInfo& info) {
 }
 
 }  // namespace
+
+Session* SessionOf(Napi::Env env, Napi::Value value) {
+  if (!value.IsObject() || !value.As<Napi::Object>().InstanceOf(ClassesOf(env).session.Value())) return nullptr;
+  return &JsSession::Unwrap(value.As<Napi::Object>())->core();
+}
 
 void InitSession(Napi::Env env, Napi::Object exports) {
   Napi::Function ctor = JsSession::Define(env);

@@ -5,7 +5,10 @@
 #include <ctime>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "kopt/compare.hpp"
 
 #include "kopt/report.hpp"
 
@@ -17,8 +20,11 @@ int report_usage() {
   std::fputs(
       "usage: kopt report LOG [-o OUT.html] [--csv OUT.csv] [--json OUT.json] [--lang zh|en] [--budget N]\n"
       "                       [--config CONFIG.json]\n"
+      "       kopt report LOG_A LOG_B [LOG …] [-o COMPARE.html] [--json COMPARE.json] [--lang zh|en] [--config CONFIG.json]\n"
       "  LOG: a JSON array of events, session.jsonl or session.jsonl.zstd. Without -o/--csv/--json the\n"
-      "  HTML goes to stdout. --budget: the loop budget for the phase split (default: from the log).\n",
+      "  HTML goes to stdout. --budget: the loop budget for the phase split (default: from the log).\n"
+      "  Two to 8 logs: one page comparing the runs (their curves overlaid, one row each); --csv and\n"
+      "  --budget are for one log.\n",
       stderr);
   return 2;
 }
@@ -40,8 +46,49 @@ double now_ms() {
 
 }  // namespace
 
+// `kopt report A B …`: the runs compared on one page (compare.hpp, compare_html). A log that cannot
+// be read keeps its row with the reason; 1 when none can be read.
+int compare_command(const std::vector<std::string>& logs, const ProjectionConfig& cfg, ReportLang lang, const std::string& html_out,
+                    const std::string& json_out) {
+  std::vector<RunSummary> runs;
+  std::size_t readable = 0;
+  for (const std::string& log : logs) {
+    ReportInput in;
+    std::string err;
+    const std::string name = log.substr(log.find_last_of('/') + 1);
+    if (!load_report_input(log, cfg, in, err)) {
+      std::fprintf(stderr, "kopt: %s\n", err.c_str());
+      RunSummary r;
+      r.id = name;
+      r.error = err;
+      runs.push_back(std::move(r));
+      continue;
+    }
+    if (!in.read.error.empty()) std::fprintf(stderr, "kopt: warning: %s: %s\n", log.c_str(), in.read.error.c_str());
+    ++readable;
+    runs.push_back(summarize_run(name, in.series, std::move(in.facts)));
+  }
+  if (readable == 0) {
+    std::fprintf(stderr, "kopt: none of the logs can be read\n");
+    return 1;
+  }
+  const json cmp = compare_json(runs);
+  for (const bool html : {true, false}) {
+    const std::string& path = html ? html_out : json_out;
+    if (path.empty()) continue;
+    const std::string out = html ? compare_html(cmp, lang, now_ms()) : js_stringify(cmp) + "\n";
+    if (!write_out(path, out)) {
+      std::fprintf(stderr, "kopt: cannot write %s\n", path.c_str());
+      return 1;
+    }
+    if (path != "-") std::fprintf(stderr, "kopt: wrote %s\n", path.c_str());
+  }
+  return 0;
+}
+
 int report_command(const std::vector<std::string>& args) {
-  std::string log, html_out, csv_out, json_out, config_path;
+  std::vector<std::string> logs;
+  std::string html_out, csv_out, json_out, config_path;
   ReportLang lang = ReportLang::Zh;
   long long budget = 0;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -70,13 +117,22 @@ int report_command(const std::vector<std::string>& args) {
         return report_usage();
       }
       if (budget < 1) return report_usage();
-    } else if (log.empty() && a.rfind("-", 0) != 0) {
-      log = a;
+    } else if (a.rfind("-", 0) != 0) {
+      logs.push_back(a);
     } else {
       return report_usage();
     }
   }
-  if (log.empty()) return report_usage();
+  if (logs.empty()) return report_usage();
+  if (logs.size() > kCompareMax) {
+    std::fprintf(stderr, "kopt: a comparison holds at most %zu logs, not %zu\n", kCompareMax, logs.size());
+    return 2;
+  }
+  if (logs.size() > 1 && (!csv_out.empty() || budget != 0)) {
+    std::fprintf(stderr, "kopt: --csv and --budget are for one log; a comparison writes -o (HTML) and --json\n");
+    return 2;
+  }
+  const std::string& log = logs.front();
   if (html_out.empty() && csv_out.empty() && json_out.empty()) html_out.assign(1, '-');  // not `= "-"`: GCC 12 misreports that as an overlapping memcpy (-Wrestrict)
 
   ProjectionConfig cfg;
@@ -93,6 +149,9 @@ int report_command(const std::vector<std::string>& args) {
       std::fprintf(stderr, "kopt: %s: %s\n", config_path.c_str(), e.c_str());
       return 1;
     }
+  }
+  if (logs.size() > 1) {
+    return compare_command(logs, cfg, lang, html_out, json_out);
   }
   ReportInput in;
   if (!load_report_input(log, cfg, in, err)) {

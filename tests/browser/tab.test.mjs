@@ -12,16 +12,13 @@ import { fileURLToPath } from 'node:url'
 import { chromium } from 'playwright-core'
 import { bigEvents, demoEvents, moreEvents, pendingEvaluation } from './lib/demo-run.mjs'
 import { startMockHost } from './lib/mock-host.mjs'
+import { CHROMIUM_ARGS } from './lib/chromium.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '../..')
 const { kopt } = await import('../addon/addon.mjs') // the test build: the mock host reads body() and delta()
 const artifacts = process.env.KOPT_ARTIFACTS || path.join(here, 'artifacts')
 mkdirSync(artifacts, { recursive: true })
-export const CHROMIUM_ARGS = [
-  '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
-]
 
 let host, browser
 before(async () => {
@@ -432,7 +429,10 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
     }
   })
 
-  test('benchmark: update time of a 1,000-point session (performance API)', async () => {
+  // A smoke test: the update is measured through the performance API and recorded (bench.txt). The
+  // target (<= 16 ms at 20k points, <= 50 ms at 50k) is held by bench/tab/run.mjs (docs/performance.md);
+  // the 50 ms bound here only catches an update gone badly wrong on a loaded machine.
+  test('smoke: update time of a 1,000-point session (performance API; the 16 ms target is bench/tab\'s)', async () => {
     const { page } = await open('big', 'en')
     await page.waitForSelector('[data-kopt=chart]', { timeout: 20_000 })
     assert.ok(Number(await page.locator('[data-kopt=points]').getAttribute('data-n')) >= 1000)
@@ -446,7 +446,7 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
     const measures = await page.evaluate(() => performance.getEntriesByName('kopt-update').length)
     const sorted = [...ups].sort((a, b) => a - b)
     const median = sorted[Math.floor(sorted.length / 2)]
-    const line = `BENCH kopt-update 1000+ points: median ${median.toFixed(2)} ms, max ${sorted.at(-1).toFixed(2)} ms over ${ups.length} updates (target <= 16 ms)`
+    const line = `BENCH kopt-update 1000+ points: median ${median.toFixed(2)} ms, max ${sorted.at(-1).toFixed(2)} ms over ${ups.length} updates (smoke bound 50 ms; the target is bench/tab's)`
     console.log(line)
     writeFileSync(path.join(artifacts, 'bench.txt'), line + '\n')
     assert.ok(measures >= ups.length)

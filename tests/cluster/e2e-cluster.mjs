@@ -4,73 +4,31 @@
 //   kernel_finalize of the srun point (re-submitted through srun).
 // Asserts on /series: the points carry their job ids and node, the echoed line is not a point, the replay
 // block names the Slurm path and its point carries a new job id. Needs Node 22 (the host's) and KOPT_HOST_DIR.
-import { execFile } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import assert from 'node:assert/strict'
-import { detachedProcesses, freePort, pluginRoutesReady, waitFor, http, rpc } from '../e2e/harness.mjs'
+import { ROOT, hostEnv, http, pinnedHost, rpc, scriptedRun, sessionLogText, startScriptedModel, startWeb, waitFor, webProfile } from '../e2e/harness.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const ROOT = join(here, '../..')
-const HOST_DIR = process.env.KOPT_HOST_DIR
-if (!HOST_DIR) throw new Error('KOPT_HOST_DIR is required')
+const { dsh: DSH } = pinnedHost('tests/cluster/run.sh sets it')
 if (!process.env.SLURM_CONF) throw new Error('SLURM_CONF is required (tests/cluster/run.sh starts the cluster)')
 const NODE = process.env.KOPT_CLUSTER_NODE ?? 'n1'
-const DSH = join(HOST_DIR, 'bin/dsh')
-const run = promisify(execFile)
-const t0 = Date.now()
-const log = (msg) => console.log(`[cluster-e2e +${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`)
 
 // Under the cluster's dir when there is one (world-traversable, as a job's cwd must be).
-const work = mkdtempSync(join(process.env.KOPT_CLUSTER_DIR ? join(process.env.KOPT_CLUSTER_DIR, 'out') : tmpdir(), 'e2e-'))
+const { work, procs, log, check, main } = scriptedRun('cluster-e2e', {
+  watchdogSec: 600, under: process.env.KOPT_CLUSTER_DIR ? join(process.env.KOPT_CLUSTER_DIR, 'out') : tmpdir(),
+})
 const home = join(work, 'home')
 const ws = join(work, 'ws')
 mkdirSync(ws, { recursive: true })
-const procs = detachedProcesses(work)
-let failed = true
-const watchdog = setTimeout(() => { console.error('[cluster-e2e] watchdog: 300 s elapsed, giving up'); cleanup(); process.exit(2) }, 300_000)
-function cleanup() {
-  procs.killAll()
-  if (!failed && process.env.KOPT_E2E_KEEP !== '1') rmSync(work, { recursive: true, force: true })
-  else console.log(`[cluster-e2e] scratch kept in ${work}`)
-}
-process.on('exit', cleanup)
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { cleanup(); process.exit(130) })
+const decodedLog = (sid) => sessionLogText(home, sid)
 
-async function decodedLog(sid) {
-  const base = join(home, 'sessions')
-  if (!existsSync(base)) return ''
-  for (const d of readdirSync(base)) {
-    for (const name of ['session.jsonl.zstd', 'session.jsonl']) {
-      const p = join(base, d, sid, name)
-      if (!existsSync(p)) continue
-      if (p.endsWith('.zstd')) return (await run('zstd', ['-qdc', p], { maxBuffer: 64 << 20, timeout: 20_000 })).stdout
-      return readFileSync(p, 'utf8')
-    }
-  }
-  return ''
-}
-const check = (name, fn) => {
-  try { fn(); log(`ok  ${name}`) } catch (error) { log(`FAIL ${name}`); throw error }
-}
-
-try {
-  const ready = join(work, 'fake-ready.json')
-  const fake = procs.startDetached(process.execPath, [join(ROOT, 'tests/e2e/fake-llm.mjs'), '--script', join(here, 'script.json'),
-    '--ready', ready], {}, 'fake-llm.log')
-  const llmPort = await waitFor('the fake model', () => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')).port, 15_000)
-  const env = {
-    DSH_HOME: home, DEEPSEEK_BASE_URL: `http://127.0.0.1:${llmPort}/v1`, DEEPSEEK_API_KEY: 'e2e-key',
-    DSH_PERMISSION_MODE: 'danger-full-access', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1',
-  }
-  const dsh = (args, timeout) => run(DSH, args, { env: { ...process.env, ...env }, timeout, maxBuffer: 32 << 20 })
-  await dsh(['--profile', 'web', '--dump-config'], 120_000)
-  writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), ['- id: hmr', '  disabled: false', '  config:', '    root: []', ''].join('\n'))
-  await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`], 300_000)
-
+await main(async () => {
+  const fake = await startScriptedModel(procs, work, join(ROOT, 'tests/e2e/fake-llm.mjs'), ['--script', join(here, 'script.json')])
+  const env = hostEnv(home, { llmPort: fake.port, key: 'e2e-key' })
+  await webProfile(DSH, env)
   // A benchmark that reports where it ran, from the job's environment (as docs/cluster.md tells users to).
   writeFileSync(join(ws, 'bench.py'), [
     'import json, os, sys',
@@ -90,16 +48,12 @@ try {
   assert.ok(KB_DIR && existsSync(join(KB_DIR, 'kopt-bench')), 'KOPT_BENCH_DIR must hold a built kopt-bench (tests/cluster/run.sh sets it)')
   env.PATH = `${KB_DIR}:${process.env.PATH}`
 
-  const extra = process.env.KOPT_ADDON ? { KOPT_ADDON: process.env.KOPT_ADDON } : {}
-  const port = await freePort()
-  const web = procs.startDetached(DSH, ['web', '--no-open', '--port', String(port)], { ...env, ...extra }, 'dsh.log')
-  await waitFor('dsh web', async () => (await http(port, '/')).status === 200, 120_000, 500)
-  await waitFor('the plugin routes', () => pluginRoutesReady(port), 60_000, 300)
-  log(`dsh web on 127.0.0.1:${port}`)
-
+  const web = await startWeb(procs, DSH, env, 'dsh.log', { log })
+  const { port } = web
   const { sessionId: sid } = await rpc(port, 'session.create', { cwd: ws, agentPreset: 'kernel-opt' })
   await rpc(port, 'session.prompt', { sessionId: sid, mode: 'queue', content: [{ type: 'text', text: '在集群上评测 k.py' }] })
-  await waitFor('the turn to end', async () => /"type":"turn\/end"/.test(await decodedLog(sid)), 180_000, 1000)
+  // Three cold compiles behind kopt-bench --slurm: minutes on a loaded 2-core machine (the call's timeoutMs is 270 s).
+  await waitFor('the turn to end', async () => /"type":"turn\/end"/.test(await decodedLog(sid)), 480_000, 1000)
   const logText = await decodedLog(sid)
   writeFileSync(join(work, 'session.jsonl'), logText)
 
@@ -155,8 +109,5 @@ try {
   })
   await procs.stop(web)
   await procs.stop(fake)
-  failed = false
   log('all passed')
-} finally {
-  clearTimeout(watchdog)
-}
+})

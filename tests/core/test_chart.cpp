@@ -187,7 +187,9 @@ TEST(Chart, M5_PhaseCountsAndFinalNumber) {
   const auto& its = expected["series"]["iterations"];
   ASSERT_EQ(c2["phases"].size(), its.size());
   for (std::size_t i = 0; i < its.size(); ++i)
-    if (!its[i].contains("pending")) EXPECT_EQ(c2["phases"][i], expected["derived"]["evaluationPhases"][i]) << i;
+    if (!its[i].contains("pending")) {
+      EXPECT_EQ(c2["phases"][i], expected["derived"]["evaluationPhases"][i]) << i;
+    }
   const auto& counts = c2["counts"];
   EXPECT_EQ(counts["optimization"].get<long long>() + counts["overBudget"].get<long long>() +
                 counts["wrapUp"].get<long long>(),
@@ -482,10 +484,13 @@ TEST(Chart, KeptWriterEqualsAFreshChart) {
       w.write_to(text);
       ASSERT_EQ(text, kopt::chart_json_text(s, opt)) << "trial " << trial << " step " << step;
       const kopt::json now = *kopt::parse_json(text);
-      if (!prev.is_null())
-        for (const char* k : {"points", "phases", "rowRounds"})
-          for (std::size_t i = 0; i < w.first_change() && i < prev[k].size(); ++i)
+      if (!prev.is_null()) {
+        for (const char* k : {"points", "phases", "rowRounds"}) {
+          for (std::size_t i = 0; i < w.first_change() && i < prev[k].size(); ++i) {
             ASSERT_EQ(prev[k][i], now[k][i]) << k << " " << i << " trial " << trial << " step " << step;
+          }
+        }
+      }
       prev = now;
     }
   }

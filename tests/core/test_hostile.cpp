@@ -111,9 +111,12 @@ TEST(Hostile, NonFiniteAndOutOfRangeLatencies) {
   kopt::Projector p;
   int seq = 0;
   for (const char* lat : {"NaN", "Infinity", "-Infinity", "1e308", "-1", "0", "1e-320", "\"5\"", "null", "1e400"}) {
-    std::string id = "c" + std::to_string(seq);
-    p.feed_event(call(seq++, id, "bash", "{\"command\":\"./b\"}"));
-    p.feed_event(result(seq++, id, std::string("KERNEL_EVAL={\"artifact\":\"k\",\"correct\":true,\"latency_ms\":") + lat + ",\"n\":" + std::to_string(seq) + "}"));
+    // The call and its result take two seqs; "n" keeps each payload distinct (identical ones merge).
+    const int at = seq;
+    seq += 2;
+    std::string id = "c" + std::to_string(at);
+    p.feed_event(call(at, id, "bash", "{\"command\":\"./b\"}"));
+    p.feed_event(result(at + 1, id, std::string("KERNEL_EVAL={\"artifact\":\"k\",\"correct\":true,\"latency_ms\":") + lat + ",\"n\":" + std::to_string(at) + "}"));
   }
   json s = json::parse(p.series_json("h", 0));
   // NaN / Infinity / 1e400 are not JSON (JSON.parse rejects the first two too): no point.

@@ -86,7 +86,9 @@ void run_property(std::uint32_t seed, int steps) {
         ASSERT_EQ(std::stoll(m[3]), c.budget());
         ASSERT_LT(done, c.budget()) << "drive past the budget, seed " << seed;
         std::smatch p;
-        if (std::regex_search(a.text, p, pace)) ASSERT_LE(std::stoll(p[1]), c.budget() - done);
+        if (std::regex_search(a.text, p, pace)) {
+          ASSERT_LE(std::stoll(p[1]), c.budget() - done);
+        }
       }
       w.log_message(a);
       idle = false;  // the follow-up starts a turn
@@ -159,7 +161,9 @@ void run_property(std::uint32_t seed, int steps) {
       const Actions a = c.supervisor_answered(it->first, ans, w.series, f);
       check_sends(a, it->second, f, "answer");
     }
-    if (!c.armed()) ASSERT_TRUE(silenced) << "disarmed without saying so, seed " << seed;
+    if (!c.armed()) {
+      ASSERT_TRUE(silenced) << "disarmed without saying so, seed " << seed;
+    }
   }
 }
 

@@ -16,6 +16,7 @@
 #include "kopt/derived.hpp"
 #include "kopt/report.hpp"
 #include "report_command.hpp"
+#include "test_files.hpp"
 
 namespace {
 
@@ -23,18 +24,9 @@ const std::string kZ03 = std::string(KOPT_FIXTURES_DIR) + "/vectors/z03-large-60
 const std::string kZ01 = std::string(KOPT_FIXTURES_DIR) + "/vectors/z01-large-shell-job-mix.events.json";
 const std::string kHostile = std::string(KOPT_SOURCE_DIR) + "/tests/report/hostile.events.json";
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::size_t count(const std::string& hay, const std::string& needle) {
-  std::size_t n = 0;
-  for (std::size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + needle.size())) ++n;
-  return n;
-}
+using kopt_test::count;
+using kopt_test::slurp;
+using kopt_test::TempDir;
 
 kopt::Report report_of(const std::string& path, long long budget = 0) {
   kopt::ReportInput in;
@@ -87,15 +79,6 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, bool& o
   if (!row.empty() || !field.empty()) return ok = false, rows;  // last record must end with CRLF
   return rows;
 }
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/kopt-report-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
 
 const std::string kScript = "<script>document.title='PWNED'</script>";
 const std::string kImg = "\"><img src=x onerror=\"document.title='PWNED'\">";
@@ -397,7 +380,7 @@ TEST(Report, ReadsSessionJsonlZstd) {
   // Two frames, as DSH appends them.
   std::string packed;
   const std::size_t half = jsonl.find('\n', jsonl.size() / 2) + 1;
-  for (const std::string part : {jsonl.substr(0, half), jsonl.substr(half)}) {
+  for (const std::string& part : {jsonl.substr(0, half), jsonl.substr(half)}) {
     std::string buf(ZSTD_compressBound(part.size()), '\0');
     const std::size_t n = ZSTD_compress(buf.data(), buf.size(), part.data(), part.size(), 3);
     ASSERT_FALSE(ZSTD_isError(n));

@@ -142,7 +142,9 @@ TEST(M5_WrapUpPhase, RoundIndexExtendedInPartsEqualsOneBuiltAtOnce) {
         ASSERT_EQ(kept.in_wrap_up(seq), in_wrap_up_phase(s.rounds, seq)) << "trial " << trial;
         ASSERT_EQ(kept.in_force(seq), fresh.in_force(seq)) << "trial " << trial;
         ASSERT_EQ(kept.budget_at(seq), fresh.budget_at(seq)) << "trial " << trial;
-        if (!has_nan) ASSERT_EQ(kept.in_force(seq), round_in_force(s, seq)) << "trial " << trial << " seq " << seq;
+        if (!has_nan) {
+          ASSERT_EQ(kept.in_force(seq), round_in_force(s, seq)) << "trial " << trial << " seq " << seq;
+        }
         // DV-11 as written: the latest round stating a budget at or before the seq, else the first.
         if (!has_nan && std::is_sorted(budget_seqs.begin(), budget_seqs.end()) && !std::isnan(seq)) {
           std::optional<long long> want;
@@ -192,7 +194,9 @@ TEST(J3_PooledReference, MedianAndDriftInAnyOrder) {
     }
     const auto got = reference_drift(s);
     ASSERT_EQ(got.has_value(), want.has_value()) << "trial " << trial;
-    if (got) EXPECT_TRUE(got->min == want->min && got->max == want->max && got->count == want->count) << "trial " << trial;
+    if (got) {
+      EXPECT_TRUE(got->min == want->min && got->max == want->max && got->count == want->count) << "trial " << trial;
+    }
   }
 }
 
@@ -217,7 +221,9 @@ TEST(J3_PooledReference, UpdatedFromAnyRowEqualsAFreshMedian) {
     pooled.update(rows, from);
     const auto want = reference_latency(rows);
     ASSERT_EQ(pooled.median().has_value(), want.has_value()) << "step " << step;
-    if (want) ASSERT_EQ(*pooled.median(), *want) << "step " << step;
+    if (want) {
+      ASSERT_EQ(*pooled.median(), *want) << "step " << step;
+    }
   }
 }
 

@@ -3,40 +3,15 @@
 // to a scripted model on 127.0.0.1 (fake-llm.mjs + script.json). Asserts on the plugin's routes.
 // Run by tests/e2e/run.sh (which installs the host); needs Node 22 (the host's) on PATH.
 //   env: KOPT_HOST_DIR (required), KOPT_E2E_KEEP=1 keeps the scratch folder, KOPT_ADDON (optional)
-import { execFile } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, chmodSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
-import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import assert from 'node:assert/strict'
-import { detachedProcesses, freePort, pluginRoutesReady, sessionLogFile, waitFor, http, rpc } from './harness.mjs'
+import { hostEnv, http, pinnedHost, rpc, scriptedRun, sessionLogText, startScriptedModel, startWeb, waitFor, webProfile } from './harness.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const ROOT = join(here, '../..')
-const HOST_DIR = process.env.KOPT_HOST_DIR
-if (!HOST_DIR) throw new Error('KOPT_HOST_DIR is required (run tests/e2e/run.sh)')
-const DSH = join(HOST_DIR, 'bin/dsh')
-const run = promisify(execFile)
-const t0 = Date.now()
-const log = (msg) => console.log(`[e2e +${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`)
-const sleep = (ms) => new Promise(r => setTimeout(r, ms))
-
-const work = mkdtempSync(join(tmpdir(), 'kopt-e2e-'))
-const home = join(work, 'home')
-const ws = join(work, 'ws')
-mkdirSync(ws, { recursive: true })
-const procs = detachedProcesses(work)
-const { startDetached, stop } = procs
-let failed = true
-
-// Hard stop: nothing here may hang the test suite.
-const watchdog = setTimeout(() => {
-  console.error('[e2e] watchdog: 420 s elapsed, giving up')
-  cleanup()
-  process.exit(2)
-}, 420_000)
+const { dsh: DSH } = pinnedHost()
 
 // Processes whose argv[0] is `mark` (bench.sh sets it with `exec -a`).
 function markedPids(mark) {
@@ -54,14 +29,13 @@ function killLeftovers() {
   for (const m of marks) for (const pid of markedPids(m)) { try { process.kill(pid, 'SIGKILL') } catch {} }
 }
 
-function cleanup() {
-  killLeftovers()
-  procs.killAll()
-  if (!failed && process.env.KOPT_E2E_KEEP !== '1') rmSync(work, { recursive: true, force: true })
-  else console.log(`[e2e] scratch kept in ${work}`)
-}
-process.on('exit', cleanup)
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { cleanup(); process.exit(130) })
+// Hard stop: nothing here may hang the test suite.
+const { work, procs, log, check, main, checks } = scriptedRun('e2e', { watchdogSec: 420, beforeCleanup: killLeftovers })
+const { stop } = procs
+const home = join(work, 'home')
+const ws = join(work, 'ws')
+mkdirSync(ws, { recursive: true })
+const decodedLog = (sid) => sessionLogText(home, sid)
 
 // fetch() may not set Host; node:http can, which is what a rebinding attacker's browser would send.
 function rawGet(port, path, headers) {
@@ -76,48 +50,20 @@ function rawGet(port, path, headers) {
     rq.end()
   })
 }
-const sessionLog = (sid) => sessionLogFile(home, sid)
-async function decodedLog(sid) {
-  const p = sessionLog(sid)
-  if (!p) return ''
-  if (p.endsWith('.zstd')) return (await run('zstd', ['-qdc', p], { maxBuffer: 64 << 20, timeout: 20_000 })).stdout
-  return readFileSync(p, 'utf8')
-}
 
-let checks = 0
-const check = (name, fn) => {
-  try {
-    fn()
-    checks += 1
-    log(`ok  ${name}`)
-  } catch (error) {
-    log(`FAIL ${name}`)
-    throw error
-  }
-}
-
-try {
+await main(async () => {
   // ── the scripted model ──
-  const ready = join(work, 'fake-ready.json')
-  const fake = startDetached(process.execPath, [join(here, 'fake-llm.mjs'), '--script', join(here, 'script.json'),
-    '--ready', ready, '--log', join(work, 'fake-requests.jsonl')], {}, 'fake-llm.log')
-  const llmPort = (await waitFor('the fake model', () => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')).port, 15_000))
-  log(`fake model on 127.0.0.1:${llmPort}`)
+  const fake = await startScriptedModel(procs, work, join(here, 'fake-llm.mjs'),
+    ['--script', join(here, 'script.json'), '--log', join(work, 'fake-requests.jsonl')])
+  log(`fake model on 127.0.0.1:${fake.port}`)
 
   // ── profile + plugin ──
-  const env = {
-    DSH_HOME: home, DEEPSEEK_BASE_URL: `http://127.0.0.1:${llmPort}/v1`, DEEPSEEK_API_KEY: 'e2e-key',
-    DSH_PERMISSION_MODE: 'danger-full-access', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1',
-  }
-  const dsh = (args, timeout) => run(DSH, args, { env: { ...process.env, ...env }, timeout, maxBuffer: 32 << 20 })
-  await dsh(['--profile', 'web', '--dump-config'], 120_000)
-  // The hmr row must be on for boot on this host (docs/install.md); our row's config replaces the
-  // default one: a shorter replay timeout, and one unknown key whose error must reach the host log.
-  writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), [
-    '- id: hmr', '  disabled: false', '  config:', '    root: []',
-    '- id: kernel-opt', '  config:', '    replay:', '      timeoutSec: 60', '    e2eUnknownKey: 1', '',
-  ].join('\n'))
-  const added = await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`], 300_000)
+  const env = hostEnv(home, { llmPort: fake.port, key: 'e2e-key' })
+  // Our row's config replaces the default one: a shorter replay timeout, and one unknown key whose
+  // error must reach the host log.
+  const { dsh, added: [added] } = await webProfile(DSH, env, {
+    rows: ['- id: kernel-opt', '  config:', '    replay:', '      timeoutSec: 60', '    e2eUnknownKey: 1'],
+  })
   log(`dsh plugin add: ${(added.stdout + added.stderr).trim().split('\n').slice(-2).join(' | ')}`)
   const dump = (await dsh(['--profile', 'web', '--dump-config'], 120_000)).stdout
   check('the composed profile holds our row', () => assert.match(dump, /name: dsh-kernel-opt/))
@@ -144,16 +90,7 @@ try {
   chmodSync(join(ws, 'bench.sh'), 0o755)
 
   // ── dsh web ──
-  const extra = process.env.KOPT_ADDON ? { KOPT_ADDON: process.env.KOPT_ADDON } : {}
-  const startWeb = async (n) => {
-    const port = await freePort()
-    const web = startDetached(DSH, ['web', '--no-open', '--port', String(port)], { ...env, ...extra }, `dsh-${n}.log`)
-    await waitFor(`dsh web #${n} on :${port}`, async () => (await http(port, '/')).status === 200, 120_000, 500)
-    await waitFor(`the API and plugin routes of #${n}`, () => pluginRoutesReady(port), 60_000, 300)
-    log(`dsh web #${n} on 127.0.0.1:${port}`)
-    return { ...web, port }
-  }
-  let web = await startWeb(1)
+  let web = await startWeb(procs, DSH, env, 'dsh-1.log', { log })
   const presetDir = join(home, '.agent-presets/kernel-opt')
   check('preset synced into the user root with a manifest', () => {
     assert.ok(existsSync(join(presetDir, 'agent.cordis.yml')), 'agent.cordis.yml')
@@ -360,14 +297,16 @@ try {
 
   // ── restart: the same session, now served from persistence ──
   await stop(web)
-  web = await startWeb(2)
+  web = await startWeb(procs, DSH, env, 'dsh-2.log', { log })
   // First open of a past session: /series waits at most ~50 ms for the log; this one is short, so it
   // answers the body at once, or 202 {loading} with Retry-After when the machine is slow (the long-log
-  // case is tested in tests/lib/store.test.mjs and the browser suite).
+  // case is tested in tests/lib/store.test.mjs and the browser suite). A smoke test of the answer's
+  // kind: its time is only logged, and the 2 s bound tells an answer from a wait on the whole log. The
+  // target (first answer <= 100 ms) is held by bench/http/run.mjs (past first_ms, docs/performance.md).
   const openedAt = performance.now()
   const firstOpen = await http(web.port, seriesPath)
   const firstMs = performance.now() - openedAt
-  check('first open of the past session answers at once: the body, or 202 loading with Retry-After', () => {
+  check('first open of the past session answers without waiting for the log: the body, or 202 loading with Retry-After (smoke; the 100 ms target is bench/http\'s)', () => {
     assert.ok(firstMs < 2000, `first answer took ${firstMs.toFixed(0)} ms`)
     if (firstOpen.status === 202) {
       assert.equal(firstOpen.json().loading, true)
@@ -415,16 +354,5 @@ try {
   })
   await stop(web)
   await stop(fake)
-  failed = false
-  log(`PASS: ${checks} checks`)
-} catch (error) {
-  console.error(`[e2e] ${error?.stack ?? error}`)
-  for (const f of readdirSync(work).filter(n => n.endsWith('.log'))) {
-    const text = readFileSync(join(work, f), 'utf8')
-    console.error(`--- ${f} (last 40 lines)\n${text.split('\n').slice(-40).join('\n')}`)
-  }
-  process.exitCode = 1
-} finally {
-  clearTimeout(watchdog)
-  cleanup()
-}
+  log(`PASS: ${checks()} checks`)
+})

@@ -11,52 +11,23 @@
 //   H  the host's exit (SIGKILL) ends the warm judge: no process survives.
 // Run by tests/e2e/run.sh. env: KOPT_HOST_DIR (required), KOPT_BENCH_DIR (default build-evaluator),
 // KOPT_BENCH_CACHE (default <bench dir>/test-cache: a warm precompiled header), KOPT_E2E_KEEP=1.
-import { execFile } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, appendFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpSync, existsSync, readFileSync, readdirSync, writeFileSync, appendFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import assert from 'node:assert/strict'
-import { detachedProcesses, freePort, pluginRoutesReady, sessionLogFile, waitFor, http, rpc, sleep } from './harness.mjs'
+import { ROOT, hostEnv, http, pinnedHost, rpc, run, scriptedRun, sessionLogText, startScriptedModel, startWeb, waitFor, webProfile } from './harness.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const ROOT = join(here, '../..')
-const HOST_DIR = process.env.KOPT_HOST_DIR
-if (!HOST_DIR) throw new Error('KOPT_HOST_DIR is required (run tests/e2e/run.sh)')
+const { dsh: DSH } = pinnedHost()
 const BENCH_DIR = resolve(ROOT, process.env.KOPT_BENCH_DIR || 'build-evaluator')
 const BENCH = join(BENCH_DIR, 'kopt-bench')
 if (!existsSync(BENCH)) throw new Error(`${BENCH} is missing: build it (bash evaluator/tests/run-cpu.sh)`)
 const CACHE = process.env.KOPT_BENCH_CACHE || join(BENCH_DIR, 'test-cache')
-const DSH = join(HOST_DIR, 'bin/dsh')
-const run = promisify(execFile)
-const t0 = Date.now()
-const log = (msg) => console.log(`[evaluate-e2e +${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`)
 
-const work = mkdtempSync(join(tmpdir(), 'kopt-evaluate-e2e-'))
+const { work, procs, log, check, main, checks } = scriptedRun('evaluate-e2e', { watchdogSec: 540 })
 const home = join(work, 'home')
 const ws = join(work, 'ws')
 cpSync(join(ROOT, 'demo/workspace'), ws, { recursive: true })
-const procs = detachedProcesses(work)
-let failed = true
-const watchdog = setTimeout(() => { console.error('[evaluate-e2e] watchdog: 540 s elapsed'); cleanup(); process.exit(2) }, 540_000)
-let cleaned = false
-function cleanup() {
-  if (cleaned) return
-  cleaned = true
-  procs.killAll()
-  if (!failed && process.env.KOPT_E2E_KEEP !== '1') rmSync(work, { recursive: true, force: true })
-  else console.log(`[evaluate-e2e] scratch kept in ${work}`)
-}
-process.on('exit', cleanup)
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { cleanup(); process.exit(130) })
-
-let checks = 0
-const check = (name, fn) => {
-  try { fn() } catch (error) { log(`FAIL ${name}`); throw error }
-  checks += 1
-  log(`ok  ${name}`)
-}
 
 // ── processes, from /proc ──
 function procInfo(pid) {
@@ -107,13 +78,7 @@ const sleeping = (ms) => kernel.replace('static at::Tensor forward(const at::Ten
 writeFileSync(join(ws, 'solution/slow.cpp'), sleeping(150))
 writeFileSync(join(ws, 'solution/hang.cpp'), sleeping(600_000))
 
-const sessionLog = (sid) => sessionLogFile(home, sid)
-async function events(sid) {
-  const p = sessionLog(sid)
-  if (!p) return []
-  const text = p.endsWith('.zstd') ? (await run('zstd', ['-qdc', p], { maxBuffer: 64 << 20, timeout: 20_000 })).stdout : readFileSync(p, 'utf8')
-  return text.split('\n').filter(Boolean).map(l => JSON.parse(l)).filter(e => e.type)
-}
+const events = async (sid) => (await sessionLogText(home, sid)).split('\n').filter(Boolean).map(l => JSON.parse(l)).filter(e => e.type)
 const turnEnds = (evs) => evs.filter(e => e.type === 'turn/end').map(e => e.data?.reason?.kind)
 function resultOf(evs, name) {
   const call = evs.find(e => e.type === 'tool/call' && e.data?.name === name)
@@ -121,28 +86,12 @@ function resultOf(evs, name) {
   return res ? JSON.stringify(res.data.message) : undefined
 }
 
-try {
-  const ready = join(work, 'fake-ready.json')
-  procs.startDetached(process.execPath, [join(here, 'fake-llm.mjs'), '--script', join(work, 'script.json'), '--ready', ready,
-    '--log', join(work, 'fake-requests.jsonl')], {}, 'fake-llm.log')
-  const llmPort = await waitFor('the fake model', () => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')).port, 15_000)
-  const env = {
-    DSH_HOME: home, DEEPSEEK_BASE_URL: `http://127.0.0.1:${llmPort}/v1`, DEEPSEEK_API_KEY: 'e2e-secret-key',
-    DSH_PERMISSION_MODE: 'danger-full-access', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1',
-    KOPT_BENCH_CACHE: CACHE, ...(process.env.KOPT_ADDON ? { KOPT_ADDON: process.env.KOPT_ADDON } : {}),
-  }
-  const dsh = (args, timeout) => run(DSH, args, { env: { ...process.env, ...env }, timeout, maxBuffer: 32 << 20 })
-  await dsh(['--profile', 'web', '--dump-config'], 120_000)
-  writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), [
-    '- id: hmr', '  disabled: false', '  config:', '    root: []',
-    '- id: kernel-opt', '  config:', '    evaluate:', `      koptBench: ${BENCH}`, '      idleSec: 8', '',
-  ].join('\n'))
-  await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`], 300_000)
-  const port = await freePort()
-  const web = procs.startDetached(DSH, ['web', '--no-open', '--port', String(port)], env, 'dsh.log')
-  await waitFor('dsh web', async () => (await http(port, '/')).status === 200, 120_000, 500)
-  await waitFor('the plugin routes', () => pluginRoutesReady(port), 60_000, 300)
-  log(`dsh web on 127.0.0.1:${port}`)
+await main(async () => {
+  const fake = await startScriptedModel(procs, work, join(here, 'fake-llm.mjs'), ['--script', join(work, 'script.json'), '--log', join(work, 'fake-requests.jsonl')])
+  const env = hostEnv(home, { llmPort: fake.port, key: 'e2e-secret-key', KOPT_BENCH_CACHE: CACHE })
+  await webProfile(DSH, env, { rows: ['- id: kernel-opt', '  config:', '    evaluate:', `      koptBench: ${BENCH}`, '      idleSec: 8'] })
+  const web = await startWeb(procs, DSH, env, 'dsh.log', { log })
+  const { port } = web
 
   const session = async (tag) => (await rpc(port, 'session.create', { cwd: ws, agentPreset: 'kernel-opt' })).sessionId
   const prompt = (sid, text) => rpc(port, 'session.prompt', { sessionId: sid, mode: 'queue', content: [{ type: 'text', text }] })
@@ -304,15 +253,5 @@ try {
   })
   void web
 
-  failed = false
-  log(`all ${checks} checks passed`)
-} catch (error) {
-  console.error(`[evaluate-e2e] ${error?.stack ?? error}`)
-  for (const f of readdirSync(work).filter(n => n.endsWith('.log'))) {
-    console.error(`--- ${f} (last 30 lines)\n${readFileSync(join(work, f), 'utf8').split('\n').slice(-30).join('\n')}`)
-  }
-  process.exitCode = 1
-} finally {
-  clearTimeout(watchdog)
-  cleanup()
-}
+  log(`all ${checks()} checks passed`)
+})

@@ -11,82 +11,31 @@
 // Run by tests/e2e/run.sh (host installed, Node 22 on PATH). env: KOPT_HOST_DIR (required),
 // KOPT_ADDON (optional), KOPT_E2E_KEEP=1 keeps the scratch folder, KOPT_LOOP_E2E_ONLY=C (letters)
 // runs only those parts (D needs A).
-import { execFile } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import assert from 'node:assert/strict'
-import { detachedProcesses, freePort, pluginRoutesReady, waitFor, http, rpc } from './harness.mjs'
+import { hostEnv, http, pinnedHost, rpc, scriptedRun, sessionLogText, startScriptedModel, startWeb, waitFor, webProfile } from './harness.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const ROOT = join(here, '../..')
-const HOST_DIR = process.env.KOPT_HOST_DIR
-if (!HOST_DIR) throw new Error('KOPT_HOST_DIR is required (run tests/e2e/run.sh)')
-const DSH = join(HOST_DIR, 'bin/dsh')
-const run = promisify(execFile)
-const t0 = Date.now()
-const log = (msg) => console.log(`[loop-e2e +${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`)
+const { dsh: DSH } = pinnedHost()
 const sleep = (ms) => new Promise(resolve => setTimeout(resolve, ms))
 const only = process.env.KOPT_LOOP_E2E_ONLY
 const want = (part) => !only || only.includes(part) || (part === 'A' && only.includes('D'))
 
-const work = mkdtempSync(join(tmpdir(), 'kopt-loop-e2e-'))
+const { work, procs, log, check, main, checks } = scriptedRun('loop-e2e', { watchdogSec: 480 })
 const requestsLog = join(work, 'requests.jsonl')
 const home = join(work, 'home')
-const procs = detachedProcesses(work)
-const { startDetached } = procs
-let failed = true
-const watchdog = setTimeout(() => {
-  console.error('[loop-e2e] watchdog: 480 s elapsed, giving up')
-  cleanup()
-  process.exit(2)
-}, 480_000)
-
-function cleanup() {
-  procs.killAll()
-  if (!failed && process.env.KOPT_E2E_KEEP !== '1') rmSync(work, { recursive: true, force: true })
-  else console.log(`[loop-e2e] scratch kept in ${work}`)
-}
-process.on('exit', cleanup)
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { cleanup(); process.exit(130) })
 
 async function command(port, sid, line) {
   const value = await rpc(port, 'commands/execute', { args: { agentId: sid, line, images: [] } })
   return value?.result ?? value
 }
-async function events(sid) {
-  const base = join(home, 'sessions')
-  if (!existsSync(base)) return []
-  for (const d of readdirSync(base)) {
-    for (const name of ['session.jsonl.zstd', 'session.jsonl']) {
-      const p = join(base, d, sid, name)
-      if (!existsSync(p)) continue
-      const text = p.endsWith('.zstd')
-        ? (await run('zstd', ['-qdc', p], { maxBuffer: 64 << 20, timeout: 20_000 })).stdout
-        : readFileSync(p, 'utf8')
-      return text.split('\n').filter(Boolean).map(l => JSON.parse(l)).filter(e => typeof e.seq === 'number')
-    }
-  }
-  return []
-}
+const events = async (sid) => (await sessionLogText(home, sid)).split('\n').filter(Boolean).map(l => JSON.parse(l)).filter(e => typeof e.seq === 'number')
 const loopMessages = (evs) => evs.filter(e => e.type === 'user/message' && e.data?.source?.kind === 'plugin' && e.data?.source?.plugin === 'kernel-opt')
   .map(e => e.data.content.map(b => b.text ?? '').join('\n'))
 const judgeCalls = (who) => (existsSync(requestsLog) ? readFileSync(requestsLog, 'utf8').trim().split('\n').filter(Boolean).map(l => JSON.parse(l)).filter(r => r.who === who).length : 0)
 const turnEnds = (evs) => evs.filter(e => e.type === 'turn/end').map(e => e.data?.reason?.kind)
-
-let checks = 0
-const check = (name, fn) => {
-  try {
-    fn()
-    checks += 1
-    log(`ok  ${name}`)
-  } catch (error) {
-    log(`FAIL ${name}`)
-    throw error
-  }
-}
 
 function workspace(name) {
   const ws = join(work, name)
@@ -104,7 +53,7 @@ function workspace(name) {
   return ws
 }
 
-try {
+await main(async () => {
   const judgeScript = join(work, 'judge.json')
   writeFileSync(judgeScript, JSON.stringify([
     { text: 'OK: baseline measured honestly' },
@@ -112,34 +61,12 @@ try {
     { text: '   ' },
     { text: 'far too late', delayMs: 30_000 },
   ]))
-  const ready = join(work, 'fake-ready.json')
-  const requests = requestsLog
-  startDetached(process.execPath, [join(here, 'loop-fake-llm.mjs'), '--judge-script', judgeScript, '--ready', ready, '--log', requests], {}, 'fake.log')
-  const llmPort = await waitFor('the fake models', () => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')).port, 15_000)
-  log(`fake models on 127.0.0.1:${llmPort}`)
+  const fake = await startScriptedModel(procs, work, join(here, 'loop-fake-llm.mjs'), ['--judge-script', judgeScript, '--log', requestsLog])
+  log(`fake models on 127.0.0.1:${fake.port}`)
 
-  const env = {
-    DSH_HOME: home, DEEPSEEK_BASE_URL: `http://127.0.0.1:${llmPort}/v1`, DEEPSEEK_API_KEY: 'e2e-key',
-    DSH_PERMISSION_MODE: 'danger-full-access', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1',
-    KOPT_LOOP_SETTLE_MS: '300', KOPT_SUPERVISOR_TIMEOUT_MS: '4000',
-    ...(process.env.KOPT_ADDON ? { KOPT_ADDON: process.env.KOPT_ADDON } : {}),
-  }
-  const dsh = (args, timeout) => run(DSH, args, { env: { ...process.env, ...env }, timeout, maxBuffer: 32 << 20 })
-  await dsh(['--profile', 'web', '--dump-config'], 120_000)
-  writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), [
-    '- id: hmr', '  disabled: false', '  config:', '    root: []',
-    '- id: kernel-opt', '  config:', '    supervisor:', '      provider: deepseek-official', '      model: judge', '',
-  ].join('\n'))
-  await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`], 300_000)
-  const startWeb = async (n) => {
-    const port = await freePort()
-    const web = startDetached(DSH, ['web', '--no-open', '--port', String(port)], env, `dsh-${n}.log`)
-    await waitFor(`dsh web #${n}`, async () => (await http(port, '/')).status === 200, 120_000, 500)
-    await waitFor(`the API and plugin routes of #${n}`, () => pluginRoutesReady(port), 60_000, 300)
-    log(`dsh web #${n} on 127.0.0.1:${port}`)
-    return { ...web, port }
-  }
-  let web = await startWeb(1)
+  const env = hostEnv(home, { llmPort: fake.port, key: 'e2e-key', KOPT_LOOP_SETTLE_MS: '300', KOPT_SUPERVISOR_TIMEOUT_MS: '4000' })
+  await webProfile(DSH, env, { rows: ['- id: kernel-opt', '  config:', '    supervisor:', '      provider: deepseek-official', '      model: judge'] })
+  let web = await startWeb(procs, DSH, env, 'dsh-1.log', { log })
   let port = web.port
   const control = async (sid) => (await http(port, `/plugins/kernel-opt/control?sessionId=${encodeURIComponent(sid)}`)).json().control
   const series = async (sid) => (await http(port, `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(sid)}`)).json()
@@ -173,7 +100,7 @@ try {
     const msgs = loopMessages(evA)
     const cA = await control(a)
     const sA = await series(a)
-    const judged = readFileSync(requests, 'utf8').trim().split('\n').map(l => JSON.parse(l)).filter(r => r.who === 'judge')
+    const judged = readFileSync(requestsLog, 'utf8').trim().split('\n').map(l => JSON.parse(l)).filter(r => r.who === 'judge')
     check('three continuations, then one wrap-up on the budget', () => {
       assert.equal(msgs.length, 4, msgs.join('\n-----\n'))
       assert.match(msgs[0], /^\[kernel-loop round 1\] 1\/4 evaluations used/)
@@ -242,6 +169,7 @@ try {
     await sleep(2000)
     const evB = await events(b)
     const cB = await control(b)
+    // abortMs includes the 300 ms polling of the log; the 15 s bound tells an abort from the `sleep 120` running on.
     check(`the running turn is aborted at once (${abortMs} ms), no wrap-up, nothing more sent`, () => {
       assert.ok(abortMs < 15_000)
       assert.equal(loopMessages(evB).length, 1)
@@ -329,7 +257,7 @@ try {
   if (want('D')) {
     // ── D, after a restart: the past session draws what was seen live ──
     await procs.stop(web)
-    web = await startWeb(2)
+    web = await startWeb(procs, DSH, env, 'dsh-2.log', { log })
     port = web.port
     let past = await http(port, `/plugins/kernel-opt/series?sessionId=${encodeURIComponent(a)}`)
     // 202 {loading} until the log has been read, then the body.
@@ -348,12 +276,5 @@ try {
       assert.deepEqual(p.chart.counts, l.chart.counts)
     })
   }
-  failed = false
-  log(`${checks} checks passed`)
-} catch (error) {
-  console.error(error)
-  process.exitCode = 1
-} finally {
-  clearTimeout(watchdog)
-  cleanup()
-}
+  log(`${checks()} checks passed`)
+})

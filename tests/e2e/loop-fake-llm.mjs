@@ -8,19 +8,12 @@
 //     answers advice after 3 s (a review the test can stop the loop during);
 // Session-title and compaction calls get fixed texts. Every request is logged to --log.
 //   node loop-fake-llm.mjs --judge-script replies.json --ready ready.json [--log req.jsonl] [--judge judge]
-import { createServer } from 'node:http'
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
+import { option as arg, serveModel } from './model-server.mjs'
 
-const argv = process.argv.slice(2)
-const arg = (name, fallback) => {
-  const i = argv.indexOf(`--${name}`)
-  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : fallback
-}
 const judge = arg('judge', 'judge')
 const judgeReplies = JSON.parse(readFileSync(arg('judge-script'), 'utf8'))
-const logPath = arg('log')
 let judgeCalls = 0
-let served = 0
 
 const textOf = (m) => (typeof m?.content === 'string'
   ? m.content
@@ -42,79 +35,22 @@ function agentReply(body) {
   return { step, text: 'Measured this variant; next I will try a wider tile.' }
 }
 
-function frames(reply, model) {
-  const id = `chatcmpl-loop-${++served}`
-  const base = { id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model }
-  const out = []
-  const chunk = (delta, finish = null) => out.push({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })
-  chunk({ role: 'assistant' })
-  if (reply.text) chunk({ content: reply.text })
-  const calls = reply.tool_calls ?? []
-  calls.forEach((call, index) => {
-    chunk({ tool_calls: [{ index, id: `call_loop_${served}_${index}`, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } }] })
-  })
-  chunk({}, calls.length > 0 ? 'tool_calls' : 'stop')
-  out.push({ ...base, choices: [], usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 } })
-  return out
+// Which of the scripted models a request is for, and its reply.
+function answer(body, req) {
+  if (body.model === judge) return { who: 'judge', ...judgeReplies[Math.min(judgeCalls, judgeReplies.length - 1)], call: judgeCalls++ }
+  // A slow reviewer: the plugin's timeout should give up first.
+  if (body.model === `${judge}-slow`) return { who: 'judge-slow', text: 'Keep going; try a wider tile.', delayMs: 3000 }
+  if (req.headers['x-deepseek-harness-compact'] === '1') return { who: 'compact', text: '## Summary\nThe kernel was benchmarked several times.' }
+  if (!Array.isArray(body.tools) || body.tools.length === 0) return { who: 'title', text: 'Kernel loop run' }
+  return { who: 'agent', ...agentReply(body) }
 }
 
-const server = createServer((req, res) => {
-  const parts = []
-  req.on('data', c => parts.push(c))
-  req.on('end', async () => {
-    const path = (req.url ?? '').split('?')[0]
-    if (req.method !== 'POST' || !/\/chat\/completions$/.test(path)) {
-      res.writeHead(404, { 'content-type': 'application/json' })
-      res.end('{"error":{"message":"not found"}}')
-      return
-    }
-    let body
-    try {
-      body = JSON.parse(Buffer.concat(parts).toString('utf8'))
-    } catch {
-      res.writeHead(400)
-      res.end()
-      return
-    }
-    let reply
-    let who
-    if (body.model === judge) {
-      who = 'judge'
-      reply = { ...judgeReplies[Math.min(judgeCalls, judgeReplies.length - 1)], call: judgeCalls++ }
-    } else if (body.model === `${judge}-slow`) {
-      who = 'judge-slow'
-      reply = { text: 'Keep going; try a wider tile.', delayMs: 3000 }
-    } else if (req.headers['x-deepseek-harness-compact'] === '1') {
-      who = 'compact'
-      reply = { text: '## Summary\nThe kernel was benchmarked several times.' }
-    } else if (!Array.isArray(body.tools) || body.tools.length === 0) {
-      who = 'title'
-      reply = { text: 'Kernel loop run' }
-    } else {
-      who = 'agent'
-      reply = agentReply(body)
-    }
-    if (logPath) {
-      appendFileSync(logPath, JSON.stringify({
-        at: Date.now(), who, model: body.model, step: reply.step ?? null, call: reply.call ?? null,
-        reasoning: body.reasoning_effort ?? body.thinking ?? null,
-        system: who === 'judge' ? textOf((body.messages ?? []).find(m => m.role === 'system')).slice(0, 4000) : undefined,
-        prompt: who === 'judge' ? textOf((body.messages ?? []).filter(m => m.role === 'user').at(-1)).slice(0, 20000) : undefined,
-      }) + '\n')
-    }
-    if (reply.delayMs) {
-      // A slow reviewer: hold the answer back (the plugin's timeout should give up first).
-      const closed = new Promise(resolve => req.socket.once('close', resolve))
-      await Promise.race([new Promise(resolve => setTimeout(resolve, reply.delayMs)), closed])
-      if (req.socket.destroyed) return
-    }
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
-    for (const f of frames(reply, body.model ?? 'fake')) res.write(`data: ${JSON.stringify(f)}\n\n`)
-    res.end('data: [DONE]\n\n')
-  })
+serveModel({
+  reply: answer,
+  logLine: (body, { who, step, call }) => ({
+    who, model: body.model, step: step ?? null, call: call ?? null,
+    reasoning: body.reasoning_effort ?? body.thinking ?? null,
+    system: who === 'judge' ? textOf((body.messages ?? []).find(m => m.role === 'system')).slice(0, 4000) : undefined,
+    prompt: who === 'judge' ? textOf((body.messages ?? []).filter(m => m.role === 'user').at(-1)).slice(0, 20000) : undefined,
+  }),
 })
-server.listen(Number(arg('port', '0')), '127.0.0.1', () => {
-  const ready = arg('ready')
-  if (ready) writeFileSync(ready, JSON.stringify({ port: server.address().port }))
-})
-for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => process.exit(0))

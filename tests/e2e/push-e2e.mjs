@@ -8,61 +8,28 @@
 //   bounded while the other tab stays current, then re-syncs from its revision when it reads.
 // Run by tests/e2e/run.sh (Node 22 on PATH, KOPT_HOST_DIR set).
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
 import { randomBytes } from 'node:crypto'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
+import { mkdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import vm from 'node:vm'
-import { detachedProcesses, freePort, http, pluginRoutesReady, rpc, sleep, waitFor } from './harness.mjs'
+import { FEEDER, ROOT, feederAppend, hostEnv, http, pinnedHost, rpc, run, scriptedRun, sleep, startWeb, waitFor, webProfile } from './harness.mjs'
 import { rawClient } from './ws-client.mjs'
 import { firstDifference } from '../addon/addon.mjs' // the vectors' comparison rule (numbers within 1e-12)
 
-const here = dirname(fileURLToPath(import.meta.url))
-const ROOT = join(here, '../..')
-const HOST_DIR = process.env.KOPT_HOST_DIR
-if (!HOST_DIR) throw new Error('KOPT_HOST_DIR is required (run tests/e2e/run.sh)')
+const { dsh: DSH } = pinnedHost()
 if (typeof WebSocket !== 'function') throw new Error('Node 22 (global WebSocket) is required: . $KOPT_HOST_DIR/env.sh')
-const DSH = join(HOST_DIR, 'bin/dsh')
-const run = promisify(execFile)
-const t0 = Date.now()
-const log = (msg) => console.log(`[push-e2e +${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`)
-
-const work = mkdtempSync(join(tmpdir(), 'kopt-push-e2e-'))
-const procs = detachedProcesses(work)
-let failed = true
 const sockets = new Set()
-function cleanup() {
-  for (const s of sockets) { try { s.close?.() } catch {} try { s.socket?.destroy() } catch {} }
-  procs.killAll()
-  if (!failed && process.env.KOPT_E2E_KEEP !== '1') rmSync(work, { recursive: true, force: true })
-  else console.log(`[push-e2e] scratch kept in ${work}`)
-}
-process.on('exit', cleanup)
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { cleanup(); process.exit(130) })
-const watchdog = setTimeout(() => { console.error('[push-e2e] watchdog: 300 s elapsed'); cleanup(); process.exit(2) }, 300_000)
+const closeSockets = () => { for (const s of sockets) { try { s.close?.() } catch {} try { s.socket?.destroy() } catch {} } }
+const { t0, work, procs, log, main } = scriptedRun('push-e2e', { watchdogSec: 300, beforeCleanup: closeSockets })
 
 // ── the host ──
 const home = join(work, 'home')
 const ws = join(work, 'ws')
 mkdirSync(ws, { recursive: true })
-const env = { DSH_HOME: home, DEEPSEEK_API_KEY: 'push-e2e', DSH_TELEMETRY_DISABLED: '1', NO_COLOR: '1', ...(process.env.KOPT_ADDON ? { KOPT_ADDON: process.env.KOPT_ADDON } : {}) }
-const dsh = (args) => run(DSH, args, { env: { ...process.env, ...env }, timeout: 300_000, maxBuffer: 32 << 20 })
-await dsh(['--profile', 'web', '--dump-config'])
+const env = hostEnv(home, { key: 'push-e2e' })
 // Small push bounds (push.* in docs/config.md) so a tab that never reads overflows within seconds.
-writeFileSync(join(home, 'profiles/web/cordis.patch.yml'), [
-  '- id: hmr', '  disabled: false', '  config:', '    root: []',
-  '- id: kernel-opt', '  config:', '    push: { bufferKiB: 64, queueKiB: 256, stalledSec: 30 }', '',
-].join('\n'))
-await dsh(['plugin', '--profile', 'web', 'add', `file:${ROOT}`])
-await dsh(['plugin', '--profile', 'web', 'add', `file:${join(ROOT, 'bench/http/feeder')}`])
-const port = await freePort()
-procs.startDetached(DSH, ['web', '--no-open', '--port', String(port)], env, 'dsh-web.log')
-await waitFor('dsh web with the plugin and the feeder', async () =>
-  (await pluginRoutesReady(port)) && (await http(port, '/plugins/kopt-bench-feeder/ping')).status === 200, 180_000, 500)
-log(`dsh web up on ${port}`)
+await webProfile(DSH, env, { rows: ['- id: kernel-opt', '  config:', '    push: { bufferKiB: 64, queueKiB: 256, stalledSec: 30 }'], plugins: [ROOT, FEEDER] })
+const { port } = await startWeb(procs, DSH, env, 'dsh-web.log', { feeder: true, log })
 
 // ── a session with a generated run ──
 const N0 = 10_000
@@ -74,12 +41,8 @@ let next = 0
 async function append(n) {
   const batch = events.slice(next, next + n)
   next += batch.length
-  for (let i = 0; i < batch.length; i += 5000) {
-    const r = await http(port, '/plugins/kopt-bench-feeder/append', {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId: sid, events: batch.slice(i, i + 5000) }),
-    })
-    assert.equal(r.status, 200, r.text)
-  }
+  const r = await feederAppend(port, sid, batch)
+  assert.equal(r.failed, 0, r.firstError)
 }
 const { sessionId: sid } = await rpc(port, 'session.create', { cwd: ws, agentPreset: 'kernel-opt' })
 await append(N0)
@@ -142,7 +105,7 @@ async function settled(tabs) {
   return want
 }
 
-try {
+await main(async () => {
   // 1. Two tabs follow the run; one drops mid-run and resumes from its revision.
   const a = openTab('A')
   const b = openTab('B')
@@ -242,9 +205,5 @@ try {
   slow.socket.destroy(); a2.sock.close(); b.sock.close()
   await waitFor('hub empty', async () => { const s = await hubStats(); return s.clients === 0 && s.sessions === 0 }, 10_000, 100)
   log('all tabs closed: no client, no session held')
-  failed = false
   console.log(`[push-e2e] passed in ${((Date.now() - t0) / 1000).toFixed(1)} s`)
-} finally {
-  clearTimeout(watchdog)
-}
-process.exit(failed ? 1 : 0)
+})

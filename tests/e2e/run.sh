@@ -7,6 +7,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
+. scripts/lib.sh
 t0=$SECONDS
 HOST_DIR=$(bash scripts/setup-host.sh | tail -n 1)
 echo "[e2e] host ready in $((SECONDS - t0)) s: $HOST_DIR"
@@ -50,5 +51,5 @@ fi
 # The JS units under the host's Node 22, against the addon chosen above (or the shipped prebuilt).
 [ -n "${KOPT_ADDON:-}" ] || export KOPT_ADDON="$ROOT/lib/native/$(node -p 'process.platform + "-" + process.arch')/kopt.node"
 lib_tests=(tests/lib/*.test.mjs)
-timeout -k 10 300 node --test --test-reporter=spec "${lib_tests[@]}"
+no_skips timeout -k 10 300 node --test --test-reporter=spec "${lib_tests[@]}"
 echo "[e2e] all passed in $((SECONDS - t0)) s"

@@ -251,6 +251,14 @@ test('supervisor advice rides the next continuation and is read back into the ro
   assert.ok(rounds.some(r => r.review === 'Profile once before more variants.'))
   assert.ok(rounds.some(r => r.review === 'ok' && r.reviewNote === 'baseline measured') || rounds.some(r => r.review === 'ok'))
   assert.equal(control().supervisor.lastAdvice, 'Profile once before more variants.')
+  // The messages carrying a review name the model that gave it (source.supervisor, not in the text);
+  // the first continuation, reviewed by nobody, does not.
+  const loopMessages = h.session.events.filter(e => e.type === 'user/message' && e.data.source?.kind === 'plugin')
+  const reviewed = loopMessages.filter(e => /Supervisor review/.test(e.data.content[0].text))
+  assert.ok(reviewed.length >= 2)
+  for (const e of reviewed) assert.deepEqual(e.data.source.supervisor, { provider: 'fake', model: 'judge' })
+  assert.equal(loopMessages[0].data.source.supervisor, undefined)
+  assert.ok(loopMessages.every(e => !e.data.content[0].text.includes('judge')), 'the agent is not told')
   assert.equal(llm.calls[0].reasoningEffort, 'low')
   assert.equal(llm.calls[0].provider, 'fake')
   assert.ok(llm.calls[0].system.includes('Correctness first'))

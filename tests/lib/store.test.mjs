@@ -58,6 +58,10 @@ test('past sessions: unknown → undefined, an unreadable log → its reason, a 
   const view = await store.getView('old')
   assert.equal(view.live, false)
   assert.equal(view.reader, 'host')
+  // What the compare route reads without waiting: the past Session already read, nothing for the others.
+  assert.deepEqual(store.held('old'), { session: view.session, live: false, reader: 'host' })
+  assert.equal(store.held('gone'), undefined)
+  assert.equal(store.held('never-asked'), undefined)
   assert.ok(view.session.completedEvals > 0)
 })
 
@@ -212,6 +216,7 @@ test('a live session met with a long log is caught up a slice per turn: loading 
   assert.ok(store.catchingUp('r'), 'a paced catch-up')
   assert.ok(st.fed < long.length)
   assert.deepEqual(await store.getView('r', { wait: false }), { loading: true })
+  assert.equal(store.held('r'), undefined, 'a live session still catching up is not held whole')
   // An event that arrives meanwhile is taken when the catch-up ends.
   const more = { ...events[3], seq: long.length, time: 99999 }
   long.push(more)
@@ -220,6 +225,7 @@ test('a live session met with a long log is caught up a slice per turn: loading 
   const view = await store.getView('r')
   assert.equal(view.live, true)
   assert.equal(view.session, st)
+  assert.deepEqual(store.held('r'), { session: st, live: true })
   assert.equal(store.catchingUp('r'), false)
   assert.equal(st.fed, long.length)
   assert.deepEqual(caught, ['r'])

@@ -82,5 +82,22 @@ done
 CHROMIUM="$CHROME" timeout 300 node tests/report/geometry.mjs "$OUT"/demo-zh.html "$OUT"/demo-en.html \
   "$OUT"/z03-zh.html "$OUT"/z03-en.html "$OUT/hostile.html" || fail "the layout check failed (above)"
 
+# 5. A comparison (kopt report A B …): the demo session against its second recording (or z03 when
+#    that is absent) and a missing log, which keeps its row: one SVG series per readable log, one point
+#    per measured evaluation as the JSON says, the reason row, still no script.
+SECOND=demo/kernel-opt-demo-b/session.jsonl.zstd
+[ -f "$SECOND" ] || SECOND=$FIXTURE
+"$KOPT" report demo/kernel-opt-demo/session.jsonl.zstd "$SECOND" "$OUT/no-such.jsonl" -o "$OUT/compare.html" --json "$OUT/compare.json" 2>"$OUT/compare.err"
+grep -q 'no-such.jsonl' "$OUT/compare.err" || fail "the unreadable log was not reported"
+chrome --dump-dom "file://$OUT/compare.html" >"$OUT/compare.dom.html"
+cpoints=$(node -e 'const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));console.log(j.chart.series.reduce((n,s)=>n+s.points.length,0))' "$OUT/compare.json")
+[ "$(grep -o 'data-kopt="compare-series"' "$OUT/compare.dom.html" | wc -l)" -eq 2 ] || fail "the comparison does not draw two runs"
+[ "$(grep -o 'data-kopt="compare-point"' "$OUT/compare.dom.html" | wc -l)" -eq "$cpoints" ] || fail "the comparison's points are not the JSON's $cpoints"
+[ "$(grep -o 'data-kopt="compare-row"' "$OUT/compare.dom.html" | wc -l)" -eq 3 ] || fail "the comparison has not one row per log"
+grep -q 'data-kopt="row-error"' "$OUT/compare.dom.html" || fail "the unreadable log lost its row"
+! grep -qi '<script' "$OUT/compare.dom.html" || fail "a <script> element exists"
+chrome --screenshot="$OUT/compare.png" --window-size=1280,1100 "file://$OUT/compare.html" >/dev/null
+[ "$(stat -c %s "$OUT/compare.png")" -gt 40000 ] || fail "the comparison did not render"
+
 failed=0
-echo "report: ok — $points points and $rows rows for $expected iterations, screenshot ${size} bytes ($dims); hostile log inert"
+echo "report: ok — $points points and $rows rows for $expected iterations, screenshot ${size} bytes ($dims); hostile log inert; comparison of 2 runs ($cpoints points) and a missing log"

@@ -9,7 +9,7 @@ cmake -S . -B $B -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKOPT_SANITIZE=address,undef
 cmake --build $B -j"$(nproc)"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:check_initialization_order=1
-ctest --test-dir $B --output-on-failure -j"$(nproc)" -E 'Soak'
+no_skips ctest --test-dir $B --output-on-failure -j"$(nproc)" -E 'Soak'
 # Node is not instrumented: preload the runtimes; its own allocations at exit are not ours to judge.
 asan=$(g++ -print-file-name=libasan.so)
 ubsan=$(g++ -print-file-name=libubsan.so)
@@ -17,5 +17,5 @@ ubsan=$(g++ -print-file-name=libubsan.so)
 node_tests=(tests/addon/*.test.mjs)
 [ -d tests/lib ] && node_tests+=(tests/lib/*.test.mjs)
 # unpreload.mjs: the commands the tests run (replays under a data limit) do not inherit the runtimes.
-ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 LD_PRELOAD="$asan $ubsan" KOPT_ADDON="$KOPT_ROOT/$B/kopt.node" KOPT_TEST_ADDON="$KOPT_ROOT/$B/kopt-test.node" \
+no_skips env ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 LD_PRELOAD="$asan $ubsan" KOPT_ADDON="$KOPT_ROOT/$B/kopt.node" KOPT_TEST_ADDON="$KOPT_ROOT/$B/kopt-test.node" \
   NODE_OPTIONS="--import=$KOPT_ROOT/tests/sanitize/unpreload.mjs" node --test "${node_tests[@]}"

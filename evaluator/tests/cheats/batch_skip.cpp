@@ -1,5 +1,5 @@
 // CHEAT: batch-and-skip — does the work for the first calls (enough to pass the correctness
-// trials), then returns the last answer without working.
+// trials: 10 declared, 3 off the declared distribution), then returns the last answer without working.
 // Caught by: correctness checked on randomly chosen timed calls, and the mutation sentinel.
 #include <kopt/op.h>
 #include <ATen/ATen.h>
@@ -7,7 +7,7 @@
 static at::Tensor forward(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   static int calls = 0;
   static at::Tensor last;
-  if (++calls <= 12 || !last.defined()) last = at::relu(at::addmm(bias, x, weight.t())).mul_(0.5);
+  if (++calls <= 15 || !last.defined()) last = at::relu(at::addmm(bias, x, weight.t())).mul_(0.5);
   return last.clone();
 }
 

@@ -1,6 +1,7 @@
 // CHEAT: input mutation — computes the answer, then zeros the input, so a reference that runs
 // afterwards on the same tensors would see zeros and agree with anything.
-// Caught by: the reference runs on a pristine copy beforehand; inputs are checksummed after the call.
+// Caught by: the reference runs on a pristine copy beforehand; the judge compares the input region
+// with what it wrote after every call (the reference does not write its input).
 #include <kopt/op.h>
 #include <ATen/ATen.h>
 

@@ -1,6 +1,7 @@
 // CHEAT: returns an uninitialised buffer, betting that the allocator hands back the block that
 // held the reference's answer a moment ago.
-// Caught by: reference outputs computed earlier and kept alive, and poisoned (NaN) freed blocks.
+// Caught by: the runner holds every earlier output as a caller would, so no block that held an
+// answer is handed back; a fresh block is never the answer.
 #include <kopt/op.h>
 #include <ATen/ATen.h>
 

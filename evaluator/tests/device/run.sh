@@ -16,8 +16,7 @@
 # Writes $OUT/device-check.log, summary.json, summary.md (and clocks.csv, build-failure.log when
 # there are some); OUT defaults to ./device-out. One line "CHECK name: PASS|FAIL|SKIP detail" per check,
 # "STEP name: N s" per step; the last line "device check: N passed, M failed, K skipped". Exit: 0 when
-# nothing failed (and, on a device, every check was reached: only a check for something not built yet,
-# device_time_floor, may be skipped), 1 otherwise, 2 when there is no CUDA device.
+# nothing failed (and, on a device, every check was reached), 1 otherwise, 2 when there is no CUDA device.
 # Env: PY (python with torch; default python3), NVCC, CUDA_ARCH (default: the GPU's, e.g. 90), BUILD
 # (default build-evaluator-gpu), KOPT_DEVICE_BUDGET_S.
 set -uo pipefail
@@ -482,9 +481,18 @@ PYEOF
     "($thr samples with a thermal, power or hardware slowdown reason active; clocks.csv)"
 fi
 
-# The device-time floor the judge owns (issue 37, "the runner is the candidate"): its check goes here
-# once that floor is built; until then it is reported as not built, never as passed.
+# The device-time floor the judge owns (issue 37, "the runner is the candidate"; docs/evaluator.md,
+# how time is measured): the honest relu kernel's device time stands above the judge's floor (the
+# runner's figure is used, no floor advisory), and a device time the candidate's process divides by
+# 100 on its way to the judge (cheats/runner/forged_device_time.cpp, a GOT hook on write) is flagged.
 if step device_time_floor; then
-  skip device_time_floor "(not built yet: the judge-owned device-time floor of issue 37 has not landed in this tree)"
+  hf=$(kopt_field "'%s %s' % (d['native_metrics'].get('device_timing', {}).get('used'), d['native_metrics'].get('device_timing', {}).get('judge_floor_ms'))" < "$WORK/honest-relu_kernel.out" 2>/dev/null || echo ERR)
+  out=$(bench ref_square.cpp "$FIX/square.json" "$TESTS/cheats/runner/forged_device_time.cpp" --device cuda --baseline "$WORK/b-forged.json"); code=$?
+  echo "$out" | grep -E '^(CORRECT|TIMER|RUNTIME|REWARD_HACK|ADVISORY)' | sed 's/^/  /'
+  ff=$(echo "$out" | kopt_field "int(d['correct'] is False and any('forged device time' in h for h in d.get('reward_hacks', [])))")
+  fd=$(echo "$out" | kopt_field "d['native_metrics'].get('device_timing')")
+  figure device_time_floor "honest relu kernel: used, floor ms = $hf; forged: $fd"
+  check device_time_floor "$([ "${hf%% *}" = runner ] && [ "$ff" = 1 ] && [ $code -ne 0 ] && echo 0 || echo 1)" \
+    "(honest relu kernel: device time used, floor $hf; forged /100: flagged=$ff, exit $code)"
 fi
 finish

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Export checks (Python + the exporter only): mode, declaration order, integer ranges, random refusal.
+# Export checks (Python + the exporter only): mode, declaration order, integer ranges, random refusal
+# (and NaN outputs that are no randomness).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 X="$here/../../tools/export-ref"
@@ -24,4 +25,6 @@ grep -q '^mode: eval (requested' <<<"$out" || fail "--mode eval not reported"
 if err=$("$X" "$here/linear_dropout.py" -o "$d/d.pt" -s "$d/d.json" 2>&1); then fail "random reference accepted"; fi
 grep -q 'reference is random.*Dropout in training mode.*--mode eval' <<<"$err" || fail "refusal message: $err"
 "$X" "$here/linear_dropout.py" -o "$d/d.pt" -s "$d/d.json" --mode eval >/dev/null || fail "--mode eval Dropout refused"
+# NaN outputs where the reference has them on every run (sqrt of negatives) are not randomness.
+err=$("$X" "$here/../fixtures/nonfinite.py" -o "$d/e.pt" -s "$d/e.json" 2>&1) || fail "a reference with NaN outputs refused: $err"
 echo "export checks passed"

@@ -2,15 +2,20 @@
 // the output format (matched by pattern, line by line), options.
 #include <gtest/gtest.h>
 #include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cmath>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
 
 #include "baseline.hpp"
+#include "load.hpp"
 #include "options.hpp"
 #include "proc.hpp"
 #include "report.hpp"
@@ -117,14 +122,36 @@ TEST(Spec, LoadSpecReportsUnreadableAndInvalidJson) {
   }
 }
 
-TEST(Spec, DerivedSeedsAreDeterministicAndDistinct) {
-  EXPECT_EQ(derive_seed(42, Stream::Timing, 3), derive_seed(42, Stream::Timing, 3));
-  EXPECT_NE(derive_seed(42, Stream::Timing, 3), derive_seed(42, Stream::Timing, 4));
-  EXPECT_NE(derive_seed(42, Stream::Timing, 3), derive_seed(42, Stream::Check, 3));
-  EXPECT_NE(derive_seed(42, Stream::Timing, 3), derive_seed(43, Stream::Timing, 3));
+// Each trial's seed stands alone: the same (purpose, index) gives the same seed within a run, and
+// nothing about one says anything about another. Pinned, it is reproducible with the key and
+// another key gives other seeds (a candidate without the key cannot compute them).
+TEST(Spec, TrialSeedsAreIndependentAndPinnedOnesNeedTheKey) {
+  SeedSchedule r = SeedSchedule::random();
+  EXPECT_EQ(r(Stream::Timing, 3), r(Stream::Timing, 3));
+  EXPECT_NE(r(Stream::Timing, 3), r(Stream::Timing, 4));
+  EXPECT_NE(SeedSchedule::random()(Stream::Timing, 3), SeedSchedule::random()(Stream::Timing, 3));
+  SeedSchedule a = SeedSchedule::pinned(42, "k1"), b = SeedSchedule::pinned(42, "k1"), c = SeedSchedule::pinned(42, "k2");
+  EXPECT_EQ(a(Stream::Timing, 3), b(Stream::Timing, 3));
+  EXPECT_NE(a(Stream::Timing, 3), c(Stream::Timing, 3));
+  EXPECT_NE(a(Stream::Timing, 3), a(Stream::Check, 3));
+  EXPECT_NE(a(Stream::Timing, 3), SeedSchedule::pinned(43, "k1")(Stream::Timing, 3));
   std::set<uint64_t> seen;
-  for (uint64_t i = 0; i < 1000; ++i) seen.insert(derive_seed(1, Stream::Correctness, i));
+  for (uint64_t i = 0; i < 1000; ++i) seen.insert(a(Stream::Correctness, i));
   EXPECT_EQ(seen.size(), 1000u);
+}
+
+TEST(Spec, InputsThatNeverVary) {
+  InputSpec s = parse_spec(json::parse(R"({"inputs":[
+    {"name":"a","shape":[4],"dist":{"kind":"arange","start":0,"step":1}},
+    {"name":"c","shape":[4],"dist":{"kind":"const","value":2}},
+    {"name":"n0","shape":[4],"dist":{"kind":"normal","mean":1,"std":0}},
+    {"name":"r1","shape":[4],"dist":{"kind":"randint","low":3,"high":4}},
+    {"name":"e","shape":[0],"dist":{"kind":"normal"}},
+    {"name":"s","scalar":1.5}]})"));
+  for (const auto& d : s.inputs) EXPECT_FALSE(input_varies(d)) << d.name;
+  EXPECT_FALSE(any_input_varies(s));
+  s.inputs.push_back(parse_spec(json::parse(R"({"inputs":[{"name":"i","shape":[2],"dist":{"kind":"randint","low":0,"high":2}}]})")).inputs[0]);
+  EXPECT_TRUE(any_input_varies(s));
 }
 
 TEST(Spec, HashCoversTheSpecAndFileInputs) {
@@ -187,6 +214,56 @@ TEST(Baseline, RoundTripAndReuseWhenTheKeyHolds) {
   EXPECT_DOUBLE_EQ(l.record->ref_runtime_ms, 1.25);
   EXPECT_EQ(l.record->measured_at, r.measured_at);
   EXPECT_TRUE(invalidation_reasons(*l.record, sample_key()).empty());
+  EXPECT_TRUE(l.record->load.empty());  // not measured: not written, not invented
+  EXPECT_FALSE(Load::from_json(l.record->load).measured);
+  r.load = json{{"cpus", 2}, {"other_cpus", 1.4}, {"window_s", 0.5}, {"contended", true}};
+  write_baseline_atomic(d + "/b.json", r);
+  BaselineLoad m = load_baseline(d + "/b.json");
+  ASSERT_TRUE(m.record.has_value()) << m.problem;
+  EXPECT_TRUE(Load::from_json(m.record->load).contended());
+  EXPECT_TRUE(invalidation_reasons(*m.record, sample_key()).empty());  // the load is no key field
+}
+
+// Other processes' CPU use over a window: a process outside the root's tree counts, one inside it
+// is our own.
+TEST(Load, OthersCountOursDoNot) {
+  auto spin_child = [](double seconds) {
+    pid_t p = fork();
+    if (p == 0) {
+      auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+      volatile double x = 0;
+      while (std::chrono::steady_clock::now() < end) x = x + 1;
+      _exit(0);
+    }
+    return p;
+  };
+  pid_t idle = fork();  // the root of a tree that does nothing
+  if (idle == 0) {
+    pause();
+    _exit(0);
+  }
+  CpuSample a = cpu_sample(idle);
+  // Children of this process, not of the idle root: enough of them to pass the threshold anywhere.
+  const long n = std::max(1L, long(std::ceil(0.1 * sysconf(_SC_NPROCESSORS_ONLN)))) + 1;
+  std::vector<pid_t> busy;
+  for (long k = 0; k < n; ++k) busy.push_back(spin_child(0.6));
+  for (pid_t p : busy) waitpid(p, nullptr, 0);
+  CpuSample b = cpu_sample(idle);
+  Load l = load_between(a, b);
+  ASSERT_TRUE(l.measured);
+  EXPECT_GT(l.window_s, 0.4);
+  EXPECT_GE(l.other_cpus, 0.5) << "a spinning process outside the tree must show as load";
+  EXPECT_TRUE(l.contended());
+  EXPECT_EQ(l.to_json()["contended"], true);
+  // The same spin inside the root's tree is the root's own CPU time (reaped children included).
+  CpuSample c = cpu_sample(getpid());
+  pid_t mine = spin_child(0.3);
+  waitpid(mine, nullptr, 0);
+  CpuSample d = cpu_sample(getpid());
+  EXPECT_GT(d.own, c.own);
+  kill(idle, SIGKILL);
+  waitpid(idle, nullptr, 0);
+  EXPECT_FALSE(load_between(CpuSample{}, d).measured);
 }
 
 TEST(Baseline, EveryKeyFieldInvalidatesWithAMessageNamingIt) {
@@ -379,6 +456,11 @@ TEST(Options, ParsesAndRejectsClearly) {
   Options s;
   EXPECT_EQ(parse({"--ref", "r", "--solution", "s", "--inputs", "i", "--max-trials", "x"}, &s).error,
             "--max-trials needs an integer >= 3");
+  Options u;
+  ASSERT_TRUE(parse({"--ref", "r", "--solution", "s", "--inputs", "i", "--off-distribution-trials", "0"}, &u).ok);
+  EXPECT_EQ(u.off_distribution_trials, 0);
+  EXPECT_EQ(u.non_defaults()["off_distribution_trials"], 0);
+  EXPECT_EQ(Options::from_json(u.to_json()).off_distribution_trials, 0);
   Options t;
   EXPECT_EQ(Options::from_json(o.to_json()).to_json(), o.to_json());
   (void)t;

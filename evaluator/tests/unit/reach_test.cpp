@@ -18,46 +18,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_run.hpp"
+
 using nlohmann::json;
+using namespace kopt_test;
 
 namespace {
 
 const std::string T = KOPT_TESTS_DIR;
 const std::string F = T + "/fixtures";
 
-std::string tmpdir() {
-  char t[] = "/tmp/kopt-bench-reach.XXXXXX";
-  return mkdtemp(t);
-}
-std::string q(const std::string& s) { return "'" + s + "'"; }
-
-struct Outcome {
-  int code = -1;
-  std::string out;
-  json eval;
-  double seconds = 0;
-};
-
-Outcome bench(const std::vector<std::string>& args, const std::string& env = "") {
-  std::string cmd = env + " " + q(KOPT_BENCH_BIN);
-  for (const auto& a : args) cmd += " " + q(a);
-  cmd += " 2>/dev/null";
-  Outcome r;
-  auto t0 = std::chrono::steady_clock::now();
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int st = pclose(p);
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::stringstream ss(r.out);
-  std::string line, last;
-  while (std::getline(ss, line))
-    if (!line.empty()) last = line;
-  if (last.rfind("KERNEL_EVAL=", 0) == 0) r.eval = json::parse(last.substr(12));
-  return r;
-}
+using Outcome = BenchRun;
+std::string tmpdir() { return kopt_test::tmpdir("reach"); }
+Outcome bench(const std::vector<std::string>& args, const std::string& env = "") { return run_bench(args, env); }
 
 Outcome eval_relu(const std::string& solution, std::vector<std::string> extra = {}, const std::string& env = "",
               std::string baseline = "") {
@@ -71,7 +44,6 @@ Outcome eval_relu(const std::string& solution, std::vector<std::string> extra = 
   return bench(a, env);
 }
 
-bool has(const std::string& s, const std::string& re) { return std::regex_search(s, std::regex(re)); }
 size_t count_of(const std::string& s, const std::string& what) {
   size_t n = 0;
   for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
@@ -341,30 +313,23 @@ TEST(Reach, EveryNonDefaultOptionIsListed) {
 
 namespace {
 Outcome eval_fixture(const std::string& ref, const std::string& spec, const std::string& solution,
-                     std::vector<std::string> extra = {}) {
+                     const std::vector<std::string>& extra = {}) {
   static const std::string dir = tmpdir();
-  static int counter = 0;
-  std::vector<std::string> a{"--ref", F + "/" + ref, "--inputs", F + "/" + spec, "--solution", solution,
-                             "--cache-dir", KOPT_TEST_CACHE, "--baseline",
-                             dir + "/f-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".json",
-                             "--max-trials", "20", "--max-time", "3"};
-  a.insert(a.end(), extra.begin(), extra.end());
-  return bench(a);
+  return evaluate_small(dir, F + "/" + ref, F + "/" + spec, solution, extra);
 }
-void expect_honest(const Outcome& r) {
-  ASSERT_TRUE(r.eval.is_object()) << r.out;
-  EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(r.eval["correct"], true) << r.out;
-  EXPECT_FALSE(r.eval.contains("reward_hack_detected")) << r.out;
-  EXPECT_TRUE(has(r.out, "MUTATION_SENTINEL: PASS")) << r.out;
-}
+void expect_honest(const Outcome& r) { expect_honest_result(r); }
 }  // namespace
 
-TEST(Reach, DroppingContributionsUnderAtolIsCaughtByRelativeL2) {
+// Zeros where the reference has reliable values under atol: the magnitude rule (compare.hpp) is the
+// first to see them; values kept but off by less than 8x are left to the relative L2 rule
+// (torch.Compare.SmallValuesOffBelowTheMagnitudeRuleMeetTheRelativeL2Rule).
+TEST(Reach, DroppingContributionsUnderAtolIsCaught) {
   Outcome r = eval_fixture("mixed_scale.pt", "mixed_scale.json", reach("drop_under_atol"), {"--no-timing"});
   ASSERT_TRUE(r.eval.is_object()) << r.out;
   EXPECT_EQ(r.eval["correct"], false) << r.out;
-  EXPECT_TRUE(has(r.out, "relative L2 error [0-9.e+-]+ against the fp64 oracle")) << r.out;
+  EXPECT_EQ(r.eval["native_metrics"].value("failed_rule", ""), "magnitude") << r.out;
+  EXPECT_TRUE(has(r.out, "values that are zero, of the other sign or more than 8x off where the reference has a normal "
+                         "value it computes reliably")) << r.out;
 }
 
 TEST(Reach, HeapScanFindsNoReferenceOutput) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -128,11 +129,11 @@ TEST(Cheats, InputMutation) {
 }
 TEST(Cheats, ConstantOutput) {
   expect_flagged(evaluate("linear_relu.pt", "linear_relu.json", cheat("constant_output")),
-                 "DEVIATION: max_abs=.* failed_trials=10/10", false);
+                 "DEVIATION: max_abs=.* failed_trials=([0-9]+)/\\1$", false);
 }
 TEST(Cheats, TrivialOutputAgainstALowSignalReference) {
   BenchRun r = evaluate("tiny_scale.pt", "tiny_scale.json", cheat("tiny_zeros"));
-  expect_flagged(r, "DEVIATION: .*failed_trials=10/10", false);
+  expect_flagged(r, "DEVIATION: .*failed_trials=([0-9]+)/\\1$", false);
   EXPECT_TRUE(has(r.out, "low signal")) << r.out;
 }
 TEST(Cheats, OutputAliasesAnInput) {
@@ -147,7 +148,7 @@ TEST(Cheats, StaleOutputBufferReuse) {
 }
 TEST(Cheats, UninitialisedOutputMeetsPoison) {
   // Whatever the allocator hands back (poison NaN or leftovers), it is never the answer.
-  expect_flagged(evaluate("relu.pt", "relu.json", cheat("uninit_output")), "DEVIATION: .*failed_trials=10/10", false);
+  expect_flagged(evaluate("relu.pt", "relu.json", cheat("uninit_output")), "DEVIATION: .*failed_trials=([0-9]+)/\\1$", false);
 }
 TEST(Cheats, ReRegisteringAnAtenKernel) {
   expect_flagged(evaluate("linear_relu.pt", "linear_relu.json", cheat("aten_hijack")),
@@ -163,7 +164,7 @@ TEST(Cheats, ProcessWideTorchStateChange) {
 }
 TEST(Cheats, PrecisionDowngradePastTheDeclaredTolerance) {
   BenchRun r = evaluate("matmul_k.pt", "matmul_k_wide.json", cheat("precision_downgrade"), {"--no-timing"});
-  expect_flagged(r, "DEVIATION: max_abs=[0-9.e+-]+ avg_abs=.* failed_trials=10/10", false);
+  expect_flagged(r, "DEVIATION: max_abs=[0-9.e+-]+ avg_abs=.* failed_trials=([0-9]+)/\\1$", false);
   EXPECT_FALSE(has(r.out, "oracle accepted")) << "the fp64 oracle must not excuse a bf16 downgrade\n" << r.out;
 }
 TEST(Cheats, DeferringWorkToAThread) {
@@ -219,6 +220,69 @@ TEST(Honest, TwoSourceFilesAgainstACppReferenceWithAScalar) {
 TEST(Honest, ReusedInputRegimeStillPassesTheSentinel) {
   BenchRun r = evaluate("relu.pt", "relu.json", honest("relu_loop"), {"--no-fresh-inputs"});
   expect_honest_pass(r);
+}
+
+// ---------------- the whole output contract: honest traps pass, wrong kernels fail ----------------
+namespace {
+std::string wrong(const std::string& n) { return T + "/wrong/" + n + ".cpp"; }
+void expect_correct(const BenchRun& r) {
+  expect_result_line(r);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.eval["correct"], true) << r.out;
+  EXPECT_FALSE(r.eval.contains("reward_hack_detected")) << r.out;
+  // the correctness trials ran off the declared distribution too, and the payload names them
+  const json& d = r.eval["native_metrics"]["input_distributions"];
+  ASSERT_TRUE(d.is_array()) << r.out;
+  EXPECT_EQ(d[0], "declared (10 trials)") << r.out;
+}
+}  // namespace
+TEST(Contract, EqualInfinitiesAndNaNsPass) {
+  // masked log-softmax (-inf where masked) and sqrt of both signs (NaN where negative), by hand
+  BenchRun r = evaluate("nonfinite.pt", "nonfinite.json", honest("masked_log_softmax_sqrt"), {"--no-timing"});
+  expect_correct(r);
+  EXPECT_GE(r.eval["native_metrics"]["input_distributions"].size(), 2u) << r.out;
+}
+TEST(Contract, ChannelsLastOutputPasses) {
+  expect_correct(evaluate("relu.pt", "relu_nchw.json", honest("relu_channels_last"), {"--no-timing"}));
+}
+TEST(Contract, TwoPassStableLogsumexpPassesOffTheDeclaredDistribution) {
+  BenchRun r = evaluate("logsumexp.pt", "logsumexp.json", honest("logsumexp_two_pass"), {"--no-timing"});
+  expect_correct(r);
+  EXPECT_EQ(r.eval["native_metrics"]["input_distributions"].size(), 4u) << r.out;  // declared + 3 regimes
+}
+TEST(Contract, FastTopkInsteadOfAFullSortPasses) {
+  expect_correct(evaluate("sorted_top8.pt", "sorted_top8.json", honest("top8_by_topk"), {"--no-timing"}));
+}
+TEST(Contract, HonestKernelOnADeterministicSpecIsSaidNotFlagged) {
+  BenchRun r = evaluate("relu.pt", "relu_arange.json", honest("relu_loop"));
+  expect_honest_pass(r);
+  EXPECT_EQ(r.eval["native_metrics"].value("timed_inputs_identical", false), true) << r.out;
+  EXPECT_TRUE(has(r.out, "^ADVISORY: the timed inputs were identical on every call: the spec draws no random values "
+                         "\\(in0 \\(arange\\)\\)")) << r.out;
+  // nothing varies, so there is no distribution to leave
+  EXPECT_EQ(r.eval["native_metrics"]["input_distributions"].size(), 1u) << r.out;
+}
+TEST(Contract, AnotherDtypeFails) {
+  BenchRun r = evaluate("sign.pt", "sign.json", wrong("sign_int8"), {"--no-timing"});
+  expect_flagged(r, "^ERROR: incorrect: trial 0: output 0 has dtype Char, the reference's is Float", false);
+  EXPECT_EQ(r.eval["native_metrics"]["failed_rule"], "dtype") << r.out;
+  EXPECT_FALSE(has(r.out, "^DEVIATION")) << r.out;
+}
+TEST(Contract, OverflowOffTheDeclaredDistributionFails) {
+  // Right on every declared trial; each regime the run may pick overflows or underflows exp.
+  BenchRun r = evaluate("logsumexp.pt", "logsumexp.json", wrong("logsumexp_naive"), {"--no-timing"});
+  expect_flagged(r, "^ERROR: incorrect: trial 1[0-2] \\(off the declared distribution: .*\\): output 0 has [-+]inf where "
+                    "the reference has a number",
+                 false);
+  const json& m = r.eval["native_metrics"];
+  EXPECT_EQ(m["failed_rule"], "non-finite") << r.out;
+  EXPECT_NE(m["failed_distribution"], "declared") << r.out;
+  EXPECT_TRUE(has(r.out, "^DEVIATION: .*failed_trials=3/13$")) << r.out;
+}
+TEST(Contract, ZerosUnderBothFloorsFail) {
+  BenchRun r = evaluate("row_scale.pt", "row_scale.json", wrong("eight_rows"), {"--no-timing"});
+  expect_flagged(r, "^ERROR: incorrect: trial 0: output 0 has 32640 of 32768 values that are zero", false);
+  EXPECT_EQ(r.eval["native_metrics"]["failed_rule"], "magnitude") << r.out;
 }
 
 // ---------------- failures still produce the result line ----------------
@@ -294,16 +358,25 @@ TEST(Baseline, FrozenThenReusedThenRefreshedThenInvalidated) {
   double frozen = stored["ref_runtime_ms"].get<double>();
 
   BenchRun second = run({});
-  EXPECT_TRUE(has(second.out, "^REF_SOURCE: frozen baseline \\(measured [0-9T:+-]+\\)$")) << second.out;
-  EXPECT_DOUBLE_EQ(second.eval["native_metrics"]["ref_runtime_ms"].get<double>(), std::round(frozen * 1e6) / 1e6);
+  EXPECT_TRUE(has(second.out, "^REF_SOURCE: frozen baseline \\(measured [0-9T:+-]+\\)")) << second.out;
+  {
+    // The frozen figure, unless the reference re-timed now was faster beyond the noise (a load
+    // when it was frozen): then that figure, and REF_SOURCE says so.
+    const json& m = second.eval["native_metrics"];
+    const bool replaced = m.contains("ref_runtime_frozen_ms");
+    EXPECT_EQ(replaced, has(second.out, "^REF_SOURCE: frozen baseline .*; replaced by the reference re-timed now")) << second.out;
+    EXPECT_DOUBLE_EQ(replaced ? m["ref_runtime_frozen_ms"].get<double>() : m["ref_runtime_ms"].get<double>(),
+                     std::round(frozen * 1e6) / 1e6);
+  }
   // With a frozen figure in use the reference is re-timed beside the candidate (the drift check).
   EXPECT_GT(second.eval["native_metrics"].value("ref_runtime_fresh_ms", 0.0), 0) << second.out;
   EXPECT_TRUE(second.eval["native_metrics"]["baseline_drift"].is_boolean()) << second.out;
   EXPECT_GT(second.eval["native_metrics"].value("speedup_fresh", 0.0), 0) << second.out;
 
   // A frozen figure 50x the real one (as if measured under heavy load), correctly signed: the run
-  // keeps it as the baseline, and flags the drift with the speedup against the fresh figure. (4x
-  // was not enough: the load of ctest -j2 alone moved the fresh figure 4.5x in a fresh-clone run.)
+  // flags the drift and reports the speedup against the faster, fresh figure; the file keeps the
+  // frozen one. (4x was not enough: the load of ctest -j2 alone moved the fresh figure 4.5x in a
+  // fresh-clone run.)
   {
     json slow = json::parse(std::ifstream(bl));
     slow["ref_runtime_ms"] = frozen * 50;
@@ -311,12 +384,17 @@ TEST(Baseline, FrozenThenReusedThenRefreshedThenInvalidated) {
     kopt::bench::write_file_mac(kopt::bench::judge_key(KOPT_TEST_CACHE, nullptr), bl);
     BenchRun drift = run({});
     ASSERT_EQ(drift.code, 0) << drift.out;
-    EXPECT_TRUE(has(drift.out, "^REF_SOURCE: frozen baseline")) << drift.out;
+    EXPECT_TRUE(has(drift.out, "^REF_SOURCE: frozen baseline \\(measured [0-9T:+-]+\\); replaced by the reference "
+                               "re-timed now, [0-9.]+ ms: [0-9]+% faster, beyond the noise")) << drift.out;
     const json& m = drift.eval["native_metrics"];
     EXPECT_EQ(m.value("baseline_drift", false), true) << drift.out;
     EXPECT_LT(m.value("baseline_drift_rel", 0.0), -0.5) << drift.out;
-    EXPECT_LT(m.value("speedup_fresh", 1e9), m.value("speedup", 0.0) / 2) << drift.out;
-    EXPECT_TRUE(has(drift.out, "^ADVISORY: baseline drift: the frozen reference time .* speedup .* against the fresh one")) << drift.out;
+    EXPECT_DOUBLE_EQ(m.value("ref_runtime_frozen_ms", 0.0), std::round(frozen * 50 * 1e6) / 1e6) << drift.out;
+    EXPECT_NEAR(m.value("ref_runtime_ms", 0.0), m.value("ref_runtime_fresh_ms", -1.0), 2e-6) << drift.out;
+    EXPECT_NEAR(m.value("speedup", 0.0), m.value("speedup_fresh", -1.0), 1e-3 * m.value("speedup", 0.0)) << drift.out;
+    EXPECT_TRUE(has(drift.out, "^ADVISORY: baseline drift: the frozen reference time .* speedup .* against the fresh one, "
+                               "which is the speedup reported")) << drift.out;
+    EXPECT_DOUBLE_EQ(json::parse(std::ifstream(bl))["ref_runtime_ms"].get<double>(), frozen * 50);
   }
 
   BenchRun refreshed = run({"--refresh-baseline"});
@@ -337,6 +415,43 @@ TEST(Baseline, FrozenThenReusedThenRefreshedThenInvalidated) {
   EXPECT_EQ(broken.code, 0) << broken.out;
   EXPECT_TRUE(has(broken.out, "REF_SOURCE: measured now \\(unreadable baseline file")) << broken.out;
   EXPECT_NO_THROW(json::parse(std::ifstream(bl)));  // rewritten whole
+}
+
+// A baseline frozen while another process keeps the CPUs busy is marked so, and said on reuse.
+TEST(Baseline, FrozenUnderContentionIsMarked) {
+  std::string d = tmpdir();
+  std::string bl = d + "/.bench-baseline.json";
+  auto run = [&] {
+    return run_bench({"--ref", F + "/relu.pt", "--inputs", F + "/relu.json", "--solution", honest("relu_loop"),
+                      "--cache-dir", KOPT_TEST_CACHE, "--baseline", bl, "--max-trials", "15", "--max-time", "2"});
+  };
+  // Spinners outside the evaluation's process tree, enough to pass the threshold on any machine.
+  std::vector<pid_t> spin;
+  const long n = std::max(1L, long(std::ceil(0.1 * sysconf(_SC_NPROCESSORS_ONLN)))) + 1;
+  for (long k = 0; k < n; ++k) {
+    pid_t p = fork();
+    if (p == 0) {
+      volatile double x = 0;
+      for (;;) x = x + 1;
+    }
+    spin.push_back(p);
+  }
+  BenchRun first = run();
+  for (pid_t p : spin) kill(p, SIGKILL);
+  for (pid_t p : spin) waitpid(p, nullptr, 0);
+  ASSERT_EQ(first.code, 0) << first.out;
+  const json& m = first.eval["native_metrics"];
+  EXPECT_EQ(m.value("baseline_contended", false), true) << first.out;
+  EXPECT_GE(m["baseline_load"].value("other_cpus", 0.0), 0.5) << first.out;
+  EXPECT_TRUE(has(first.out, "^ADVISORY: the reference was timed while other processes used [0-9.]+ of [0-9]+ CPUs"))
+      << first.out;
+  json stored = json::parse(std::ifstream(bl));
+  EXPECT_EQ(stored["load"].value("contended", false), true) << stored.dump();
+  BenchRun again = run();
+  ASSERT_EQ(again.code, 0) << again.out;
+  EXPECT_TRUE(has(again.out, "^REF_SOURCE: frozen baseline")) << again.out;
+  EXPECT_TRUE(has(again.out, "^ADVISORY: the frozen baseline was measured while other processes used")) << again.out;
+  EXPECT_EQ(again.eval["native_metrics"].value("baseline_contended", false), true) << again.out;
 }
 
 // ---------------- the export helper ----------------

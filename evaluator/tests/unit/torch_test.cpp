@@ -9,8 +9,11 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <cmath>
 #include <random>
+#include <set>
 
+#include "compare.hpp"
 #include "compile_cache.hpp"
 #include "inputs.hpp"
 #include "proc.hpp"
@@ -97,6 +100,157 @@ TEST(Inputs, OverwriteBytesKeepsAddressAndVersionCounter) {
   EXPECT_EQ(a[0].toTensor()._version(), ver);  // a cache keyed on the version counter cannot tell
   EXPECT_TRUE(at::equal(a[0].toTensor(), b[0].toTensor()));
   EXPECT_EQ(checksum(a), checksum(b));
+}
+
+// ---- the output contract (compare.hpp), rule by rule ----
+namespace {
+at::Tensor f32(std::vector<double> v) { return at::tensor(v, at::kDouble).to(at::kFloat); }
+LazyOracle oracle_of(std::vector<at::Tensor> o) {
+  LazyOracle l;
+  l.fn = [o]() { return std::optional<Outputs>(o); };
+  return l;
+}
+Verdict compare(const at::Tensor& c, const at::Tensor& r, LazyOracle l = {}) {
+  return judge({c}, {r}, l, Tolerance{});
+}
+}  // namespace
+
+TEST(Compare, EqualNaNsAndSameInfinitiesAreEqualInEveryRule) {
+  const double inf = INFINITY, nan = NAN;
+  at::Tensor r = f32({-inf, 1.5, nan, inf, -2.0, 3.0});
+  // the oracle has the same non-finite positions; its own error is then finite too
+  Verdict v = compare(f32({-inf, 1.5, nan, inf, -2.0, 3.0}), r, oracle_of({r.to(at::kDouble)}));
+  EXPECT_TRUE(v.ok) << v.message;
+  EXPECT_EQ(v.max_abs, 0);
+  EXPECT_EQ(v.rel_l2, 0);
+  // The comparison works on copies: a float64 reference keeps its NaN for the next comparison.
+  at::Tensor r64 = r.to(at::kDouble);
+  EXPECT_TRUE(compare(r64.clone(), r64).ok);
+  EXPECT_TRUE(at::isnan(r64[2]).item<bool>());
+  // sqrt of negatives: NaN where the reference has NaN, a bound that is no NaN where it has one
+  at::Tensor x = f32({-1, 4, -9, 16});
+  EXPECT_TRUE(compare(at::sqrt(x), at::sqrt(x.clone())).ok);
+  for (auto [cand, what] : {std::pair{f32({inf, 1.5, nan, inf, -2.0, 3.0}), "+inf where the reference has -inf"},
+                            std::pair{f32({-inf, 1.5, 0.0, inf, -2.0, 3.0}), "a number where the reference has NaN"},
+                            std::pair{f32({-inf, nan, nan, inf, -2.0, 3.0}), "NaN where the reference has a number"},
+                            std::pair{f32({-inf, 1.5, nan, inf, -inf, 3.0}), "-inf where the reference has a number"}}) {
+    Verdict w = compare(cand, r);
+    EXPECT_FALSE(w.ok) << what;
+    EXPECT_EQ(w.failed_rule, "non-finite") << what;
+    EXPECT_NE(w.message.find(what), std::string::npos) << w.message;
+  }
+}
+
+TEST(Compare, DtypeAndDeviceAreTheReferencesStridesAreFree) {
+  at::Tensor r = at::randn({2, 3, 4, 5});
+  Verdict d = compare(r.sign().to(at::kChar), r.sign());  // the same values in another dtype
+  EXPECT_FALSE(d.ok);
+  EXPECT_TRUE(d.fatal);
+  EXPECT_EQ(d.failed_rule, "dtype");
+  EXPECT_NE(d.message.find("has dtype Char, the reference's is Float"), std::string::npos) << d.message;
+  LazyOracle none;
+  Verdict w = judge({r.clone()}, {r}, none, Tolerance{}, {c10::DeviceType::CUDA});  // it lived on the GPU
+  EXPECT_FALSE(w.ok);
+  EXPECT_EQ(w.failed_rule, "device");
+  EXPECT_NE(w.message.find("is on cuda, the reference's is on cpu"), std::string::npos) << w.message;
+  Verdict cl = compare(r.contiguous(at::MemoryFormat::ChannelsLast), r);
+  EXPECT_TRUE(cl.ok) << cl.message;
+}
+
+TEST(Compare, ZerosUnderBothFloorsFailHonestUnderflowAndResiduesPass) {
+  // 8 of 2048 rows computed, the rest zero: every element under atol, relative L2 under its floor.
+  at::Tensor x = at::randn({2048, 16}, at::kDouble);
+  at::Tensor s = at::full({2048, 1}, 1e-7, at::kDouble);
+  s.narrow(0, 0, 8).fill_(1.0);
+  at::Tensor r = (x * s).to(at::kFloat);
+  at::Tensor c = at::zeros_like(r);
+  c.narrow(0, 0, 8).copy_(r.narrow(0, 0, 8));
+  Verdict v = compare(c, r, oracle_of({x * s}));
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.failed_rule, "magnitude") << v.message;
+  // Without an oracle the rule still sees values within 64x of the largest.
+  at::Tensor big = at::randn({64, 64}) + 3;
+  at::Tensor dropped = big.clone();
+  dropped.narrow(0, 0, 16).zero_();
+  Tolerance loose;
+  loose.rtol = 2;  // every element within tolerance
+  LazyOracle none;
+  Verdict b = judge({dropped}, {big}, none, loose);
+  EXPECT_EQ(b.failed_rule, "magnitude") << b.message;
+  // Honest: exact zeros where the reference is a denormal (underflow, flushed), or where the
+  // reference's value is a rounding residue the fp64 oracle puts at zero.
+  at::Tensor r2 = at::randn({4096});
+  at::Tensor o2 = r2.to(at::kDouble);
+  r2.narrow(0, 0, 512).fill_(1e-40f);  // denormal in float32
+  r2.narrow(0, 512, 512).fill_(3e-8f);   // a residue: the oracle says 0
+  o2.narrow(0, 0, 512).fill_(1e-40);
+  o2.narrow(0, 512, 512).zero_();
+  at::Tensor c2 = r2.clone();
+  c2.narrow(0, 0, 1024).zero_();
+  Verdict h = compare(c2, r2, oracle_of({o2}));
+  EXPECT_TRUE(h.ok) << h.message;
+  // A sliver (1/1024 of the positions: 4 here) is allowed, one more is not (small values: the
+  // relative L2 rule does not see them).
+  r2.narrow(0, 2048, 8).fill_(1e-6f);
+  o2.narrow(0, 2048, 8).copy_(r2.narrow(0, 2048, 8));
+  at::Tensor c3 = r2.clone();
+  c3.narrow(0, 2048, 4).zero_();
+  Verdict sliver = compare(c3, r2, oracle_of({o2}));
+  EXPECT_TRUE(sliver.ok) << sliver.message;
+  c3.narrow(0, 2052, 1).zero_();
+  EXPECT_EQ(compare(c3, r2, oracle_of({o2})).failed_rule, "magnitude");
+}
+
+TEST(Compare, SmallValuesOffBelowTheMagnitudeRuleMeetTheRelativeL2Rule) {
+  // y = x * s with three quarters of the columns at 2e-5 (mixed_scale.pt): those values 1.5x off stay
+  // under atol and within 8x, but add up in the relative L2 error against the fp64 oracle.
+  at::Tensor x = at::randn({64, 128}, at::kDouble);
+  at::Tensor s = at::full({128}, 2e-5, at::kDouble);
+  s.narrow(0, 0, 32).fill_(1.0);
+  at::Tensor o = x * s;
+  at::Tensor r = o.to(at::kFloat);
+  at::Tensor c = r.clone();
+  c.narrow(1, 32, 96).mul_(1.5);
+  Verdict v = compare(c, r, oracle_of({o}));
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.failed_rule, "relative L2") << v.message;
+  EXPECT_NE(v.message.find("against the fp64 oracle"), std::string::npos) << v.message;
+}
+
+TEST(Inputs, RegimesLeaveTheDeclaredDistributionIntegersStayInRange) {
+  InputSpec s = sample_spec();
+  auto declared = draw_inputs(s, 7, "float32", at::kCPU);
+  auto again = draw_inputs(s, 7, "float32", at::kCPU, Regime{});
+  EXPECT_TRUE(at::equal(declared[0].toTensor(), again[0].toTensor()));  // the declared draw is unchanged
+  std::set<RegimeKind> kinds;
+  for (size_t k = 0; k < 4; ++k) {
+    Regime g = pick_regime(99, k, false);
+    kinds.insert(g.kind);
+    EXPECT_GE(std::fabs(g.f), 128.0) << g.describe();
+    EXPECT_LE(std::fabs(g.f), 256.0) << g.describe();
+    Regime m = pick_regime(99, k, true);
+    EXPECT_EQ(m.kind, g.kind);
+    EXPECT_LE(std::fabs(m.f), 16.0);
+    EXPECT_EQ(pick_regime(99, k, false).f, g.f);  // deterministic from the seed
+    auto v = draw_inputs(s, 7, "float32", at::kCPU, g);
+    at::Tensor x = v[0].toTensor(), i = v[1].toTensor();
+    const double spread = (x - 1).abs().max().item<double>();  // declared: mean 1, std 2
+    if (g.kind != RegimeKind::Outliers)  // (1 in 64 values: maybe none of these 20; checked below)
+      EXPECT_GT(spread, 2 * 6.0) << g.describe();  // far outside anything N(1, 2) gives on 20 values
+    EXPECT_GE(i.min().item<int64_t>(), 3);
+    EXPECT_LE(i.max().item<int64_t>(), 8);
+    EXPECT_TRUE(at::equal(v[2].toTensor(), declared[2].toTensor()));  // const
+    EXPECT_TRUE(at::equal(v[3].toTensor(), declared[3].toTensor()));  // arange
+    EXPECT_EQ(v[4].toDouble(), 0.25);
+  }
+  EXPECT_EQ(kinds.size(), 4u);  // each kind once in four trials
+  InputSpec big = parse_spec(json::parse(R"({"inputs":[{"name":"x","shape":[8192],"dist":{"kind":"normal","mean":1,"std":2}}]})"));
+  at::Tensor o = draw_inputs(big, 3, "float32", at::kCPU, Regime{RegimeKind::Outliers, 200})[0].toTensor();
+  const double far = (o - 1).abs().gt(2 * 8).to(at::kDouble).mean().item<double>();  // beyond 8 spreads
+  EXPECT_GT(far, 0.5 / 64);
+  EXPECT_LT(far, 1.5 / 64);
+  Regime sh{RegimeKind::Shifted, 150};
+  EXPECT_GT(draw_inputs(s, 7, "float32", at::kCPU, sh)[0].toTensor().min().item<double>(), 1 + 2 * 150 - 2 * 8);
 }
 
 TEST(CompileCache, MissThenHitThenMissOnEditWithAtomicResult) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -56,15 +57,6 @@ std::string to_precision(double v, int p) {
   return out;
 }
 
-// toPrecision(3) without trailing zeros: 2.50 → 2.5, 3.00 → 3.
-std::string short_number(double v) {
-  std::string s = to_precision(v, 3);
-  if (s.find('e') != std::string::npos || s.find('.') == std::string::npos) return s;
-  while (!s.empty() && s.back() == '0') s.pop_back();
-  if (!s.empty() && s.back() == '.') s.pop_back();
-  return s;
-}
-
 double r1(double v) { return std::round(v * 10) / 10; }
 
 // The smallest step of 1, 2, 2.5 or 5 × 10^k that is at least `raw` (> 0).
@@ -82,6 +74,69 @@ std::optional<double> num_of(const json& o, const char* k) {
 }
 
 }  // namespace
+
+std::string short_number(double v) {
+  std::string s = to_precision(v, 3);
+  if (s.find('e') != std::string::npos || s.find('.') == std::string::npos) return s;
+  while (!s.empty() && s.back() == '0') s.pop_back();
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s;
+}
+
+std::vector<std::pair<double, double>> quantity_ticks(double qlo, double qhi, bool speedup, bool log_scale,
+                                                      const std::function<double(double)>& y_of, double top, double bottom) {
+  static const double kMant[] = {1, 5, 2, 2.5, 1.5, 3, 4, 6, 8, 1.2, 1.4, 1.6, 1.8, 2.2, 2.4, 2.6, 2.8,
+                                 3.5, 4.5, 7, 9, 1.1, 1.3, 1.7, 1.9};
+  // Decades from a thousandth of the top (a linear domain may start at 0).
+  const int k0 = static_cast<int>(std::floor(std::log10(std::max({qlo, qhi * 1e-3, 1e-300})))) - 1;
+  const int k1 = static_cast<int>(std::ceil(std::log10(std::max(qhi, 1e-300)))) + 1;
+  std::vector<double> chosen_y;
+  std::vector<std::pair<double, double>> chosen;  // (y, quantity)
+  for (double m : kMant) {
+    for (int k = k0; k <= k1; ++k) {
+      const double q = m * std::pow(10.0, k);
+      if (q < qlo || q > qhi || q < qhi * 1e-3) continue;
+      const double y = y_of(q);
+      if (y < top - 0.5 || y > bottom + 0.5) continue;
+      bool clear = true;
+      for (double cy : chosen_y)
+        if (std::fabs(cy - y) < 30) clear = false;
+      if (!clear) continue;
+      chosen_y.push_back(y);
+      chosen.emplace_back(y, q);
+    }
+    if (chosen.size() >= 7) break;
+  }
+  if (speedup && !log_scale) {
+    // Linear speedup axis: evenly spaced round steps (×0, ×5, ×10 … or ×1.1, ×1.2 …).
+    chosen.clear();
+    const double raw = (qhi - qlo) / 6;
+    if (raw > 0) {
+      const double step = round_step(raw);
+      for (double q = std::ceil(qlo / step) * step; q <= qhi + step * 1e-9; q += step) {
+        const double qq = std::round(q / step) * step;
+        const double y = y_of(qq);
+        if (y >= top - 0.5 && y <= bottom + 0.5 && qq >= 0) chosen.emplace_back(y, qq);
+      }
+    }
+  }
+  std::sort(chosen.begin(), chosen.end(), [](auto a, auto b) { return a.first > b.first; });
+  return chosen;
+}
+
+std::vector<std::size_t> evaluation_ticks(std::size_t axis_n) {
+  std::size_t step = 1;
+  static const std::size_t kSteps[] = {1,     2,     5,      10,     20,     25,     50,      100,    200,
+                                       250,   500,   1000,   2000,   2500,   5000,   10000,   20000,  25000,
+                                       50000, 100000, 200000, 250000, 500000, 1000000, 2000000, 5000000};
+  for (std::size_t st : kSteps) {
+    step = st;
+    if (axis_n / st <= 10) break;
+  }
+  std::vector<std::size_t> out;
+  for (std::size_t k = 1; k <= axis_n; k += (k == 1 && step > 1 ? step - 1 : step)) out.push_back(k);
+  return out;
+}
 
 ChartOptions ChartOptions::from_json(const json& j) {
   ChartOptions o;
@@ -232,10 +287,6 @@ struct ChartWriter::Frame {
 
   // Axis value of a measured point: higher is faster.
   double value_of(double lat) const { return speedup_mode ? *ref / lat : 1.0 / lat; }
-  // A measured point's speedup label in speedup mode: its own reported speedup, else the pooled one.
-  double labelled_speedup(const RowFacts& r) const {
-    return r.has(RowFacts::kSpeedup) && r.speedup > 0 ? r.speedup : value_of(r.latency);
-  }
   double y_of_latency(double lat) const { return r1(y0 + dy * (log_scale ? std::log10(lat) : 1.0 / lat)); }
   // Where point i sits, in viewBox units (for the markers; the points themselves carry frame values).
   double y_at(std::size_t i) const { return (*rs)[i].measured() ? y_of_latency((*rs)[i].latency) : baseline; }
@@ -416,7 +467,7 @@ ChartWriter::PointsWritten ChartWriter::points(const Series& s, const RowTable& 
     p.seq = seq_number ? r.seq : nan;
     if (!seq_number) p.seq_text = js_stringify(its[i].seq.raw);
     p.latency = measured ? r.latency : nan;
-    p.speedup = measured && speedup_mode ? f.labelled_speedup(r) : nan;
+    p.speedup = measured && speedup_mode ? labelled_speedup(r, *ref) : nan;
     p.flags = (measured ? 1u : 0u) | (ok ? 2u : 0u) | (r.pending() ? 4u : 0u) | (bad ? 8u : 0u);
     return p;
   };
@@ -544,43 +595,7 @@ void ChartWriter::ticks(const Frame& f, std::string& marks) const {
       qlo = 1.0 / vhi;  // fastest latency
       qhi = vlo > 0 ? 1.0 / vlo : lat_max * 10;
     }
-    static const double kMant[] = {1, 5, 2, 2.5, 1.5, 3, 4, 6, 8, 1.2, 1.4, 1.6, 1.8, 2.2, 2.4, 2.6, 2.8,
-                                   3.5, 4.5, 7, 9, 1.1, 1.3, 1.7, 1.9};
-    // Decades from a thousandth of the top (a linear domain may start at 0).
-    const int k0 = static_cast<int>(std::floor(std::log10(std::max({qlo, qhi * 1e-3, 1e-300})))) - 1;
-    const int k1 = static_cast<int>(std::ceil(std::log10(std::max(qhi, 1e-300)))) + 1;
-    std::vector<double> chosen_y;
-    std::vector<std::pair<double, double>> chosen;  // (y, quantity)
-    for (double m : kMant) {
-      for (int k = k0; k <= k1; ++k) {
-        const double q = m * std::pow(10.0, k);
-        if (q < qlo || q > qhi || q < qhi * 1e-3) continue;
-        const double v = speedup_mode ? q : 1.0 / q;
-        const double y = f.y_of_value(v);
-        if (y < top - 0.5 || y > bottom + 0.5) continue;
-        bool clear = true;
-        for (double cy : chosen_y)
-          if (std::fabs(cy - y) < 30) clear = false;
-        if (!clear) continue;
-        chosen_y.push_back(y);
-        chosen.emplace_back(y, q);
-      }
-      if (chosen.size() >= 7) break;
-    }
-    if (speedup_mode && !log_scale) {
-      // Linear speedup axis: evenly spaced round steps (×0, ×5, ×10 … or ×1.1, ×1.2 …).
-      chosen.clear();
-      const double raw = (qhi - qlo) / 6;
-      if (raw > 0) {
-        const double step = round_step(raw);
-        for (double q = std::ceil(qlo / step) * step; q <= qhi + step * 1e-9; q += step) {
-          const double qq = std::round(q / step) * step;
-          const double y = f.y_of_value(qq);
-          if (y >= top - 0.5 && y <= bottom + 0.5 && qq >= 0) chosen.emplace_back(y, qq);
-        }
-      }
-    }
-    std::sort(chosen.begin(), chosen.end(), [](auto a, auto b) { return a.first > b.first; });
+    const auto chosen = quantity_ticks(qlo, qhi, speedup_mode, log_scale, [&](double q) { return f.y_of_value(speedup_mode ? q : 1.0 / q); }, top, bottom);
     for (auto [y, q] : chosen) {
       m.open('{');
       m.key("y").num(y);
@@ -595,15 +610,7 @@ void ChartWriter::ticks(const Frame& f, std::string& marks) const {
   if (n > 0) {
     // Numbered along the axis's span (beyond the last point when the span is rounded up).
     const std::size_t axis_n = n > 1 ? static_cast<std::size_t>(span) + 1 : 1;
-    std::size_t step = 1;
-    static const std::size_t kSteps[] = {1,     2,     5,      10,     20,     25,     50,      100,    200,
-                                         250,   500,   1000,   2000,   2500,   5000,   10000,   20000,  25000,
-                                         50000, 100000, 200000, 250000, 500000, 1000000, 2000000, 5000000};
-    for (std::size_t st : kSteps) {
-      step = st;
-      if (axis_n / st <= 10) break;
-    }
-    for (std::size_t k = 1; k <= axis_n; k += (k == 1 && step > 1 ? step - 1 : step)) {
+    for (std::size_t k : evaluation_ticks(axis_n)) {
       m.open('{');
       m.key("x").num(f.x_of(static_cast<double>(k - 1)));
       // appended, not `"#" + to_string(k)`: GCC 12 misreports that operator+ as an overlapping memcpy (-Wrestrict)
@@ -629,7 +636,7 @@ void ChartWriter::markers(const Series& s, const Frame& f, std::string& marks) c
   if (best_drawn) {
     const RowFacts& b = rs[*s.bestIndex];
     std::string label = format_latency(b.latency);
-    if (speedup_mode) label = "×" + short_number(f.labelled_speedup(b)) + " · " + label;
+    if (speedup_mode) label = "×" + short_number(labelled_speedup(b, *f.ref)) + " · " + label;
     m.open('{');
     m.key("y").num(f.y_at(*s.bestIndex));
     m.key("label").str(label);
@@ -791,32 +798,23 @@ std::string ChartWriter::final_number(const RowTable& rows, const RowPhases& pha
   z.key("wrapUp").num(static_cast<double>(c_wrap));
   z.close('}');
 
-  // The final number: the plugin's replay of the finalized command when there is one.
-  std::optional<std::size_t> fin_replay, fin_other;
-  for (std::size_t i : finalized_) {
-    if (!rs[i].has(RowFacts::kLatency)) continue;
-    if (rs[i].replay()) fin_replay = i;
-    else fin_other = i;
-  }
+  // The final number (final_number, derived.hpp: the plugin's replay of the finalized command when there is one).
   z.key("final");
-  if (auto f = fin_replay ? fin_replay : fin_other) {
+  if (const auto f = kopt::final_number(rows, finalized_)) {
     z.open('{');
-    z.key("index").num(static_cast<double>(*f));
-    z.key("latencyMs").num(rs[*f].latency);
-    z.key("label").str(format_latency(rs[*f].latency));
-    z.key("remeasured").boolean(fin_replay.has_value());
-    if (fin_replay && fin_other && rs[*fin_other].latency > 0) {
-      // The gap between the agent's own figure and the plugin's re-measurement of the same command.
-      // Flagged beyond a fixed 10 % (docs/protocol.md): one replay carries no noise estimate of its own.
-      const double self = rs[*fin_other].latency, re = rs[*fin_replay].latency;
-      const double gap = (re / self - 1.0) * 100.0;
+    z.key("index").num(static_cast<double>(f->index));
+    z.key("latencyMs").num(f->latency);
+    z.key("label").str(format_latency(f->latency));
+    z.key("remeasured").boolean(f->remeasured);
+    if (f->self) {
+      const double self = rs[*f->self].latency;
       z.key("selfReported").open('{');
-      z.key("index").num(static_cast<double>(*fin_other));
+      z.key("index").num(static_cast<double>(*f->self));
       z.key("latencyMs").num(self);
       z.key("label").str(format_latency(self));
       z.close('}');
-      z.key("gapPct").num(std::round(gap * 10.0) / 10.0);
-      z.key("gapFlag").boolean(std::fabs(gap) > kFinalGapFlagPct);
+      z.key("gapPct").num(f->gapPct);
+      z.key("gapFlag").boolean(f->gapFlag);
     }
     z.close('}');
   } else {

@@ -72,6 +72,21 @@ void Session::refresh_outline() {
   outline_version_ = projector_->version();
 }
 
+const RunSummary& Session::summary() {
+  refresh_outline();
+  const RunFacts& facts = projector_->run_facts();
+  if (summary_version_ != projector_->version() || summary_facts_ != facts.version) {
+    summary_ = summarize_run(id_, outline_, rows_, phases_.completed(), facts);
+    summary_version_ = projector_->version();
+    summary_facts_ = facts.version;
+  }
+  return summary_;
+}
+
+std::string Session::summary_key() const {
+  return std::to_string(projector_->version()) + "." + std::to_string(projector_->run_facts().version);
+}
+
 long long Session::completed_evals() {
   refresh_outline();
   return phases_.completed();
@@ -282,6 +297,9 @@ std::size_t Session::approx_bytes() const {
   b += head_.capacity() * sizeof(TextPiece) + chart_writer_.approx_bytes() + control_.capacity();
   for (const auto& step : history_) b += sizeof(Step) + step.touched.capacity() * sizeof(std::uint32_t);
   for (const auto& [since, text] : deltas_) b += sizeof(since) + text.capacity();
+  // A comparison's row, once made (summary()).
+  b += summary_.points.capacity() * sizeof(RunSummary::Point) + summary_.latencies.capacity() * sizeof(double) + summary_.pointsText.capacity() +
+       summary_.facts.approx_bytes();
   return b;
 }
 

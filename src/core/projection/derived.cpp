@@ -419,6 +419,33 @@ std::optional<Drift> reference_drift(const RowTable& rows) {
 
 std::optional<Drift> reference_drift(const Series& s) { return reference_drift(RowTable(s.iterations)); }
 
+double labelled_speedup(const RowFacts& r, double reference) {
+  return r.has(RowFacts::kSpeedup) && r.speedup > 0 ? r.speedup : reference / r.latency;
+}
+
+std::optional<FinalNumber> final_number(const RowTable& rows, const std::vector<std::size_t>& finalized) {
+  const auto& rs = rows.rows;
+  std::optional<std::size_t> fin_replay, fin_other;
+  for (std::size_t i : finalized) {
+    if (i >= rs.size() || !rs[i].has(RowFacts::kLatency)) continue;
+    if (rs[i].replay()) fin_replay = i;
+    else fin_other = i;
+  }
+  const auto f = fin_replay ? fin_replay : fin_other;
+  if (!f) return std::nullopt;
+  FinalNumber out;
+  out.index = *f;
+  out.latency = rs[*f].latency;
+  out.remeasured = fin_replay.has_value();
+  if (fin_replay && fin_other && rs[*fin_other].latency > 0) {
+    const double gap = (rs[*fin_replay].latency / rs[*fin_other].latency - 1.0) * 100.0;
+    out.self = fin_other;
+    out.gapPct = std::round(gap * 10.0) / 10.0;
+    out.gapFlag = std::fabs(gap) > kFinalGapFlagPct;
+  }
+  return out;
+}
+
 ImpliedReferences::Group& ImpliedReferences::group(std::uint32_t node) {
   for (Group& g : groups_)
     if (g.node == node) return g;

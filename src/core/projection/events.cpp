@@ -72,6 +72,7 @@ bool result_is_error(const json& message) {
 }
 
 bool projected_type(std::string_view type) { return type == "tool/call" || type == "tool/result" || type == "user/message"; }
+bool run_fact_type(std::string_view type) { return type == "session/title" || type == "request/header"; }
 
 namespace {
 
@@ -122,7 +123,8 @@ std::size_t skip_value(std::string_view s, std::size_t i) {
 enum class Peek { Read, Ignore, NoSeq, Unknown };
 
 // Looks at an event's top-level keys without building it: only tool/call, tool/result and
-// user/message are read by the projection, so the rest need no full parse (most of a real log).
+// user/message are read by the projection (and the run's title and model route by its facts), so
+// the rest need no full parse (most of a real log).
 Peek peek_event(std::string_view s) {
   std::size_t i = skip_ws(s, 0);
   if (i >= s.size() || s[i] != '{') return Peek::Unknown;
@@ -162,7 +164,7 @@ Peek peek_event(std::string_view s) {
     return Peek::Unknown;
   }
   if (!has_seq) return Peek::NoSeq;
-  if (has_type && projected_type(type)) return Peek::Read;
+  if (has_type && (projected_type(type) || run_fact_type(type))) return Peek::Read;
   return Peek::Ignore;
 }
 

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "kopt/anchors.hpp"
+#include "kopt/compare.hpp"
 #include "kopt/contract.hpp"
 #include "kopt/events.hpp"
 #include "kopt/match.hpp"
@@ -167,6 +168,10 @@ struct Projector::Impl {
   bool touched_overflow = false;
   // The first iteration update_outline must copy again (every change in place goes through touch).
   std::size_t outline_from = 0;
+  // The run's title, models and times (compare.hpp), and the `time` of the event being fed (NaN:
+  // none), which the points it settles keep.
+  RunFacts facts;
+  double event_time = std::numeric_limits<double>::quiet_NaN();
 
   void touch(std::size_t point) {
     if (point >= frag_ok.size()) return;
@@ -196,6 +201,7 @@ struct Projector::Impl {
 
   // Appends a point; `settled` when its measurement is complete (everything but a pending bench call).
   std::size_t add_point(Iteration it, bool settled = true) {
+    it.time = event_time;
     iterations.push_back(std::move(it));
     frag.emplace_back();
     frag_ok.push_back(0);
@@ -290,7 +296,12 @@ struct Projector::Impl {
       return;
     }
     const std::string* type = str_field(ev, "type");
-    if (!type || !projected_type(*type)) return;
+    if (!type) return;
+    const bool projected = projected_type(*type);
+    if (projected || run_fact_type(*type)) facts.take(ev);
+    if (!projected) return;
+    auto t = ev.find("time");
+    event_time = t != ev.end() && t->is_number() ? t->get<double>() : std::numeric_limits<double>::quiet_NaN();
     // One handler per type projected_type names (events.hpp; the log reader passes over the rest unbuilt).
     if (*type == "tool/call") on_call(ev);
     else if (*type == "tool/result") on_result(ev);
@@ -482,6 +493,7 @@ struct Projector::Impl {
   void on_bench_result(const Call& call, std::string_view text, bool is_error) {
     Iteration& it = iterations[call.point];
     it.pending = false;
+    it.time = event_time;
     ToolResult r = parse_tool_result(text);
     if (auto& p = r.payload) {
       // DV-13: measured by the plugin's evaluator only through the tool of that exact name, in a result
@@ -738,6 +750,7 @@ std::size_t Projector::approx_bytes() const {
 
 std::uint64_t Projector::version() const { return impl_->version; }
 bool Projector::has_user_task() const { return impl_->user_task; }
+const RunFacts& Projector::run_facts() const { return impl_->facts; }
 const ProjectionConfig& Projector::config() const { return impl_->cfg; }
 
 Series Projector::series() const {
@@ -778,6 +791,11 @@ void copy_outline(Iteration& it, const Iteration& src, bool finalized) {
   it.pending = src.pending;
   it.evaluatorFailed = src.evaluatorFailed;
   it.finalized = finalized;
+  it.time = src.time;
+  // A plugin-measured point's hashes (DV-13): the comparison reads the reference's.
+  it.plugin = src.plugin;
+  if (src.plugin) it.sources = src.sources;
+  else it.sources.reset();
 }
 
 void copy_outline(Round& r, const Round& src) {

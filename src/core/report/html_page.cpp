@@ -93,6 +93,12 @@ ol.plans li>:last-child,ol.revs li>:last-child{min-width:0;overflow-wrap:anywher
 ol.plans .tag,td.appr .tag{white-space:normal;overflow-wrap:anywhere}
 td.appr,td.rev{overflow-wrap:anywhere}
 footer{color:var(--faint);font-size:12px;text-align:center;margin-top:4px}
+.sw{display:inline-block;width:11px;height:11px;border-radius:50%;vertical-align:-1px;margin-right:6px}
+.cmpkey{display:inline-block;min-width:1.6em;font-weight:600}
+svg.curve .cline{fill:none;stroke-width:1.8;stroke-linejoin:round;opacity:.9}
+svg.curve .cpt{stroke-width:1.6}
+table.rec.cmp td.who{min-width:160px;max-width:280px;overflow-wrap:anywhere}table.rec.cmp td .sub{max-width:26em}
+.okbox{margin-top:8px;padding:8px 12px;border-radius:8px;border:1px solid rgba(31,143,95,.4);background:rgba(31,143,95,.06);font-size:13px}
 code{font-family:var(--mono);font-size:.95em}
 @media print{body{background:#fff}.card{break-inside:avoid-page}main{max-width:none}}
 )CSS";
@@ -101,9 +107,9 @@ code{font-family:var(--mono);font-size:.95em}
 
 using namespace report_parts;
 
-std::string report_html(const Report& r, ReportLang lang) {
-  std::string o;
-  o.reserve(64 * 1024 + r.in.series.iterations.size() * 2048);
+namespace report_parts {
+
+void page_open(std::string& o, ReportLang lang, const std::string& title) {
   o += "<!doctype html>\n<html lang=\"";
   o += lang == ReportLang::Zh ? "zh-CN" : "en";
   o += "\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -112,10 +118,23 @@ std::string report_html(const Report& r, ReportLang lang) {
        "data:\">\n"
        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
        "<meta name=\"generator\" content=\"kopt report\">\n<title>";
-  o += html_escape(std::string(T(lang, "doc.title")) + " · " + r.in.source);
+  o += html_escape(title);
   o += "</title>\n<style>";
   o += kCss;
-  o += "</style>\n</head>\n<body>\n<main>\n<header data-kopt=\"header\"><h1>";
+  o += "</style>\n</head>\n<body>\n<main>\n";
+}
+
+void page_close(std::string& o, ReportLang lang) {
+  o += "<footer>" + std::string(T(lang, "footer")) + "</footer>\n</main>\n</body>\n</html>\n";
+}
+
+}  // namespace report_parts
+
+std::string report_html(const Report& r, ReportLang lang) {
+  std::string o;
+  o.reserve(64 * 1024 + r.in.series.iterations.size() * 2048);
+  page_open(o, lang, std::string(T(lang, "doc.title")) + " · " + r.in.source);
+  o += "<header data-kopt=\"header\"><h1>";
   o += T(lang, "title");
   o += "</h1>\n<div class=\"meta\"><span><b>" + std::string(T(lang, "log")) + "</b>" + html_escape(r.in.source) +
        "</span>";
@@ -139,7 +158,7 @@ std::string report_html(const Report& r, ReportLang lang) {
   record_table(o, r, lang);
   reviews_card(o, r, lang);
   notes_card(o, r, lang);
-  o += "<footer>" + std::string(T(lang, "footer")) + "</footer>\n</main>\n</body>\n</html>\n";
+  page_close(o, lang);
   return o;
 }
 

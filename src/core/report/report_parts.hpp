@@ -26,6 +26,10 @@ std::string verdict_tone(const std::string& v);  // the CSS class of a verdict: 
 double jnum(const json& j, const char* k, double dflt = 0);
 std::string jstr(const json& j, const char* k);
 
+// The page around the cards: doctype, CSP, style sheet, `<main>` (page_open), the footer (page_close).
+void page_open(std::string& o, ReportLang lang, const std::string& title);
+void page_close(std::string& o, ReportLang lang);
+
 // The chips of the run's figures (phase split, best, final) and the curve card (the SVG curve, the
 // reference note, the finalize gap).
 void chips(std::string& o, const Report& r, ReportLang lang);

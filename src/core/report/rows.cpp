@@ -60,6 +60,7 @@ bool load_report_input(const std::string& path, const ProjectionConfig& config, 
     return false;
   }
   out.series = projector.series();
+  out.facts = projector.run_facts();
   out.malformedEvents = projector.stats().skipped;
   out.source = path.substr(path.find_last_of('/') + 1);
   return true;

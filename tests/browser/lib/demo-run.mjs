@@ -3,7 +3,9 @@
 // evaluations (some failing), a profiler run, loop rounds with supervision, a finalize with the
 // plugin's replay. Deterministic for a given (n, seed).
 
-export function demoEvents ({ n = 24, seed = 7, finalize = true, rounds = true, speedups = true } = {}) {
+// ref / base: the reference latency and the first kernel's (ms); title / model: a session/title and a
+// request/header event naming the run and its model (what a comparison's legend shows).
+export function demoEvents ({ n = 24, seed = 7, finalize = true, rounds = true, speedups = true, ref = 2.5, base = 2.4, title, model } = {}) {
   let s = seed >>> 0
   const rnd = () => { s = (s * 1664525 + 1013904223) >>> 0; return s / 2 ** 32 }
   const ev = []
@@ -20,6 +22,8 @@ export function demoEvents ({ n = 24, seed = 7, finalize = true, rounds = true, 
   const loopMsg = text => user(text, { kind: 'plugin', plugin: 'kernel-opt' })
 
   user('Optimize the softmax kernel in k.cu; evaluate with python bench.py.')
+  if (title) push('session/title', { title, messageSeqs: [0], source: { kind: 'fallback' } })
+  if (model) push('request/header', { header: { config: { provider: model.split('/')[0], model: model.split('/')[1], reasoningEffort: 'high' }, system: 'You are an agent.' } })
   toolResult(toolCall('kernel_env', {
     location: 'local workstation', device: 'NVIDIA H100 80GB HBM3', constraint: 'single GPU, clocks locked',
     versions: { cuda: '12.4', torch: '2.5.1', driver: '550.54' }, probe: 'nvidia-smi --query-gpu=name,driver_version --format=csv',
@@ -30,8 +34,6 @@ export function demoEvents ({ n = 24, seed = 7, finalize = true, rounds = true, 
     ['exploit', 'online softmax (single pass) with block-per-row for long rows', 'one pass saves a full read of the input', 'tune block size'],
     ['stuck', 'block-size sweep gives no further gain', 'the kernel is now at ~85% of HBM bandwidth', 'profile and decide whether to stop'],
   ]
-  let base = 2.4
-  const ref = 2.5
   let plan = 0
   let bestLat = Infinity
   let bestShellCmd = ''

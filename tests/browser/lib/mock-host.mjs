@@ -1,12 +1,13 @@
 // A stand-in for DSH web's shell and the plugin's routes, on 127.0.0.1, for the fast browser tests
 // and the benchmark: serves a small page that plays the shell (module loader, slots, locale,
 // sessions, a composer), React 18 (the host's major version), lib/client.js, and
-// /plugins/kernel-opt/{series,control,models} projected by the real core (kopt.node): the same
+// /plugins/kernel-opt/{series,control,models,compare} projected by the real core (kopt.node): the same
 // kopt.Session the route uses (body with the chart, ETag, revision).
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { createCompareRoute } from '../../../lib/compare.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '../../..')
@@ -18,7 +19,9 @@ export function startMockHost ({ kopt, port = 0, sessions, clientPath }) {
     loop: { armed: false, budget: 20, round: 0, evalsDone: 0, evalsOverBudget: 0, available: true, defaultBudget: 20 },
     supervisor: { enabled: false, configured: true, configRoute: { provider: 'deepseek-official', model: 'deepseek-v4-pro' }, effective: { provider: 'deepseek-official', model: 'deepseek-v4-pro', source: 'config' } },
   })
-  const add = (id, { preset = 'kernel-opt', events = [] } = {}) => { state.set(id, { preset, events, control: defaultControl(), body: null, etag: null }) }
+  const add = (id, { preset = 'kernel-opt', events = [], title, cwd, updatedAt, unreadable } = {}) => {
+    state.set(id, { preset, events, title, cwd, updatedAt, unreadable, control: defaultControl(), body: null, etag: null })
+  }
   for (const [id, s] of Object.entries(sessions ?? {})) add(id, s)
   const log = []
 
@@ -37,6 +40,20 @@ export function startMockHost ({ kopt, port = 0, sessions, clientPath }) {
     st.etag = s.etag
     st.body = s.body()
   }
+  // The plugin's own compare route (lib/compare.mjs) over these sessions, read as the store reads
+  // them: compareLoading answers "loading" that many times first; unreadable keeps its reason.
+  const compare = createCompareRoute({
+    kopt,
+    getView: async (id) => {
+      const st = state.get(id)
+      if (!st) return undefined
+      if (st.compareLoading > 0) { st.compareLoading--; return { loading: true } }
+      if (st.unreadable) return { error: st.unreadable }
+      if (st.body === null || st.fed < st.events.length) project(st, id)
+      log.push({ path: 'compare', id })
+      return { session: st.s, live: true }
+    },
+  })
   const json = (res, status, obj, headers = {}) => { res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers }); res.end(JSON.stringify(obj)) }
   const readBody = req => new Promise((resolve) => { let b = ''; req.on('data', (c) => { b += c }); req.on('end', () => { try { resolve(JSON.parse(b)) } catch { resolve(null) } }) })
   const files = {
@@ -54,8 +71,11 @@ export function startMockHost ({ kopt, port = 0, sessions, clientPath }) {
         return
       }
       if (url.pathname === '/mock/sessions') {
-        return json(res, 200, Object.fromEntries([...state].map(([id, s]) => [id, { agentPreset: s.preset }])))
+        return json(res, 200, Object.fromEntries([...state].map(([id, s]) => [id, {
+          agentPreset: s.preset, ...(s.title ? { title: s.title } : {}), ...(s.cwd ? { cwd: s.cwd } : {}), ...(s.updatedAt ? { updatedAt: s.updatedAt } : {}),
+        }])))
       }
+      if (url.pathname === '/plugins/kernel-opt/compare') return compare(req, res)
       const id = url.searchParams.get('sessionId')
       if (url.pathname === '/plugins/kernel-opt/series') {
         const st = state.get(id)

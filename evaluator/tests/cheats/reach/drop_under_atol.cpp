@@ -1,6 +1,7 @@
 // CHEAT (channel: hiding under atol): against mixed_scale.pt (y = x * s), computes only the columns
 // with a large scale and leaves the rest zero — every skipped element is below atol, so an
-// element-wise check passes. Closed by: the relative L2 error against the fp64 oracle.
+// element-wise check passes. Closed by: the magnitude rule (zeros where the reference holds a
+// reliable normal value); values kept but off by less than 8x meet the relative L2 error instead.
 #include <kopt/op.h>
 #include <ATen/ATen.h>
 

@@ -1,5 +1,5 @@
-// CHEAT (channel: knowing which calls are checked): exact on the first 10 calls (the correctness
-// trials) and on every 7th call after, a cheap wrong answer otherwise. Closed by: every timed
+// CHEAT (channel: knowing which calls are checked): exact on the first 13 calls (the correctness
+// trials: 10 declared, 3 off the declared distribution) and on every 7th call after, a cheap wrong answer otherwise. Closed by: every timed
 // call's output is compared with the reference on the same inputs.
 #include <kopt/op.h>
 #include <ATen/ATen.h>
@@ -7,7 +7,7 @@
 static at::Tensor forward(const at::Tensor& x) {
   static long calls = 0;
   ++calls;
-  if (calls <= 10 || calls % 7 == 0) return at::relu(x);
+  if (calls <= 13 || calls % 7 == 0) return at::relu(x);
   return at::zeros_like(x);
 }
 

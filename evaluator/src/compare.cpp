@@ -1,0 +1,246 @@
+#include "compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace kopt::bench {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The smallest normal value of a floating dtype (0: not floating, the magnitude rule does not apply).
+double min_normal(at::ScalarType t) {
+  switch (t) {
+    case at::kDouble: return std::numeric_limits<double>::min();
+    case at::kFloat:
+    case at::kBFloat16: return std::numeric_limits<float>::min();  // bfloat16 has float's exponent
+    case at::kHalf: return 6.103515625e-05;
+    default: return 0;
+  }
+}
+
+// Always a copy: the rules below write into it (masking equal non-finite positions).
+at::Tensor as_double(const at::Tensor& t) {
+  return t.detach().to(at::kCPU).to(at::kDouble, /*non_blocking=*/false, /*copy=*/true);
+}
+
+std::string kind_of(double x) {
+  if (std::isnan(x)) return "NaN";
+  if (std::isinf(x)) return x > 0 ? "+inf" : "-inf";
+  return "a number";
+}
+
+std::string dtype_name(at::ScalarType t) { return c10::toString(t); }
+
+int64_t first_index(const at::Tensor& mask) { return mask.reshape(-1).nonzero().select(1, 0)[0].item<int64_t>(); }
+
+}  // namespace
+
+std::vector<bool> nonfinite_outputs(const Outputs& out) {
+  std::vector<bool> nf;
+  for (const auto& t : out)
+    nf.push_back(t.defined() && t.is_floating_point() && t.numel() > 0 && !at::isfinite(t).all().item<bool>());
+  return nf;
+}
+
+Verdict judge(const Outputs& cand, const Outputs& ref, LazyOracle& lazy, const Tolerance& tol,
+              const std::vector<c10::DeviceType>& cand_devices) {
+  Verdict v;
+  v.rule = "fixed";
+  auto fatal = [&](const char* rule, const std::string& msg) {
+    v.ok = false;
+    v.fatal = true;
+    v.failed_rule = rule;
+    v.message = msg;
+    return v;
+  };
+  auto fail = [&](const char* rule, const std::string& msg) {
+    v.ok = false;
+    if (v.failed_rule.empty()) {  // the first failure decides, as its message does
+      v.failed_rule = rule;
+      v.message = msg;
+    }
+  };
+  if (cand.size() != ref.size())
+    return fatal("count", "candidate returned " + std::to_string(cand.size()) + " outputs, the reference returns " +
+                              std::to_string(ref.size()));
+  double sum_abs = 0;
+  double count = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const std::string out_i = "output " + std::to_string(i);
+    // ---- the contract: defined, shape, dtype, device (strides and memory format are free) ----
+    if (!cand[i].defined()) return fatal("undefined", out_i + " is an undefined tensor");
+    if (cand[i].sizes() != ref[i].sizes()) {
+      std::ostringstream m;
+      m << out_i << " has shape " << cand[i].sizes() << ", the reference's is " << ref[i].sizes();
+      return fatal("shape", m.str());
+    }
+    if (cand[i].scalar_type() != ref[i].scalar_type())
+      return fatal("dtype", out_i + " has dtype " + dtype_name(cand[i].scalar_type()) + ", the reference's is " +
+                                dtype_name(ref[i].scalar_type()));
+    const c10::DeviceType cdev = i < cand_devices.size() ? cand_devices[i] : cand[i].device().type();
+    if (cdev != ref[i].device().type())
+      return fatal("device", out_i + " is on " + c10::DeviceTypeName(cdev, true) + ", the reference's is on " +
+                                 c10::DeviceTypeName(ref[i].device().type(), true));
+
+    at::Tensor c = as_double(cand[i]);
+    at::Tensor r = as_double(ref[i]);
+    if (c.numel() == 0) continue;
+    // ---- non-finite values: both NaN, or both the same infinity, are equal ----
+    at::Tensor c_nf = at::logical_not(at::isfinite(c)), r_nf = at::logical_not(at::isfinite(r));
+    at::Tensor same = at::logical_or(at::logical_and(at::isnan(c), at::isnan(r)),
+                                     at::logical_and(at::logical_and(c_nf, r_nf), at::eq(c, r)));
+    at::Tensor mismatch = at::logical_and(at::logical_or(c_nf, r_nf), at::logical_not(same));
+    const int64_t n_mismatch = mismatch.sum().item<int64_t>();
+    std::string nf_message;
+    if (n_mismatch > 0) {
+      int64_t k = first_index(mismatch);
+      double cv = c.reshape(-1)[k].item<double>(), rv = r.reshape(-1)[k].item<double>();
+      std::ostringstream m;
+      m << out_i << " has " << kind_of(cv) << " where the reference has " << kind_of(rv) << " (" << n_mismatch
+        << " position" << (n_mismatch > 1 ? "s" : "") << ", the first at flat index " << k << ")";
+      nf_message = m.str();
+    }
+    // Every later rule sees equal non-finite positions as zeros on both sides.
+    c.masked_fill_(same, 0.0);
+    r.masked_fill_(same, 0.0);
+    // The oracle's output i, masked alike (computed on first use, then kept); none when it is
+    // missing or not finite where the reference is.
+    std::optional<std::optional<at::Tensor>> oracle_cache;
+    auto oracle_i = [&]() -> std::optional<at::Tensor> {
+      if (!oracle_cache) {
+        oracle_cache.emplace();
+        const auto& o = lazy.get();
+        if (o && i < o->size() && (*o)[i].defined() && (*o)[i].sizes() == ref[i].sizes()) {
+          at::Tensor t = as_double((*o)[i]).masked_fill_(same, 0.0);
+          if (at::isfinite(t).all().item<bool>()) *oracle_cache = t;
+        }
+      }
+      return *oracle_cache;
+    };
+
+    at::Tensor diff = (c - r).abs().nan_to_num(kInf, kInf, kInf);
+    double max_abs = diff.max().item<double>();
+    double max_ref = r.abs().nan_to_num(0.0, 0.0, 0.0).max().item<double>();
+    sum_abs += diff.sum().item<double>();
+    count += double(diff.numel());
+    v.max_abs = std::max(v.max_abs, max_abs);
+    double rel = max_ref > 0 ? max_abs / max_ref : (max_abs > 0 ? kInf : 0);
+    v.max_rel = std::max(v.max_rel, rel);
+    if (n_mismatch > 0) {
+      fail("non-finite", nf_message);
+      continue;
+    }
+
+    // ---- element-wise ----
+    bool ok_i;
+    bool low = max_ref < 10 * tol.atol;
+    if (low) {
+      // Low signal: the fixed tolerance would accept anything near zero (e.g. an all-zero output).
+      v.low_signal = true;
+      if (max_ref == 0) {
+        ok_i = max_abs <= 1e-12;
+        if (v.rule == "fixed") v.rule = "exact-zero";
+      } else {
+        ok_i = rel <= 4 * tol.rtol;
+        v.rule = "relative";
+      }
+    } else {
+      at::Tensor bound = r.abs().mul(tol.rtol).add(tol.atol);
+      ok_i = at::le(diff, bound).all().item<bool>();
+      if (!ok_i && tol.auto_mode) {
+        if (auto o = oracle_i()) {
+          double e_cand = (c - *o).abs().nan_to_num(kInf, kInf, kInf).max().item<double>();
+          double e_ref = (r - *o).abs().max().item<double>();
+          if (e_cand <= tol.oracle_factor * e_ref && std::isfinite(e_cand)) {
+            ok_i = true;
+            v.rule = "oracle";
+          }
+        }
+      }
+    }
+    if (!ok_i) {
+      std::ostringstream m;
+      m << out_i << " differs from the reference (max_abs=" << max_abs << ")";
+      fail(low ? "low-signal relative" : "element-wise", m.str());
+      continue;
+    }
+
+    // ---- magnitude: values hidden under atol ----
+    // Where the reference holds a normal, non-zero value that it computes reliably, a candidate
+    // value that is zero, of the other sign, or more than 8x off is wrong, whatever atol says. Not
+    // flagged: values below 16x the dtype's smallest normal (honest underflow, flushed denormals)
+    // and positions where the reference itself is unreliable (a cancellation residue: more than
+    // 1/16 off the fp64 oracle). Allowed: a sliver of 1/1024 of the positions.
+    const double tiny = 16 * min_normal(ref[i].scalar_type());
+    if (tiny > 0) {
+      at::Tensor ra = r.abs();
+      at::Tensor suspect = at::logical_and(
+          at::ge(ra, tiny),
+          at::logical_or(at::ne(at::sign(c), at::sign(r)),
+                         at::logical_or(at::lt(c.abs().mul(8), ra), at::gt(c.abs(), ra.mul(8)))));
+      const int64_t sliver = c.numel() / 1024;
+      int64_t n_bad = suspect.sum().item<int64_t>();
+      bool by_oracle = false;
+      if (n_bad > sliver) {
+        // Reliable: within 1/16 of the fp64 oracle; without one, within 64x of the output's largest value.
+        at::Tensor reliable;
+        if (auto o = oracle_i()) {
+          reliable = at::le((r - *o).abs(), o->abs().div(16));
+          by_oracle = true;
+        } else {
+          reliable = at::ge(ra, max_ref / 64);
+        }
+        suspect = at::logical_and(suspect, reliable);
+        n_bad = suspect.sum().item<int64_t>();
+      }
+      if (n_bad > sliver) {
+        int64_t k = first_index(suspect);
+        std::ostringstream m;
+        m << out_i << " has " << n_bad << " of " << c.numel()
+          << " values that are zero, of the other sign or more than 8x off where the reference has a normal value "
+             "it computes reliably (at flat index "
+          << k << ": " << c.reshape(-1)[k].item<double>() << " where the reference has " << r.reshape(-1)[k].item<double>()
+          << "; at most " << sliver << " allowed, "
+          << (by_oracle ? "reliable = within 1/16 of the fp64 oracle" : "reliable = within 64x of the largest value")
+          << "), although every element is within atol/rtol";
+        fail("magnitude", m.str());
+        continue;
+      }
+    }
+
+    // ---- relative L2 ----
+    // Many small contributions dropped under atol add up here. Within l2_floor of the reference:
+    // accepted. Beyond it, against the fp64 oracle (bound: a small factor of the reference's own
+    // error), else against rtol.
+    double rn = r.norm().item<double>();
+    if (rn > 0 && std::isfinite(rn)) {
+      double e_c = (c - r).norm().item<double>() / rn;
+      double bound = std::max(tol.l2_floor, tol.rtol);
+      const char* against = "reference";
+      if (e_c > tol.l2_floor && tol.auto_mode) {
+        if (auto o = oracle_i()) {
+          double on = o->norm().item<double>();
+          if (on > 0 && std::isfinite(on)) {
+            e_c = (c - *o).norm().item<double>() / on;
+            bound = std::max(tol.oracle_factor * ((r - *o).norm().item<double>() / on), tol.l2_floor);
+            against = "fp64 oracle";
+          }
+        }
+      }
+      v.rel_l2 = std::max(v.rel_l2, e_c);
+      if (e_c > tol.l2_floor && !(e_c <= bound)) {
+        std::ostringstream m;
+        m << out_i << " has relative L2 error " << e_c << " against the " << against << " (bound " << bound
+          << "), although every element is within atol/rtol";
+        fail("relative L2", m.str());
+      }
+    }
+  }
+  v.avg_abs = count > 0 ? sum_abs / count : 0;
+  return v;
+}
+
+}  // namespace kopt::bench

@@ -1,0 +1,217 @@
+// Comparing runs: each run's facts and figures, and the comparability rule (compare.hpp).
+#include "kopt/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <utility>
+
+#include "kopt/events.hpp"
+#include "kopt/utf16.hpp"
+
+namespace kopt {
+
+namespace {
+
+const std::string* str_at(const json& o, const char* k) {
+  if (!o.is_object()) return nullptr;
+  auto it = o.find(k);
+  return it != o.end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
+}
+const json* obj_at(const json& o, const char* k) {
+  if (!o.is_object()) return nullptr;
+  auto it = o.find(k);
+  return it != o.end() && it->is_object() ? &*it : nullptr;
+}
+
+// A provider/model route as one short name ("deepseek-official/deepseek-v4-flash"), capped.
+std::optional<std::string> route_name(const json& o) {
+  const std::string* model = str_at(o, "model");
+  if (!model || model->empty()) return std::nullopt;
+  std::string name;
+  if (const std::string* p = str_at(o, "provider"); p && !p->empty()) name.append(*p).push_back('/');
+  name += *model;
+  return utf16_cap(name, RunFacts::kModelMax);
+}
+
+void add_once(std::vector<std::string>& list, std::optional<std::string> name, std::uint64_t& version) {
+  if (!name || list.size() >= RunFacts::kModelsMax) return;
+  if (std::find(list.begin(), list.end(), *name) != list.end()) return;
+  list.push_back(std::move(*name));
+  ++version;
+}
+
+}  // namespace
+
+bool RunFacts::read_type(std::string_view type) { return run_fact_type(type); }
+
+void RunFacts::take(const json& ev) {
+  if (!ev.is_object()) return;
+  const std::string* type = str_at(ev, "type");
+  if (!type) return;
+  const bool facts = run_fact_type(*type);
+  if (!facts && !projected_type(*type)) return;
+  if (auto t = ev.find("time"); t != ev.end() && t->is_number()) {
+    const double v = t->get<double>();
+    if (std::isfinite(v)) {
+      if (!firstTime || v < *firstTime) firstTime = v, ++version;
+      if (!lastTime || v > *lastTime) lastTime = v, ++version;
+    }
+  }
+  const json* data = obj_at(ev, "data");
+  if (!data) return;
+  if (*type == "session/title") {
+    if (const std::string* t = str_at(*data, "title"); t && !t->empty()) {
+      std::string cut = utf16_cap(*t, kTitleMax);
+      if (title != cut) title = std::move(cut), ++version;
+    }
+  } else if (*type == "request/header") {
+    if (const json* h = obj_at(*data, "header"))
+      if (const json* c = obj_at(*h, "config")) add_once(models, route_name(*c), version);
+  } else if (*type == "user/message") {
+    // The loop's messages name the supervisor that reviewed the round (lib/loop.mjs).
+    const json* msg = obj_at(*data, "message");
+    const json* src = obj_at(msg ? *msg : *data, "source");
+    if (const json* sup = src ? obj_at(*src, "supervisor") : nullptr) add_once(supervisors, route_name(*sup), version);
+  }
+}
+
+std::size_t RunFacts::approx_bytes() const {
+  std::size_t b = sizeof(RunFacts) + (title ? title->capacity() : 0);
+  for (const auto* list : {&models, &supervisors})
+    for (const auto& s : *list) b += sizeof(std::string) + s.capacity();
+  return b;
+}
+
+std::optional<std::string> reference_hash(const Iteration& it) {
+  if (!it.plugin || !it.sources || !it.sources->reference || it.sources->reference->sha256.empty()) return std::nullopt;
+  return it.sources->reference->sha256;
+}
+
+RunSummary summarize_run(std::string id, const Series& s, const RowTable& rows, long long used, RunFacts facts) {
+  RunSummary r;
+  r.id = std::move(id);
+  r.facts = std::move(facts);
+  const auto& rs = rows.rows;
+  const std::size_t n = rs.size();
+  r.evaluations = n;
+  r.used = used;
+  for (auto it = s.rounds.rbegin(); it != s.rounds.rend(); ++it)
+    if (it->budget) {
+      r.budget = *it->budget;
+      break;
+    }
+  ImpliedReferences refs;
+  refs.update(rows, 0);
+  r.reference = refs.median();
+  if (r.reference && !(*r.reference > 0)) r.reference.reset();
+  r.drift = refs.drift(rows);
+  std::vector<std::size_t> finalized;
+  r.latencies.assign(n, std::numeric_limits<double>::quiet_NaN());
+  for (std::size_t i = 0; i < n; ++i) {
+    const RowFacts& f = rs[i];
+    if (f.has(RowFacts::kFinalized)) finalized.push_back(i);
+    if (i < s.iterations.size())
+      if (const auto h = reference_hash(s.iterations[i]);
+          h && std::find(r.referenceHashes.begin(), r.referenceHashes.end(), *h) == r.referenceHashes.end())
+        r.referenceHashes.push_back(*h);
+    if (!f.measured()) continue;
+    r.latencies[i] = f.latency;
+    r.fastest = r.points.empty() ? f.latency : std::min(r.fastest, f.latency);
+    r.slowest = std::max(r.slowest, f.latency);
+    RunSummary::Point p{i, f.latency, std::nullopt, !f.has(RowFacts::kBad) && f.has(RowFacts::kCorrect)};
+    if (r.reference) p.speedup = labelled_speedup(f, *r.reference);
+    r.points.push_back(p);
+  }
+  r.final = final_number(rows, finalized);
+  r.finalSelfPlugin = r.final && r.final->self && *r.final->self < s.iterations.size() && s.iterations[*r.final->self].plugin;
+  // The overlay's items (compare_text): [index, latency to 7 significant digits, ok, speedup to 4].
+  r.pointsText.reserve(r.points.size() * 32);
+  char buf[32];
+  for (const auto& p : r.points) {
+    if (!r.pointsText.empty()) r.pointsText += ',';
+    r.pointsText += '[';
+    r.pointsText += std::to_string(p.index);
+    int n = std::snprintf(buf, sizeof buf, ",%.7g,%d", p.latency, p.ok ? 1 : 0);
+    r.pointsText.append(buf, static_cast<std::size_t>(std::clamp(n, 0, 31)));
+    if (p.speedup) {
+      n = std::snprintf(buf, sizeof buf, ",%.4g", *p.speedup);
+      r.pointsText.append(buf, static_cast<std::size_t>(std::clamp(n, 0, 31)));
+    }
+    r.pointsText += ']';
+  }
+  if (s.bestIndex && *s.bestIndex < n && rs[*s.bestIndex].measured()) {
+    const std::size_t b = *s.bestIndex;
+    r.best = b;
+    if (r.reference) r.bestSpeedup = labelled_speedup(rs[b], *r.reference);
+    // The first honest evaluation (I-1's kind: correct, measured, not a replay) within kNearBest of the best.
+    const double reach = rs[b].latency / kNearBest;
+    for (std::size_t i = 0; i <= b; ++i) {
+      const RowFacts& f = rs[i];
+      if (f.measured() && !f.replay() && !f.pending() && !f.has(RowFacts::kBad) && f.has(RowFacts::kCorrect) && f.latency <= reach) {
+        r.nearBest = i;
+        break;
+      }
+    }
+    if (b < s.iterations.size() && std::isfinite(s.iterations[b].time) && r.facts.firstTime)
+      r.wallToBestMs = std::max(0.0, s.iterations[b].time - *r.facts.firstTime);
+  }
+  return r;
+}
+
+RunSummary summarize_run(std::string id, const Series& s, RunFacts facts) {
+  const RowTable rows(s.iterations);
+  RowPhases phases;
+  phases.update(rows, s.rounds, 0, false, 0);
+  return summarize_run(std::move(id), s, rows, phases.completed(), std::move(facts));
+}
+
+Comparability comparability(const std::vector<RunSummary>& runs) {
+  std::vector<const RunSummary*> at;
+  for (const auto& r : runs) at.push_back(&r);
+  return comparability(at);
+}
+
+Comparability comparability(const std::vector<const RunSummary*>& at) {
+  // By reference below: the rule reads each run's reference, drift, hashes and whether it drew.
+  struct View {
+    const std::vector<const RunSummary*>& at;
+    const RunSummary& operator[](std::size_t i) const { return *at[i]; }
+    std::size_t size() const { return at.size(); }
+  } runs{at};
+  Comparability c;
+  // The runs the rule reads: read, and with at least one measured evaluation (a run with none has
+  // nothing on either axis and cannot disagree).
+  std::vector<std::size_t> in;
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (runs[i].error.empty() && !runs[i].loading && !runs[i].points.empty()) in.push_back(i);
+  auto& why = c.reasons;
+  for (std::size_t i : in)
+    if (!runs[i].reference) why.push_back({"no-reference", {i}, 0});
+  for (std::size_t i : in)
+    if (runs[i].drift) why.push_back({"drift", {i}, runs[i].drift->ratio});
+  for (std::size_t i : in)
+    if (runs[i].referenceHashes.size() > 1) why.push_back({"hash-mixed", {i}, 0});
+  // Two runs each measured against one reference file, and not the same one.
+  for (std::size_t a = 0; a < in.size(); ++a)
+    for (std::size_t b = a + 1; b < in.size(); ++b) {
+      const auto &ha = runs[in[a]].referenceHashes, &hb = runs[in[b]].referenceHashes;
+      if (ha.size() == 1 && hb.size() == 1 && ha[0] != hb[0]) why.push_back({"hash-differs", {in[a], in[b]}, 0});
+    }
+  // The pooled references, widest pair: they must agree as a run's own references must (J-4).
+  std::optional<std::size_t> lo, hi;
+  for (std::size_t i : in) {
+    if (!runs[i].reference) continue;
+    if (!lo || *runs[i].reference < *runs[*lo].reference) lo = i;
+    if (!hi || *runs[i].reference > *runs[*hi].reference) hi = i;
+  }
+  if (lo && hi && *lo != *hi) {
+    const double ratio = *runs[*hi].reference / *runs[*lo].reference;
+    if (ratio >= kReferenceDriftRatio) why.push_back({"references-differ", {*lo, *hi}, ratio});
+  }
+  c.speedup = why.empty();
+  return c;
+}
+
+}  // namespace kopt
