@@ -39,11 +39,11 @@ export function readPart(name, text) {
 }
 
 // The names a part's code uses: identifiers outside comments and string literals, not after a dot
-// and not an object literal's key.
+// (a spread, `...name`, is a use) and not an object literal's key.
 function namesUsed(code) {
   const bare = code.replace(/\/\/[^\n]*/g, '').replace(/'(?:[^'\\\n]|\\.)*'/g, "''").replace(/"(?:[^"\\\n]|\\.)*"/g, '""')
   const used = new Set()
-  for (const m of bare.matchAll(/(^|[^.\w$])([A-Za-z_$][\w$]*)(?![\w$])(?!\s*:(?!:))/g)) used.add(m[2])
+  for (const m of bare.matchAll(/(^|[^.\w$]|\.\.\.)([A-Za-z_$][\w$]*)(?![\w$])(?!\s*:(?!:))/g)) used.add(m[2])
   return used
 }
 

@@ -1,7 +1,7 @@
 import { BASE, Fragment, POLL_MS, h, useCallback, useEffect, useRef, useState } from './head.js'
 import { activeLang, en, env, zh } from './strings.js'
 import { fmtGap, fmtX, useDismiss } from './helpers.js'
-import { COLORS, useViewScale } from './curve.js'
+import { COLORS, FLAT, useViewScale } from './curve.js'
     // ───────────────────────────── compare ─────────────────────────────
     // 对比 / Compare: other sessions (past or live, the same workspace first) overlaid on one chart,
     // one colour per session, and a table of their figures. Everything it draws comes from the core
@@ -120,7 +120,7 @@ import { COLORS, useViewScale } from './curve.js'
       return state
     }
 
-    // The answer's points are arrays [index, latency, ok, speedup?] (compact: a comparison of five long
+    // The answer's points are arrays [index, latency, ok, speedup|null, label] (compact: a comparison of five long
     // runs is 25k of them), placed by the chart's frame: v = reference / latency on a speedup axis (the
     // series' reference), 1 / latency on a latency axis, log10 of that on a log axis; x = x0 + dx·index,
     // y = y0 + dy·v. The tab reads them as objects in viewBox units, and the line through the ok points.
@@ -130,11 +130,11 @@ import { COLORS, useViewScale } from './curve.js'
       const speedup = body.axis === 'speedup', log = body.scale === 'log'
       for (const s of c?.series ?? []) {
         let line = ''
-        s.points = s.points.map(([index, latency, ok, speedup_]) => {
+        s.points = s.points.map(([index, latency, ok, speedup_, label]) => {
           const value = speedup ? s.reference / latency : 1 / latency
           const x = Math.round((f.x0 + f.dx * index) * 10) / 10, y = Math.round((f.y0 + f.dy * (log ? Math.log10(value) : value)) * 10) / 10
           if (ok) line += `${line ? 'L' : 'M'}${x} ${y}`
-          return { index, x, y, kind: ok ? 'ok' : 'failed', latency, speedup: speedup_ }
+          return { index, x, y, kind: ok ? 'ok' : 'failed', latency, label, speedup: speedup_ ?? undefined }
         })
         s.line = line
       }
@@ -209,7 +209,7 @@ import { COLORS, useViewScale } from './curve.js'
         hover ? h('div', { className: 'kopt-pop kopt-cmp-pop', 'data-kopt': 'compare-popover', style: hover.x / c.width > 0.55 ? { right: `${100 - (hover.x / c.width) * 100 + 1.5}%`, top: `${(hover.y / c.height) * 100}%` } : { left: `${(hover.x / c.width) * 100 + 1.5}%`, top: `${(hover.y / c.height) * 100}%` } },
           hover.hits.map(({ session, p }) => h('div', { key: `${session}-${p.index}`, 'data-kopt': 'compare-hit', 'data-session': session, 'data-index': p.index },
             h('span', { className: 'kopt-sw', style: { background: sessions[session]?.color } }),
-            h('b', null, runName(sessions[session], session)), ` · #${p.index + 1} · ${fmtLatency(p.latency)}${p.speedup !== undefined ? ` · ${fmtX(p.speedup)}` : ''}`))) : null)
+            h('b', null, runName(sessions[session], session)), ` · #${p.index + 1} · ${p.label}${p.speedup !== undefined ? ` · ${fmtX(p.speedup)}` : ''}`))) : null)
     }
 
     function CompareTable({ cmp, t }) {

@@ -17,7 +17,7 @@ import { fmtGap, fmtX, lastBefore, trustOf, verdictOf, verdictTone } from './hel
       for (const p of list) { const x = x0 + dx * p.index; d += `M${x - r} ${y}a${r} ${r} 0 1 0 ${2 * r} 0a${r} ${r} 0 1 0 ${-2 * r} 0` }
       return d
     }
-    const FLAT = { fill: 'none', strokeLinecap: 'round', vectorEffect: 'non-scaling-stroke' }
+    export const FLAT = { fill: 'none', strokeLinecap: 'round', vectorEffect: 'non-scaling-stroke' }
     // The points are drawn in runs of RUN, each run its own few paths. A delta keeps the held point
     // objects (applyAnswer) and the axes moving changes only the frame, so an update rebuilds the
     // last run and React skips every other one. A run's `stamp` changes when one of its point
