@@ -264,7 +264,7 @@ TEST(CompareChart, SpeedupAxisPlacesEveryPointInThePlot) {
       EXPECT_LE(y, bottom);
       EXPECT_GT(x, last_x) << "x follows the evaluation's index";
       last_x = x;
-      EXPECT_EQ(p.size(), 4u) << "a speedup on a speedup axis";
+      EXPECT_TRUE(p[3].is_number()) << "a speedup on a speedup axis";
     }
   }
   EXPECT_EQ(colours.size(), 2u);
