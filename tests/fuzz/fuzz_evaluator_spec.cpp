@@ -12,7 +12,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     auto spec = kopt::bench::parse_spec(j, "/nonexistent-fuzz-base");
     for (const auto& in : spec.inputs) (void)kopt::bench::is_known_dtype(in.dtype);
-    (void)kopt::bench::derive_seed(spec.seed, kopt::bench::Stream::Timing, spec.inputs.size());
+    (void)kopt::bench::any_input_varies(spec);
+    // A pinned seed's schedule (the keyed hash) is a pure function of seed, stream and index.
+    auto a = kopt::bench::SeedSchedule::pinned(spec.seed, "fuzz-key");
+    auto b = kopt::bench::SeedSchedule::pinned(spec.seed, "fuzz-key");
+    if (a(kopt::bench::Stream::Timing, spec.inputs.size()) != b(kopt::bench::Stream::Timing, spec.inputs.size()))
+      __builtin_trap();
   } catch (const kopt::bench::SpecError& e) {
     if (std::string(e.what()).empty()) __builtin_trap();  // errors must say what is wrong
   }
