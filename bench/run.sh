@@ -22,7 +22,7 @@ for n in 10000 100000; do
       warmSerializeMs: med("warmSerializeMs"), idleSerializeMs: med("idleSerializeMs"), peakRssKb: med("peakRssKb") }))' "$out/$n.runs"
 done
 # Through the addon: feed 100 events (JSON text) onto 100k and produce the /series body as a JS string.
-KOPT_ADDON=${KOPT_ADDON:-$KOPT_ROOT/build/kopt.node} node -e '
+KOPT_ADDON=${KOPT_TEST_ADDON:-$KOPT_ROOT/build/kopt-test.node} node -e '
   const k = require(process.env.KOPT_ADDON)
   const events = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))
   const p = new k.Projector()

@@ -587,6 +587,13 @@ window.__ModuleLoader__.load({
       return [snap, st]
     }
 
+    // The run as CSV, made by the core from the session's whole series (GET /plugins/kernel-opt/csv).
+    async function fetchCsv(sessionId) {
+      const res = await fetch(`${BASE}/csv?sessionId=${encodeURIComponent(sessionId)}`, { cache: 'no-store' })
+      if (!res.ok) throw new Error(`csv: HTTP ${res.status}`)
+      return res.text()
+    }
+
     async function control(sessionId, action, extra) {
       const res = await fetch(`${BASE}/control`, {
         method: 'POST',
@@ -631,12 +638,6 @@ window.__ModuleLoader__.load({
     }
 
     // ───────────────────────────── helpers ─────────────────────────────
-    function fmtLatency(ms) {
-      if (typeof ms !== 'number' || !isFinite(ms)) return '—'
-      if (ms < 1) return `${(ms * 1000).toPrecision(3)}µs`
-      if (ms < 1000) return `${ms.toPrecision(4)}ms`
-      return `${(ms / 1000).toPrecision(3)}s`
-    }
     const fmtX = v => `×${Number(v.toPrecision(3))}`
     const fmtGap = v => `${v > 0 ? '+' : ''}${v}%`
     const seqNum = s => (typeof s === 'number' ? s : Number(s))
@@ -658,28 +659,6 @@ window.__ModuleLoader__.load({
       a.href = url; a.download = name
       document.body.appendChild(a); a.click(); a.remove()
       setTimeout(() => URL.revokeObjectURL(url), 5000)
-    }
-    function csvCell(v) {
-      if (v === undefined || v === null) return ''
-      const s = typeof v === 'object' ? JSON.stringify(v) : String(v)
-      return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
-    }
-    function runCsv(series) {
-      const its = series.iterations
-      const phases = series.chart?.phases ?? []
-      const cols = ['index', 'seq', 'tool', 'phase', 'verdict', 'compiled', 'correct', 'latencyMs', 'speedup', 'best', 'finalized', 'channel', 'jobId', 'evaluationId', 'artifactPath', 'command', 'error', 'approach', 'metrics', 'slurm']
-      const rows = [cols.join(',')]
-      its.forEach((it, i) => {
-        const plan = lastBefore(series.plans ?? [], it.seq)
-        const rec = {
-          index: i + 1, seq: it.seq, tool: it.tool, phase: phases[i], verdict: verdictOf(it), compiled: it.compiled, correct: it.correct,
-          latencyMs: it.latencyMs, speedup: it.speedup, best: series.bestIndex === i ? 'true' : '', finalized: it.finalized ? 'true' : '',
-          channel: it.channel ?? 'tool', jobId: it.jobId, evaluationId: it.evaluationId, artifactPath: it.artifactPath, command: it.command,
-          error: it.error, approach: plan ? `[${plan.phase}] ${plan.approach}` : '', metrics: it.metrics, slurm: it.slurm,
-        }
-        rows.push(cols.map(c => csvCell(rec[c])).join(','))
-      })
-      return rows.join('\n') + '\n'
     }
     // A menu that closes on a press outside `ref` while it is open.
     function useDismiss(ref, open, close) {
@@ -1059,7 +1038,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
           it.finalized ? h('span', { className: 'kopt-tag', style: { color: COLORS.final } }, `⚑ ${t('legend.final')}`) : null,
           pinned ? h('button', { className: 'kopt-x', onClick: onClose, 'aria-label': t('pop.close'), title: t('pop.close') }, '✕') : null),
         h('div', { style: { marginTop: 6, fontSize: 15, fontVariantNumeric: 'tabular-nums' } },
-          h('b', null, it.latencyMs !== undefined ? fmtLatency(it.latencyMs) : '—'),
+          h('b', null, pt.label ?? '—'),
           pt.speedupLabel ? h('span', { style: { marginLeft: 8, color: 'var(--k-dim)' } }, pt.speedupLabel) : null,
           it.speedup !== undefined && !pt.speedupLabel ? h('span', { style: { marginLeft: 8 } }, fmtX(it.speedup)) : null,
           phase ? h('span', { className: 'kopt-tag', style: { marginLeft: 8 } }, t(`pop.phase.${phase}`)) : null),
@@ -1250,7 +1229,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
               : h('span', { style: { whiteSpace: 'pre-wrap' } }, r.review)))))
     }
 
-    const RecordRow = memo(function RecordRow({ it, index, isBest, phase, plan, review, selected, onPick, t, full }) {
+    const RecordRow = memo(function RecordRow({ it, index, isBest, phase, label, plan, review, selected, onPick, t, full }) {
       const v = verdictOf(it)
       const trust = trustOf(it)
       return h('tr', { className: `clickable${selected ? ' sel' : ''}`, onClick: () => onPick(index), 'data-kopt': 'row' },
@@ -1258,7 +1237,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         h('td', null, h('span', { className: `kopt-tag ${verdictTone(v)}` }, t(`verdict.${v}`)), phase && phase !== 'optimization' ? h('span', { className: 'kopt-tag warn', style: { marginLeft: 4 } }, t(`pop.phase.${phase}`)) : null,
           // A failed row says why (the compiler's or the run's error), whole on hover.
           it.error && full ? h('div', { className: 'kopt-err kopt-row-err', 'data-kopt': 'row-error', title: it.error }, it.error.length > 240 ? `${it.error.slice(0, 240)}…` : it.error) : null),
-        h('td', null, it.latencyMs !== undefined ? fmtLatency(it.latencyMs) : '—'),
+        h('td', null, label ?? '—'),
         h('td', null, it.speedup !== undefined ? fmtX(it.speedup) : ''),
         h('td', null, h('div', null, t(`trust.${trust}`)), it.slurm && full ? h('div', { className: 'kopt-note', 'data-kopt': 'row-slurm' }, slurmWhere(it, t)) : null, it.command && full ? h('div', { className: 'kopt-cmd' }, it.command) : null, !it.command ? h('div', { className: 'kopt-note' }, it.tool) : null),
         full ? h('td', null, plan ? h(Fragment, null, h('span', { className: `kopt-tag ${plan.phase === 'stuck' ? 'stuck' : ''}` }, plan.phase), ' ', plan.approach) : '') : null,
@@ -1278,6 +1257,8 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
           isFull ? h('th', null, t('table.approach')) : null, isFull ? h('th', null, t('table.review')) : null, isFull ? h('th', null, t('table.changes')) : null)),
         h('tbody', null, list.map(i => h(RecordRow, {
           key: i, it: its[i], index: i, isBest: series.bestIndex === i, phase: phases[i], selected: selected === i, onPick, t, full: isFull,
+          // The latency as the core labels it (chart.points[i].label; only measured points have one).
+          label: series.chart?.points?.[i]?.label,
           plan: isFull ? lastBefore(plans, its[i].seq) : undefined,
           // The loop message in force for the row (the core's rowRounds): its own review, or that it failed.
           review: isFull ? rounds[series.chart?.rowRounds?.[i] ?? -1] : undefined,
@@ -1410,7 +1391,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       return state
     }
 
-    // The answer's points are arrays [index, latency, ok, speedup?] (compact: a comparison of five long
+    // The answer's points are arrays [index, latency, ok, speedup|null, label] (compact: a comparison of five long
     // runs is 25k of them), placed by the chart's frame: v = reference / latency on a speedup axis (the
     // series' reference), 1 / latency on a latency axis, log10 of that on a log axis; x = x0 + dx·index,
     // y = y0 + dy·v. The tab reads them as objects in viewBox units, and the line through the ok points.
@@ -1420,11 +1401,11 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       const speedup = body.axis === 'speedup', log = body.scale === 'log'
       for (const s of c?.series ?? []) {
         let line = ''
-        s.points = s.points.map(([index, latency, ok, speedup_]) => {
+        s.points = s.points.map(([index, latency, ok, speedup_, label]) => {
           const value = speedup ? s.reference / latency : 1 / latency
           const x = Math.round((f.x0 + f.dx * index) * 10) / 10, y = Math.round((f.y0 + f.dy * (log ? Math.log10(value) : value)) * 10) / 10
           if (ok) line += `${line ? 'L' : 'M'}${x} ${y}`
-          return { index, x, y, kind: ok ? 'ok' : 'failed', latency, speedup: speedup_ }
+          return { index, x, y, kind: ok ? 'ok' : 'failed', latency, label, speedup: speedup_ ?? undefined }
         })
         s.line = line
       }
@@ -1499,7 +1480,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         hover ? h('div', { className: 'kopt-pop kopt-cmp-pop', 'data-kopt': 'compare-popover', style: hover.x / c.width > 0.55 ? { right: `${100 - (hover.x / c.width) * 100 + 1.5}%`, top: `${(hover.y / c.height) * 100}%` } : { left: `${(hover.x / c.width) * 100 + 1.5}%`, top: `${(hover.y / c.height) * 100}%` } },
           hover.hits.map(({ session, p }) => h('div', { key: `${session}-${p.index}`, 'data-kopt': 'compare-hit', 'data-session': session, 'data-index': p.index },
             h('span', { className: 'kopt-sw', style: { background: sessions[session]?.color } }),
-            h('b', null, runName(sessions[session], session)), ` · #${p.index + 1} · ${fmtLatency(p.latency)}${p.speedup !== undefined ? ` · ${fmtX(p.speedup)}` : ''}`))) : null)
+            h('b', null, runName(sessions[session], session)), ` · #${p.index + 1} · ${p.label}${p.speedup !== undefined ? ` · ${fmtX(p.speedup)}` : ''}`))) : null)
     }
 
     function CompareTable({ cmp, t }) {
@@ -1583,7 +1564,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       }
       if (best?.latencyMs !== undefined) {
         const sp = bestPt?.speedupLabel ?? (best.speedup !== undefined ? fmtX(best.speedup) : null)
-        out.push(h('span', { key: 'best', className: 'kopt-chip ok', 'data-kopt': 'chip-best' }, '★ ', t('chip.best', { value: fmtLatency(best.latencyMs) }), sp ? ` · ${sp}` : ''))
+        out.push(h('span', { key: 'best', className: 'kopt-chip ok', 'data-kopt': 'chip-best' }, '★ ', t('chip.best', { value: bestPt?.label ?? '—' }), sp ? ` · ${sp}` : ''))
       }
       const fin = c?.final
       if (fin) {
@@ -1654,7 +1635,8 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       return h('div', { ref, style: { position: 'relative' } },
         h('button', { className: 'kopt-btn', onClick: () => setOpen(!open), 'aria-haspopup': 'menu', 'aria-expanded': open, 'data-kopt': 'export' }, '⤓ ', t('export')),
         open ? h('div', { className: 'kopt-menu', role: 'menu' },
-          h('button', { role: 'menuitem', onClick: () => { setOpen(false); download(`${base}.csv`, 'text/csv;charset=utf-8', runCsv(series)) } }, t('export.csv')),
+          // The run as CSV is the core's (the offline report's columns, src/core/report/data.cpp), from the plugin's route.
+          h('button', { role: 'menuitem', onClick: () => { setOpen(false); fetchCsv(sessionId).then(text => download(`${base}.csv`, 'text/csv;charset=utf-8', text), () => {}) } }, t('export.csv')),
           h('button', { role: 'menuitem', onClick: () => { setOpen(false); download(`${base}.json`, 'application/json', JSON.stringify(series, null, 2)) } }, t('export.json')),
           h('button', { role: 'menuitem', onClick: () => { setOpen(false); doSvg() } }, t('export.svg'))) : null)
     }
@@ -1882,7 +1864,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       ctx.slots.inject('conversation.input.dock', () => ctx.slots.register({ name: 'conversation.input.dock', id: `${PLUGIN_ID}-strip`, order: 10, locale: NS }, StatusStrip))
     }
 
-    module.exports = { inject: ['slots', 'locale', 'sessions'], apply, __test: { fmtLatency, runCsv, verdictOf, applyAnswer, zh, en } }
+    module.exports = { inject: ['slots', 'locale', 'sessions'], apply, __test: { verdictOf, applyAnswer, zh, en } }
     return module.exports
   },
 })

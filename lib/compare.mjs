@@ -15,7 +15,7 @@ const KEPT_ANSWERS = 4
 // How long the route waits for a session's view. Reading a log runs on the libuv pool, and so does
 // the store's look at a log file's size (fs.stat): while four logs are read, that look can wait
 // seconds behind them. Past this, the session answers with the projection the store holds for it
-// now (peek), or the one in its last answer, or as loading, and the tab asks again.
+// now (held), or the one in its last answer, or as loading, and the tab asks again.
 const VIEW_WAIT_MS = 80
 
 /** The ids a request names: sessionId first, then each of `with` (comma-separated or repeated), once each. */
@@ -30,11 +30,11 @@ export function compareIds(url) {
 }
 
 /**
- * The route's handler. getView(id, {wait:false}) is the store's (lib/index.mjs): {st, live},
- * {loading: true}, {error}, or undefined for an unknown session; peek(id) (optional) the view it
- * holds now without waiting, or undefined.
+ * The route's handler. getView(id, {wait:false}) is the store's (lib/store.mjs): {session, live},
+ * {loading: true}, {error}, or undefined for an unknown session; held(id) (optional) the view it
+ * holds now without waiting (store.held), or undefined.
  */
-export function createCompareRoute({ kopt, getView, peek = () => undefined }) {
+export function createCompareRoute({ kopt, getView, held = () => undefined }) {
   const kept = new Map() // key -> {body, etag}, least recently used first
   const seen = new Map() // id -> WeakRef of the session object in its last answer (not kept alive here)
   const objects = new WeakMap() // session object -> serial (a past session read again is a new object)
@@ -80,10 +80,10 @@ export function createCompareRoute({ kopt, getView, peek = () => undefined }) {
       ])
       clearTimeout(timer)
       if (view !== late) return view
-      const now = peek(id)
+      const now = held(id)
       if (now !== undefined) return now
-      const held = seen.get(id)?.deref()
-      return held === undefined ? { loading: true } : { st: { s: held } }
+      const last = seen.get(id)?.deref()
+      return last === undefined ? { loading: true } : { session: last }
     }))
     let loading = 0
     const entries = views.map((view, i) => {
@@ -95,9 +95,9 @@ export function createCompareRoute({ kopt, getView, peek = () => undefined }) {
       }
       if (view.error !== undefined) return { id, error: String(view.error).slice(0, 500) }
       seen.delete(id)
-      seen.set(id, new WeakRef(view.st.s))
+      seen.set(id, new WeakRef(view.session))
       while (seen.size > 4 * max) seen.delete(seen.keys().next().value)
-      return view.st.s
+      return view.session
     })
     const key = entries.map((e) => (e instanceof kopt.Session ? `${objectId(e)}:${e.summaryKey}` : `${e.id}:${e.loading ? 'L' : `E${e.error}`}`)).join('\n')
     let answer = kept.get(key)

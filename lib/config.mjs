@@ -2,6 +2,7 @@
 // Every key is optional. A bad value never takes the host down: it is reported in the host log
 // with its path and what was expected, and the default is used instead.
 import { readFileSync } from 'node:fs'
+import { loadKopt } from './native/load.mjs'
 
 // The strings both halves write or read in the log (the plugin id on loop messages, the finalize
 // tool's name, its replay lines) have one home, lib/anchors.json: the core is built with them
@@ -15,6 +16,7 @@ export const SERIES_PATH = `${ROUTE_BASE}/series`
 export const CONTROL_PATH = `${ROUTE_BASE}/control`
 export const MODELS_PATH = `${ROUTE_BASE}/models`
 export const PUSH_PATH = `${ROUTE_BASE}/push` // WebSocket upgrade (lib/push.mjs); a plain GET answers 426
+export const CSV_PATH = `${ROUTE_BASE}/csv` // the run as CSV, made by the core (the tab's export)
 export const COMPARE_PATH = `${ROUTE_BASE}/compare` // GET ?sessionId=A&with=B,C: the sessions compared (lib/compare.mjs)
 export const REPLAY_TOOL = ANCHORS.replayTool
 export const REPLAY_LINE_PREFIX = ANCHORS.replayLinePrefix
@@ -26,7 +28,6 @@ export const ROUTING_KEYS = ['benchTools', 'shellTools', 'jobTools', 'profileToo
 const DEFAULTS = {
   replay: { enabled: true, timeoutSec: 900, maxOutputKiB: 256 },
   preset: { install: true, id: DEFAULT_PRESET_ID },
-  loop: { defaultBudget: 20, maxNoProgressRounds: 2, evalsPerTurn: 3, challengeFinalize: true },
   push: { bufferKiB: 1024, queueKiB: 8192, stalledSec: 30 },
   // kernel_evaluate (lib/evaluate.mjs): where kopt-bench is ('' = <plugin home>/bin, then PATH), how long
   // the warm judge outlives its last evaluation, the plugin's folder ('' = <DSH_HOME>/kernel-opt) and the
@@ -38,12 +39,23 @@ const isRecord = (v) => typeof v === 'object' && v !== null && !Array.isArray(v)
 const TOOL_NAME = /^[A-Za-z0-9_.:\-]{1,128}$/
 const PRESET_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
+/** The loop settings' defaults and bounds, as the core states them (kopt.loopRules); undefined without the core. */
+export function coreLoopRules() {
+  try {
+    return loadKopt().mod.loopRules
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * Validates a raw config record (as the host passes it from `cordis.patch.yml`).
+ * @param loopRules the loop settings' defaults and bounds (the core's kopt.loopRules, C++
+ *   loop_rules_json; by default loaded here); null (no core): the loop section is left empty: there is no loop.
  * @returns {{config: object, errors: string[]}} the resolved config (defaults filled in) and one
  *   message per rejected value ("kernel-opt config: <path> …").
  */
-export function resolveConfig(raw) {
+export function resolveConfig(raw, loopRules = coreLoopRules()) {
   const errors = []
   const bad = (path, expected, value) => {
     let shown
@@ -54,7 +66,7 @@ export function resolveConfig(raw) {
   const src = raw === undefined || raw === null ? {} : raw
   if (!isRecord(src)) {
     bad('(root)', 'a mapping', src)
-    return { config: resolveConfig({}).config, errors }
+    return { config: resolveConfig({}, loopRules).config, errors }
   }
   const known = new Set([...ROUTING_KEYS, 'replay', 'preset', 'loop', 'push', 'evaluate', 'supervisor', 'trustedHosts'])
   for (const key of Object.keys(src)) {
@@ -72,8 +84,8 @@ export function resolveConfig(raw) {
     routing[key] = [...new Set(v)]
   }
 
-  const section = (name, fields) => {
-    const out = { ...DEFAULTS[name] }
+  const section = (name, fields, defaults = DEFAULTS[name]) => {
+    const out = { ...defaults }
     const v = src[name]
     if (v === undefined || v === null) return out
     if (!isRecord(v)) {
@@ -102,12 +114,14 @@ export function resolveConfig(raw) {
     install: bool,
     id: [(x) => typeof x === 'string' && PRESET_ID.test(x) && x !== '.' && x !== '..', 'a directory name (letters, digits, . _ -)'],
   })
-  const loop = section('loop', {
-    defaultBudget: intIn(1, 9999),
-    maxNoProgressRounds: intIn(1, 100),
-    evalsPerTurn: intIn(0, 100),
-    challengeFinalize: bool,
-  })
+  // The loop's knobs, their defaults and bounds are the core's (include/kopt/loop.hpp LoopKnob).
+  const knobs = ['defaultBudget', 'maxNoProgressRounds', 'evalsPerTurn']
+  const loop = loopRules == null
+    ? section('loop', {}, {})
+    : section('loop', {
+      ...Object.fromEntries(knobs.map(k => [k, intIn(loopRules[k].min, loopRules[k].max)])),
+      challengeFinalize: bool,
+    }, { ...Object.fromEntries(knobs.map(k => [k, loopRules[k].default])), challengeFinalize: loopRules.challengeFinalize.default })
 
   // Live push (lib/push.mjs): what one tab may hold in the host before it is re-synced or dropped.
   const push = section('push', { bufferKiB: intIn(16, 65536), queueKiB: intIn(16, 1 << 20), stalledSec: intIn(1, 3600) })
@@ -164,4 +178,17 @@ export function resolveConfig(raw) {
 /** The projector's config JSON (routing keys only; empty = the spec defaults). */
 export function routingJson(config) {
   return JSON.stringify(config.routing ?? {})
+}
+
+/**
+ * What a kopt.Session's loop is made with (its loopJson): the loop settings of the config, the
+ * supervisor's extra instructions, whether the host can drive a loop at all, and the configured
+ * supervisor route.
+ */
+export function loopJson(config, available) {
+  const sup = config.supervisor
+  return JSON.stringify({
+    settings: { ...config.loop, ...(typeof sup?.instructions === 'string' ? { instructions: sup.instructions } : {}), available },
+    ...(sup !== undefined ? { route: { provider: sup.provider, model: sup.model, ...(sup.reasoningEffort ? { reasoningEffort: sup.reasoningEffort } : {}) } } : {}),
+  })
 }

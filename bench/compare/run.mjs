@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // What opening a comparison of five past sessions costs, through the plugin's own session store
-// (lib/index.mjs createStore) and compare route (lib/compare.mjs), served on 127.0.0.1 by a process
+// (lib/store.mjs createStore) and compare route (lib/compare.mjs), served on 127.0.0.1 by a process
 // that plays the host; logs of N generated events each (tests/fixtures/vectors/gen-large.mjs) that
 // the host's persistence names by file (findLog), so each is read and projected off the thread by
 // kopt.loadSession. A poller in a process of its own (as a tab would be) asks every 50 ms:
@@ -59,7 +59,7 @@ const POLLER = `
   })()`
 
 if (arg('child')) {
-  const { createStore } = await import('../../lib/index.mjs')
+  const { createStore } = await import('../../lib/store.mjs')
   const { resolveConfig } = await import('../../lib/config.mjs')
   const { createCompareRoute } = await import('../../lib/compare.mjs')
   const { runsOf, writeRuns } = await import('../../lib/paced.mjs')
@@ -69,13 +69,13 @@ if (arg('child')) {
   const ids = files.map((_, i) => `past-${i}`)
   const persistence = { findLog: async (id) => files[ids.indexOf(id)] ?? '', inspect: async () => { throw new Error('not found') } }
   const store = createStore(kopt, config, { sessions: () => new Map(), persistence: () => persistence })
-  const compare = createCompareRoute({ kopt, getView: store.getView, peek: store.peek })
+  const compare = createCompareRoute({ kopt, getView: store.getView, held: store.held })
   // /series as the route answers a past session: 202 while it is read, then the body's pieces.
   const series = async (req, res) => {
     const view = await store.getView(ids[0], { wait: false })
-    if (view?.st === undefined) { res.writeHead(202, { 'retry-after': '1' }); res.end('{"loading":true}'); return }
-    view.st.s.revise('{}')
-    const parts = view.st.s.parts()
+    if (view?.session === undefined) { res.writeHead(202, { 'retry-after': '1' }); res.end('{"loading":true}'); return }
+    view.session.revise()
+    const parts = view.session.parts()
     res.writeHead(200, { 'content-length': String(parts.reduce((n, b) => n + b.length, 0)) })
     writeRuns(res, runsOf(parts), undefined, { end: true })
   }
@@ -91,7 +91,7 @@ if (arg('child')) {
     await (req.url.startsWith('/series') ? series(req, res) : compare(req, res))
     answerMaxMs = Math.max(answerMaxMs, performance.now() - t)
     const wanted = req.url.startsWith('/series') ? [ids[0]] : ids
-    const held = wanted.filter((id) => store.peek(id) !== undefined).length
+    const held = wanted.filter((id) => store.held(id) !== undefined).length
     if (held >= 1 && served.firstMs === undefined) served.firstMs = Math.round(performance.now() - t0)
     if (held === wanted.length && served.allMs === undefined) served.allMs = Math.round(performance.now() - t0)
   })
@@ -112,7 +112,7 @@ if (arg('child')) {
   }
   if (mode === 'compare') {
     // The tab shows session 0: it is held before the comparison opens.
-    while ((await store.getView(ids[0], { wait: false }))?.st === undefined) await sleep(20)
+    while ((await store.getView(ids[0], { wait: false }))?.session === undefined) await sleep(20)
   }
   const ticker = startTicker(5)
   await sleep(100)

@@ -5,7 +5,7 @@
 // lib/client.js, `git show main:lib/client.js`, or --ref FILE) and this checkout's lib/client.js,
 // in the same run.
 //
-//   KOPT_ADDON=build/kopt.node CHROMIUM=/usr/bin/chromium node bench/tab/run.mjs \
+//   KOPT_TEST_ADDON=build/kopt-test.node CHROMIUM=/usr/bin/chromium node bench/tab/run.mjs \
 //       [--sizes 1000,5000,20000,50000] [--updates 20] [--batches 1,100] [--ref-rev REV | --ref FILE] [--ref-addon FILE]
 //
 // One sample: the mock host appends the events; the page's poll fetches the delta. Timed in the
@@ -45,7 +45,8 @@ const updates = Number(arg('updates', '20'))
 const waitingTabs = Number(arg('waiting', '0'))
 const settleS = Number(arg('settle', '6'))
 const measureS = Number(arg('measure', '8'))
-const kopt = createRequire(import.meta.url)(path.resolve(process.env.KOPT_ADDON || path.join(root, 'build/kopt.node')))
+// The mock host reads the session's body and deltas: the addon's test build.
+const kopt = createRequire(import.meta.url)(path.resolve(process.env.KOPT_TEST_ADDON || path.join(root, 'build/kopt-test.node')))
 
 let refPath = arg('ref', '')
 let refName = refPath

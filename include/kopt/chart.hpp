@@ -105,6 +105,24 @@ class ChartWriter {
   std::size_t approx_bytes() const;
 
  private:
+  // The stages of write(), in order (chart.cpp).
+  struct Frame;  // one write's geometry and scale
+  struct PointsWritten {
+    std::size_t first_point;  // the first point whose item changed
+    bool same_scale;          // the scale of the last write (its point texts could be kept)
+    const char* before_line;  // the text between the points and the line
+  };
+  struct PhasesWritten {
+    std::size_t first_phase, first_round;  // the first rows whose phase, round in force changed
+  };
+  Frame frame(const RowTable& rows, const ChartOptions& opt, std::size_t rows_same_before, std::string& head);
+  PointsWritten points(const Series& s, const RowTable& rows, const Frame& f, std::size_t rows_same_before);
+  void ticks(const Frame& f, std::string& marks) const;
+  void markers(const Series& s, const Frame& f, std::string& marks) const;
+  std::size_t profile(const Series& s, const Frame& f);  // the first mark that changed
+  PhasesWritten phases_and_rounds(const RowTable& rows, RowPhases& phases, const Frame& f, std::string& after_marks);
+  std::string final_number(const RowTable& rows, const RowPhases& phases) const;
+
   // What a point's item is made of: equal inputs give equal text.
   struct Point {
     double seq = 0, latency = 0, speedup = 0;  // NaN where absent; speedup as labelled (own or pooled)

@@ -74,7 +74,7 @@ struct RunSummary {
   std::vector<Point> points;
   std::vector<double> latencies;  // of the rows (NaN: none), for the table's figures
   double fastest = 0, slowest = 0;  // of the points (0 when there are none)
-  // The points as compare_text writes them, [index, latency, ok, speedup?] each: they depend on the
+  // The points as compare_text writes them, [index, latency, ok, speedup|null, label] each: they depend on the
   // run alone (never on the other runs or the axes), so they are written once per projection — for
   // a past session on the worker that read its log — and an answer only puts the runs' texts together.
   std::string pointsText;

@@ -44,6 +44,17 @@ inline constexpr std::size_t kMaxLogLine = 64u << 20;
 
 // Reads a JSON array of events or JSONL text. Returns false (with stats.error) when nothing usable.
 bool read_log_text(std::string_view text, const EventSink& sink, LogReadStats& stats);
+// What feed() takes from JavaScript, for the Projector and the Session alike (one rule): a JSON
+// array of events (an element that does not parse, nested too deep, is skipped and counted), one
+// event object, or JSONL text (lines that do not parse skipped and counted, as in a log file).
+// Refused (ok false) when it is none of these: an array whose structure is broken (what came before
+// the break was read), or text of which no line is an event.
+struct EventsText {
+  bool ok = true;
+  std::size_t positions = 0;   // the log positions it covered: array elements, or non-empty lines
+  std::size_t unreadable = 0;  // of them, skipped as unparsable
+};
+EventsText read_events_text(std::string_view text, const EventSink& sink);
 // Reads a file: zstd (by magic number) is decompressed as a stream of frames; JSONL is streamed
 // line by line so memory stays bounded by the longest line. Returns false when the file cannot be read.
 bool read_log_file(const std::string& path, const EventSink& sink, LogReadStats& stats);

@@ -26,4 +26,10 @@ struct ReplayPick {
 
 std::optional<ReplayPick> pick_replay_point(const Series& series, std::string_view artifact);
 
+// The replay's output as it may go into the tool result (H-5 integrity): every line that the
+// projection would read as the replay anchor (anchors::kReplayLinePrefix after leading whitespace,
+// as Projector reads it) has the anchor renamed ("[replay] " → "[replay-output] "), so nothing the
+// run printed can open a replay block. Lines are split on '\n', as the projection splits them.
+std::string neutralize_replay_output(std::string_view output);
+
 }  // namespace kopt

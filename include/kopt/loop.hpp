@@ -50,16 +50,37 @@ std::optional<Lang> language_of_message(std::string_view text);
 
 // --- the controller ----------------------------------------------------------------------
 
+// A run's budget: a whole number of evaluations in [kBudgetMin, kBudgetMax] (the panel's arm, the
+// /kloop argument, the config's defaultBudget); anything else means the default.
+inline constexpr long long kBudgetMin = 1, kBudgetMax = 9999;
+bool valid_budget(double v);
+
+// The loop settings the plugin config may set: their defaults and bounds, one table. LoopSettings
+// reads it, and the plugin's config validation gets it from the addon (kopt.loopRules,
+// loop_rules_json) instead of stating it again.
+struct LoopKnob {
+  const char* name;
+  long long fallback, min, max;
+};
+inline constexpr LoopKnob kDefaultBudget{"defaultBudget", 20, kBudgetMin, kBudgetMax};
+inline constexpr LoopKnob kEvalsPerTurn{"evalsPerTurn", 3, 0, 100};
+inline constexpr LoopKnob kMaxNoProgressRounds{"maxNoProgressRounds", 2, 1, 100};
+inline constexpr bool kChallengeFinalize = true;
+// {"defaultBudget": {"default", "min", "max"}, "evalsPerTurn": …, "maxNoProgressRounds": …,
+//  "challengeFinalize": {"default"}, "budget": {"min", "max"}}
+json loop_rules_json();
+
 struct LoopSettings {
-  long long defaultBudget = 20;
-  long long evalsPerTurn = 3;         // pace; 0 = no pace instruction
-  long long maxNoProgressRounds = 2;
-  bool challengeFinalize = true;      // an early finalize with budget left goes to the supervisor
+  long long defaultBudget = kDefaultBudget.fallback;
+  long long evalsPerTurn = kEvalsPerTurn.fallback;  // pace; 0 = no pace instruction
+  long long maxNoProgressRounds = kMaxNoProgressRounds.fallback;
+  bool challengeFinalize = kChallengeFinalize;  // an early finalize with budget left goes to the supervisor
   std::string finalizeHint = "run_finalize / kernel_finalize";
   std::string supervisorInstructions; // appended to the rubric
   bool available = true;              // the host composed the loop (agents + llm)
-  // Keys as in the plugin config: defaultBudget, evalsPerTurn, maxNoProgressRounds,
-  // challengeFinalize, finalizeHint, instructions, available. Unknown keys ignored.
+  // Keys as in the plugin config: defaultBudget, evalsPerTurn, maxNoProgressRounds (a value outside
+  // its LoopKnob's bounds is left at the default), challengeFinalize, finalizeHint, instructions,
+  // available. Unknown keys ignored.
   static LoopSettings from_json(const json& j);
 };
 
@@ -105,7 +126,7 @@ class LoopController {
  public:
   explicit LoopController(LoopSettings settings = {});
 
-  // Arms (M-9 resets); budget outside 1..9999 or absent = the default. Returns no action:
+  // Arms (M-9 resets); a budget that is not valid_budget, or none, = the default. Returns no action:
   // the host checks for a settled turn right after.
   Actions arm(std::optional<long long> budget, Lang lang);
   // Human stop (command, panel, status strip): disarm `stopped`, abort the running turn (keep
@@ -166,6 +187,8 @@ class LoopController {
   Action ask(ReviewKind kind, const Series& s, long long evals_done, const std::string& decision,
              const std::string& reason);
   void disarm(const std::string& reason, Actions& out);
+  // The next round begins (the counters move on): its message's common part.
+  ContinuationText next_round(Lang lang, long long done, const ReviewOutcome& review);
 
   LoopSettings settings_;
   bool everArmed_ = false, armed_ = false;
@@ -187,6 +210,7 @@ struct ControlReply {
   json body;        // {control} | {error} | {error, control}
   Actions actions;  // to execute (a stop's abort)
   bool armed = false;  // this request armed the loop: the host checks for a settled turn now
+  json to_json() const;  // {status, body, actions, armed}
 };
 // Q-2, for a session the host already found. fallback_lang: the panel's interface language, used
 // when the body names no outputLanguage.
@@ -197,14 +221,12 @@ struct CommandReply {
   std::string text;
   Actions actions;
   bool armed = false;
+  json to_json() const;  // {ok, text, actions, armed}
 };
+json actions_json(const Actions& actions);
 // `/kloop [n] | stop | status`; run_lang: supervisor.language, or the agent's language.
 CommandReply kloop_command(LoopController& c, std::string_view raw, const Series* s, Lang run_lang);
 // `/supervise on | off | use provider/model [effort] | use default | status`.
 CommandReply supervise_command(LoopController& c, std::string_view raw);
-
-// Series from its wire form (the /series body or a vector's `series`), for hosts that hold the
-// JSON rather than the projector. The internal full command is the wire command.
-Series series_from_wire(const json& body);
 
 }  // namespace kopt

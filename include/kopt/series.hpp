@@ -117,5 +117,9 @@ void write_json(std::string& out, const Round& r);
 // The whole series object (keys sessionId, updatedAt, iterations, plans, envs, profileSeqs,
 // uncollectedSeqs, echoedSeqs, rounds, bestIndex).
 json to_json(const Series& s, std::string_view session_id, double updated_at);
+// And back: the one reader of the wire form (a /series body or a vector's `series`), for the
+// loop's and the chart's oracles; the internal full command is the wire command
+// (src/core/projection/series_wire.cpp).
+Series series_from_wire(const json& body);
 
 }  // namespace kopt

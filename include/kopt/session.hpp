@@ -1,6 +1,7 @@
-// One session as the /series route serves it (spec P): the projector's state plus the time of the
-// last projected event and the control object, under one revision number. The body — the series,
-// `control` and the curve's `chart` — is assembled at most once per revision and shared as bytes.
+// One session as the /series route serves it (spec P), and the whole of it: the projector's state,
+// the time of the last projected event, the session's loop (its LoopController, which makes the
+// control object), under one revision number. The body — the series, `control` and the curve's
+// `chart` — is assembled at most once per revision and shared as bytes.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -13,7 +14,9 @@
 
 #include "kopt/chart.hpp"
 #include "kopt/compare.hpp"
+#include "kopt/events.hpp"
 #include "kopt/json.hpp"
+#include "kopt/loop.hpp"
 #include "kopt/projector.hpp"
 #include "kopt/series.hpp"
 #include "kopt/text_rope.hpp"
@@ -31,6 +34,19 @@ class Session {
   // largest `time` of a tool/call, tool/result or user/message event (the events the projection
   // reads), so the body depends on the log alone.
   FeedStats feed(const json& events);
+  // The same from text, as feed() takes it from JavaScript (read_events_text: an array, one event,
+  // or JSONL); counts the log positions it covered and the unreadable ones among them.
+  EventsText feed_text(std::string_view text);
+  // n log positions the host could not even write out: counted as unreadable.
+  void skip(std::size_t n) {
+    fed_ += n;
+    unreadable_ += n;
+  }
+  // Log positions fed so far (the next event to feed is at this seq), and of them unreadable.
+  std::size_t fed() const { return fed_; }
+  const FeedStats& feed_stats() const { return projector_->stats(); }
+  std::size_t unreadable() const { return unreadable_; }
+  void note_unreadable(std::size_t n) { unreadable_ += n; }
   double updated_at() const { return updated_at_; }
   // The same rule for a projector fed elsewhere (a past session read off the main thread): the
   // time an event contributes to updatedAt (NaN when it contributes none), and taking it in.
@@ -42,8 +58,29 @@ class Session {
   // completedEvals (M-5) of the current projection; recomputed only when the projection changed.
   long long completed_evals();
 
+  // The session's loop (spec M): its controller reads this session's projection. Replacing the
+  // settings or the configured route is the host's (the plugin config); every decision is the
+  // controller's.
+  LoopController& loop() { return loop_; }
+  Series series() const { return projector_->series(); }  // a copy (the loop reads the full series)
+  // Host facts as the loop reads them: the host's two, and the task the projection found (M-16).
+  HostFacts facts(bool agent_idle, bool human_queued) const {
+    return {agent_idle, human_queued, projector_->has_user_task()};
+  }
+  // Takes over another session object's loop (the same session read before it went live), leaving
+  // it this one's.
+  void adopt_loop(Session& other) { std::swap(loop_, other.loop_); }
+  // The plugin's own evaluation of this session in the host's queue (kernel_evaluate: {state,
+  // since, stage?, position?}), which the control object carries as `evaluation`; none: absent.
+  // The queue is the host's (lib/evaluate.mjs): it sets this whenever the session's place changes.
+  void set_evaluation(std::optional<json> state) { evaluation_ = std::move(state); }
+  // The control object (P-4) as the loop makes it now, with the evaluation in the queue, as text.
+  std::string control_json();
+
   // Brings the revision up to date: it advances when the projection, updatedAt or the control
-  // object's text changed since the last call. Costs a comparison when nothing changed.
+  // object changed since the last call. Costs a comparison when nothing changed.
+  std::uint64_t revise() { return revise(control_json()); }
+  // The same with a control text given (core tests and test hosts that play their own loop).
   std::uint64_t revise(std::string_view control_json);
   std::uint64_t revision() const { return revision_; }
 
@@ -61,6 +98,9 @@ class Session {
   std::string body();
   // The chart of the current revision (a copy).
   std::string chart();
+  // The run as CSV: the offline report's (report_csv over the whole series: full commands, changes,
+  // the plan and the round in force), for the tab's export. O(points), on request.
+  std::string run_csv() const;
 
   // What changed since revision `since` (docs/protocol.md): the delta's bytes, or nullptr when
   // `since` is not a revision kept in the history (unknown, too old, or more changed in place than
@@ -128,6 +168,9 @@ class Session {
   bool chart_ok_ = false;
 
   Projector* projector_;
+  LoopController loop_;
+  std::optional<json> evaluation_;
+  std::size_t fed_ = 0, unreadable_ = 0;
   std::string id_;
   ChartOptions chart_;
   double updated_at_ = 0;

@@ -1,3 +1,10 @@
+import { DETECT_MS, NS, PLUGIN_ID, PRESET_ID, module } from './head.js'
+import { en, env, makeT, zh } from './strings.js'
+import { applyAnswer, storeFor } from './data.js'
+import { verdictOf } from './helpers.js'
+import { installCss } from './styles.js'
+import { EvalTab } from './tab.js'
+import { Launcher, StatusStrip, hasSignal, presetOf } from './composer.js'
     // ───────────────────────────── apply ─────────────────────────────
     function apply(ctx) {
       env.locale = ctx.locale
@@ -43,7 +50,7 @@
       ctx.slots.inject('conversation.input.dock', () => ctx.slots.register({ name: 'conversation.input.dock', id: `${PLUGIN_ID}-strip`, order: 10, locale: NS }, StatusStrip))
     }
 
-    module.exports = { inject: ['slots', 'locale', 'sessions'], apply, __test: { fmtLatency, runCsv, verdictOf, applyAnswer, zh, en } }
+    module.exports = { inject: ['slots', 'locale', 'sessions'], apply, __test: { verdictOf, applyAnswer, zh, en } }
     return module.exports
   },
 })

@@ -1,5 +1,8 @@
+import { Fragment, h, memo, useMemo, useState } from './head.js'
+import { fmtX, lastBefore, trustOf, verdictOf, verdictTone } from './helpers.js'
+import { COLORS, slurmWhere } from './curve.js'
     // ───────────────────────────── cards ─────────────────────────────
-    function PlanCard({ plans, t }) {
+    export function PlanCard({ plans, t }) {
       const p = plans.length ? plans[plans.length - 1] : null
       const stuck = p && /stuck/i.test(p.phase)
       return h('div', { className: `kopt-card${stuck ? ' kopt-stuck' : ''}`, 'data-kopt': 'plan' },
@@ -11,7 +14,7 @@
             p.hypothesis ? h(Fragment, null, h('dt', null, t('plan.hypothesis')), h('dd', null, p.hypothesis)) : null,
             p.next ? h(Fragment, null, h('dt', null, t('plan.next')), h('dd', null, p.next)) : null)))
     }
-    function EnvCard({ envs, t }) {
+    export function EnvCard({ envs, t }) {
       const e = envs.length ? envs[envs.length - 1] : null
       const versions = e?.versions ? Object.entries(e.versions).map(([k, v]) => `${k} ${v}`).join(' · ') : ''
       return h('div', { className: 'kopt-card', 'data-kopt': 'env' },
@@ -30,7 +33,7 @@
       if (r.wrapUp) return t('rev.wrapup')
       return t('rev.round', { n: r.round ?? '—' })
     }
-    function ReviewCard({ rounds, sup, t }) {
+    export function ReviewCard({ rounds, sup, t }) {
       const reviewed = rounds.filter(r => r.review !== undefined || r.reviewFailed)
       return h('div', { className: 'kopt-card', 'data-kopt': 'reviews' },
         h('h3', null, t('rev.title'), sup?.enabled ? h('span', { className: 'kopt-tag accent' }, t('sup.on')) : null),
@@ -45,7 +48,7 @@
               : h('span', { style: { whiteSpace: 'pre-wrap' } }, r.review)))))
     }
 
-    const RecordRow = memo(function RecordRow({ it, index, isBest, phase, plan, review, selected, onPick, t, full }) {
+    const RecordRow = memo(function RecordRow({ it, index, isBest, phase, label, plan, review, selected, onPick, t, full }) {
       const v = verdictOf(it)
       const trust = trustOf(it)
       return h('tr', { className: `clickable${selected ? ' sel' : ''}`, onClick: () => onPick(index), 'data-kopt': 'row' },
@@ -53,7 +56,7 @@
         h('td', null, h('span', { className: `kopt-tag ${verdictTone(v)}` }, t(`verdict.${v}`)), phase && phase !== 'optimization' ? h('span', { className: 'kopt-tag warn', style: { marginLeft: 4 } }, t(`pop.phase.${phase}`)) : null,
           // A failed row says why (the compiler's or the run's error), whole on hover.
           it.error && full ? h('div', { className: 'kopt-err kopt-row-err', 'data-kopt': 'row-error', title: it.error }, it.error.length > 240 ? `${it.error.slice(0, 240)}…` : it.error) : null),
-        h('td', null, it.latencyMs !== undefined ? fmtLatency(it.latencyMs) : '—'),
+        h('td', null, label ?? '—'),
         h('td', null, it.speedup !== undefined ? fmtX(it.speedup) : ''),
         h('td', null, h('div', null, t(`trust.${trust}`)), it.slurm && full ? h('div', { className: 'kopt-note', 'data-kopt': 'row-slurm' }, slurmWhere(it, t)) : null, it.command && full ? h('div', { className: 'kopt-cmd' }, it.command) : null, !it.command ? h('div', { className: 'kopt-note' }, it.tool) : null),
         full ? h('td', null, plan ? h(Fragment, null, h('span', { className: `kopt-tag ${plan.phase === 'stuck' ? 'stuck' : ''}` }, plan.phase), ' ', plan.approach) : '') : null,
@@ -61,7 +64,7 @@
         full ? h('td', null, it.changes ? it.changes.map((c, i) => h('div', { key: i, className: 'kopt-note' }, `${t(c.kind === 'write' ? 'ch.write' : 'ch.edit')} · ${c.tool}`)) : '') : null)
     })
 
-    function RecordCard({ series, t, selected, onPick }) {
+    export function RecordCard({ series, t, selected, onPick }) {
       const [full, setFull] = useState(false)
       const its = series.iterations
       const phases = series.chart?.phases ?? []
@@ -73,6 +76,8 @@
           isFull ? h('th', null, t('table.approach')) : null, isFull ? h('th', null, t('table.review')) : null, isFull ? h('th', null, t('table.changes')) : null)),
         h('tbody', null, list.map(i => h(RecordRow, {
           key: i, it: its[i], index: i, isBest: series.bestIndex === i, phase: phases[i], selected: selected === i, onPick, t, full: isFull,
+          // The latency as the core labels it (chart.points[i].label; only measured points have one).
+          label: series.chart?.points?.[i]?.label,
           plan: isFull ? lastBefore(plans, its[i].seq) : undefined,
           // The loop message in force for the row (the core's rowRounds): its own review, or that it failed.
           review: isFull ? rounds[series.chart?.rowRounds?.[i] ?? -1] : undefined,

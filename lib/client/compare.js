@@ -1,3 +1,7 @@
+import { BASE, Fragment, POLL_MS, h, useCallback, useEffect, useRef, useState } from './head.js'
+import { activeLang, en, env, zh } from './strings.js'
+import { fmtGap, fmtX, useDismiss } from './helpers.js'
+import { COLORS, FLAT, useViewScale } from './curve.js'
     // ───────────────────────────── compare ─────────────────────────────
     // 对比 / Compare: other sessions (past or live, the same workspace first) overlaid on one chart,
     // one colour per session, and a table of their figures. Everything it draws comes from the core
@@ -52,7 +56,7 @@
     })
 
     // The sessions picked per session (kept while the tab comes and goes).
-    const comparePicks = new Map()
+    export const comparePicks = new Map()
     const letterOf = (i) => String.fromCharCode(65 + (i % 26))
     const runName = (s, i) => `${letterOf(i)} · ${s?.title || s?.id || '?'}`
     function fmtDuration(ms) {
@@ -79,7 +83,7 @@
 
     // The comparison of `ids` (this session first), polled like the series: 1.5 s, sooner while a
     // session is still being read (Retry-After), paused while the page is hidden.
-    function useCompare(sessionId, ids) {
+    export function useCompare(sessionId, ids) {
       const [state, setState] = useState({ data: null, error: null })
       const key = ids.join(',')
       useEffect(() => {
@@ -116,7 +120,7 @@
       return state
     }
 
-    // The answer's points are arrays [index, latency, ok, speedup?] (compact: a comparison of five long
+    // The answer's points are arrays [index, latency, ok, speedup|null, label] (compact: a comparison of five long
     // runs is 25k of them), placed by the chart's frame: v = reference / latency on a speedup axis (the
     // series' reference), 1 / latency on a latency axis, log10 of that on a log axis; x = x0 + dx·index,
     // y = y0 + dy·v. The tab reads them as objects in viewBox units, and the line through the ok points.
@@ -126,18 +130,18 @@
       const speedup = body.axis === 'speedup', log = body.scale === 'log'
       for (const s of c?.series ?? []) {
         let line = ''
-        s.points = s.points.map(([index, latency, ok, speedup_]) => {
+        s.points = s.points.map(([index, latency, ok, speedup_, label]) => {
           const value = speedup ? s.reference / latency : 1 / latency
           const x = Math.round((f.x0 + f.dx * index) * 10) / 10, y = Math.round((f.y0 + f.dy * (log ? Math.log10(value) : value)) * 10) / 10
           if (ok) line += `${line ? 'L' : 'M'}${x} ${y}`
-          return { index, x, y, kind: ok ? 'ok' : 'failed', latency, speedup: speedup_ }
+          return { index, x, y, kind: ok ? 'ok' : 'failed', latency, label, speedup: speedup_ ?? undefined }
         })
         s.line = line
       }
       return body
     }
 
-    function ComparePicker({ sessionId, picked, onChange, t, max }) {
+    export function ComparePicker({ sessionId, picked, onChange, t, max }) {
       const [open, setOpen] = useState(false)
       const ref = useRef(null)
       useDismiss(ref, open, () => setOpen(false))
@@ -205,7 +209,7 @@
         hover ? h('div', { className: 'kopt-pop kopt-cmp-pop', 'data-kopt': 'compare-popover', style: hover.x / c.width > 0.55 ? { right: `${100 - (hover.x / c.width) * 100 + 1.5}%`, top: `${(hover.y / c.height) * 100}%` } : { left: `${(hover.x / c.width) * 100 + 1.5}%`, top: `${(hover.y / c.height) * 100}%` } },
           hover.hits.map(({ session, p }) => h('div', { key: `${session}-${p.index}`, 'data-kopt': 'compare-hit', 'data-session': session, 'data-index': p.index },
             h('span', { className: 'kopt-sw', style: { background: sessions[session]?.color } }),
-            h('b', null, runName(sessions[session], session)), ` · #${p.index + 1} · ${fmtLatency(p.latency)}${p.speedup !== undefined ? ` · ${fmtX(p.speedup)}` : ''}`))) : null)
+            h('b', null, runName(sessions[session], session)), ` · #${p.index + 1} · ${p.label}${p.speedup !== undefined ? ` · ${fmtX(p.speedup)}` : ''}`))) : null)
     }
 
     function CompareTable({ cmp, t }) {
@@ -246,7 +250,7 @@
       })
     }
 
-    function CompareCard({ sessionId, picked, onClose, t, cmpState }) {
+    export function CompareCard({ sessionId, picked, onClose, t, cmpState }) {
       const [hover, setHover] = useState(null)
       const onHover = useCallback((a, pin) => setHover(a === null ? null : { ...a, pinned: pin }), [])
       const cmp = cmpState.data

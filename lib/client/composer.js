@@ -1,8 +1,12 @@
+import { PRESET_ID, h, useEffect, useLayoutEffect, useMemo, useRef, useState } from './head.js'
+import { env, makeT } from './strings.js'
+import { control, useSeries } from './data.js'
+import { LoopFields, SupervisionFields, startLoop, useLoopOptions } from './controls.js'
     // ───────────────────────────── composer ─────────────────────────────
-    function presetOf(sessionId) {
+    export function presetOf(sessionId) {
       try { return env.sessions?.list?.getSnapshot?.()?.byId?.[sessionId]?.agentPreset } catch { return undefined }
     }
-    function hasSignal(series) {
+    export function hasSignal(series) {
       return !!series && (series.iterations.length > 0 || (series.plans ?? []).length > 0 || !!series.control?.loop?.armed)
     }
 
@@ -52,7 +56,7 @@
           h('button', { className: 'kopt-btn kopt-primary', onClick: start, disabled: busy || loop?.available === false, 'data-kopt': 'launcher-start' }, t('launch.start'))))
     }
 
-    function Launcher(props) {
+    export function Launcher(props) {
       const sessionId = props.sessionId
       const t = useMemo(() => makeT(props.t), [props.t])
       const relevantByPreset = presetOf(sessionId) === PRESET_ID
@@ -67,7 +71,7 @@
         open ? h(LauncherCard, { sessionId, series, t, anchor, onClose: () => setOpen(false), refresh: () => store.refresh() }) : null)
     }
 
-    function StatusStrip(props) {
+    export function StatusStrip(props) {
       const sessionId = props.sessionId
       const t = useMemo(() => makeT(props.t), [props.t])
       const [snap, store] = useSeries(sessionId)

@@ -1,6 +1,9 @@
+import { Fragment, h, useEffect, useRef, useState } from './head.js'
+import { activeLang } from './strings.js'
+import { control, useEfforts, useModels } from './data.js'
     // ───────────────────────────── controls ─────────────────────────────
     function reasonText(t, r) { return ['finalized', 'converged', 'budget', 'no-progress', 'stopped'].includes(r) ? t(`reason.${r}`) : String(r) }
-    function loopStatus(t, loop) {
+    export function loopStatus(t, loop) {
       if (!loop) return ''
       if (loop.armed) return t('loop.running', { round: loop.round, done: loop.evalsDone, budget: loop.budget })
       if (loop.stopReason) return t('loop.stopped', { reason: reasonText(t, loop.stopReason) })
@@ -9,7 +12,7 @@
     }
 
     // The options shared by the panel's controls and the launcher card.
-    function useLoopOptions(loop) {
+    export function useLoopOptions(loop) {
       const [budget, setBudget] = useState(() => String(loop?.defaultBudget ?? loop?.budget ?? 20))
       const [lang, setLang] = useState('follow')
       const touched = useRef(false)
@@ -18,7 +21,7 @@
       const shown = loop?.armed && loop.budget > 0 ? String(loop.budget) : budget
       return { budget: shown, setBudget: (v) => { touched.current = true; setBudget(v) }, lang, setLang }
     }
-    async function startLoop(sessionId, opts) {
+    export async function startLoop(sessionId, opts) {
       const b = Number(opts.budget)
       const extra = {}
       if (Number.isInteger(b) && b >= 1 && b <= 9999) extra.budget = b
@@ -26,7 +29,7 @@
       return control(sessionId, 'loop-arm', extra)
     }
 
-    function LoopFields({ opts, t, disabled }) {
+    export function LoopFields({ opts, t, disabled }) {
       return h(Fragment, null,
         h('label', { className: 'kopt-field' }, t('loop.budget'),
           h('input', { className: 'kopt-input', type: 'number', min: 1, max: 9999, value: opts.budget, disabled, 'data-kopt': 'budget', onChange: e => opts.setBudget(e.target.value) })),
@@ -35,7 +38,7 @@
             h('option', { value: 'follow' }, t('lang.follow')), h('option', { value: 'zh' }, t('lang.zh')), h('option', { value: 'en' }, t('lang.en')))))
     }
 
-    function SupervisionFields({ sessionId, sup, locked, t, onChanged, setErr }) {
+    export function SupervisionFields({ sessionId, sup, locked, t, onChanged, setErr }) {
       const models = useModels(true)
       const eff = sup?.effective
       const override = eff && eff.source === 'session' ? `${eff.provider}/${eff.model}` : ''
@@ -73,7 +76,7 @@
         !locked && !sup?.configured && !override ? h('span', { className: 'kopt-note' }, t('sup.none')) : null)
     }
 
-    function RunControls({ sessionId, series, t, refresh }) {
+    export function RunControls({ sessionId, series, t, refresh }) {
       const loop = series?.control?.loop
       const sup = series?.control?.supervisor
       const opts = useLoopOptions(loop)

@@ -1,5 +1,7 @@
+import { Fragment, h, memo, useCallback, useLayoutEffect, useRef, useState } from './head.js'
+import { fmtGap, fmtX, lastBefore, trustOf, verdictOf, verdictTone } from './helpers.js'
     // ───────────────────────────── the curve ─────────────────────────────
-    const COLORS = { line: '#4d6bfe', ok: '#4d6bfe', bad: '#d64545', grid: 'rgba(120,128,140,.22)', best: '#1f8f5f', final: '#8a5cf6', prof: '#c27c0e', faint: '#7b8391' }
+    export const COLORS = { line: '#4d6bfe', ok: '#4d6bfe', bad: '#d64545', grid: 'rgba(120,128,140,.22)', best: '#1f8f5f', final: '#8a5cf6', prof: '#c27c0e', faint: '#7b8391' }
 
     // Where the core's frame puts point i (docs/protocol.md, `chart.frame`): the points carry frame
     // values, so that the axes moving changes only the frame.
@@ -15,7 +17,7 @@
       for (const p of list) { const x = x0 + dx * p.index; d += `M${x - r} ${y}a${r} ${r} 0 1 0 ${2 * r} 0a${r} ${r} 0 1 0 ${-2 * r} 0` }
       return d
     }
-    const FLAT = { fill: 'none', strokeLinecap: 'round', vectorEffect: 'non-scaling-stroke' }
+    export const FLAT = { fill: 'none', strokeLinecap: 'round', vectorEffect: 'non-scaling-stroke' }
     // The points are drawn in runs of RUN, each run its own few paths. A delta keeps the held point
     // objects (applyAnswer) and the axes moving changes only the frame, so an update rebuilds the
     // last run and React skips every other one. A run's `stamp` changes when one of its point
@@ -121,7 +123,7 @@
 
     // The chart's SVG scales with its box; its text is drawn at `px × k` user units (k: viewBox units
     // per screen pixel, kept by a ResizeObserver), so it stays `px` on screen at every width.
-    function useViewScale(ref, width) {
+    export function useViewScale(ref, width) {
       const [k, setK] = useState(1)
       useLayoutEffect(() => {
         const el = ref.current
@@ -136,7 +138,7 @@
       return k
     }
 
-    function Chart({ chart, selected, onSelect, pinned, t, svgRef }) {
+    export function Chart({ chart, selected, onSelect, pinned, t, svgRef }) {
       const pts = chart.points
       const W = chart.width, H = chart.height, P = chart.plot
       const k = useViewScale(svgRef, W)
@@ -203,15 +205,15 @@
     }
 
     // Where a Slurm point was measured (the core's `slurm` record, shown as it came).
-    function slurmWhere(it, t) {
+    export function slurmWhere(it, t) {
       const s = it.slurm
       if (!s || typeof s !== 'object') return ''
       return [t('pop.slurm', { job: s.jobId ?? '?', node: s.node ?? '?' }), s.partition, s.gpu].filter(Boolean).join(' · ')
     }
 
     const intoPopover = (ev) => !!(ev.relatedTarget && ev.relatedTarget.closest && ev.relatedTarget.closest('[data-kopt=popover]'))
-    const intoChart = (ev) => !!(ev.relatedTarget && ev.relatedTarget.closest && ev.relatedTarget.closest('[data-kopt=chart]'))
-    function Popover({ series, index, chart, t, onClose, onLeave, pinned, wrapWidth }) {
+    export const intoChart = (ev) => !!(ev.relatedTarget && ev.relatedTarget.closest && ev.relatedTarget.closest('[data-kopt=chart]'))
+    export function Popover({ series, index, chart, t, onClose, onLeave, pinned, wrapWidth }) {
       const it = series.iterations[index]
       const pt = chart.points[index]
       if (!it || !pt) return null
@@ -247,7 +249,7 @@
           it.finalized ? h('span', { className: 'kopt-tag', style: { color: COLORS.final } }, `⚑ ${t('legend.final')}`) : null,
           pinned ? h('button', { className: 'kopt-x', onClick: onClose, 'aria-label': t('pop.close'), title: t('pop.close') }, '✕') : null),
         h('div', { style: { marginTop: 6, fontSize: 15, fontVariantNumeric: 'tabular-nums' } },
-          h('b', null, it.latencyMs !== undefined ? fmtLatency(it.latencyMs) : '—'),
+          h('b', null, pt.label ?? '—'),
           pt.speedupLabel ? h('span', { style: { marginLeft: 8, color: 'var(--k-dim)' } }, pt.speedupLabel) : null,
           it.speedup !== undefined && !pt.speedupLabel ? h('span', { style: { marginLeft: 8 } }, fmtX(it.speedup)) : null,
           phase ? h('span', { className: 'kopt-tag', style: { marginLeft: 8 } }, t(`pop.phase.${phase}`)) : null),

@@ -1,10 +1,11 @@
+import { BASE, POLL_MS, PUSH, RETRY_MAX_MS, RETRY_MIN_MS, useEffect, useState, useSyncExternalStore } from './head.js'
     // ───────────────────────────── data ─────────────────────────────
     // An answer of /series (docs/protocol.md) applied to the series the tab holds: the series it
     // describes, or null when it does not follow on from the held one (then the tab asks afresh).
     // The server decides what changed; this only copies it in. A body without `kind` is a full body
     // (a server without deltas).
     const GROWING = ['plans', 'envs', 'profileSeqs', 'uncollectedSeqs', 'echoedSeqs', 'rounds']
-    function applyAnswer(series, ans) {
+    export function applyAnswer(series, ans) {
       if (!ans || typeof ans !== 'object') return null
       if (ans.kind === undefined) return Array.isArray(ans.iterations) ? ans : null
       if (ans.kind === 'full') return ans.body && Array.isArray(ans.body.iterations) ? ans.body : null
@@ -66,7 +67,7 @@
     // is the answer for our revision (lib/push.mjs): {"kind":"full","revision","body"} or a delta.
     // A socket that closes falls back to the poll at once and is retried with a growing delay.
     const stores = new Map()
-    function storeFor(sessionId) {
+    export function storeFor(sessionId) {
       let s = stores.get(sessionId)
       if (s) return s
       const listeners = new Set()
@@ -206,13 +207,20 @@
       stores.set(sessionId, st)
       return st
     }
-    function useSeries(sessionId) {
+    export function useSeries(sessionId) {
       const st = storeFor(sessionId)
       const snap = useSyncExternalStore(st.subscribe, st.get, st.get)
       return [snap, st]
     }
 
-    async function control(sessionId, action, extra) {
+    // The run as CSV, made by the core from the session's whole series (GET /plugins/kernel-opt/csv).
+    export async function fetchCsv(sessionId) {
+      const res = await fetch(`${BASE}/csv?sessionId=${encodeURIComponent(sessionId)}`, { cache: 'no-store' })
+      if (!res.ok) throw new Error(`csv: HTTP ${res.status}`)
+      return res.text()
+    }
+
+    export async function control(sessionId, action, extra) {
       const res = await fetch(`${BASE}/control`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -225,7 +233,7 @@
     }
 
     let modelsCache = null
-    function useModels(enabled) {
+    export function useModels(enabled) {
       const [models, setModels] = useState(modelsCache)
       useEffect(() => {
         if (!enabled || modelsCache) return undefined
@@ -239,7 +247,7 @@
       return models
     }
     const effortCache = new Map()
-    function useEfforts(provider, model) {
+    export function useEfforts(provider, model) {
       const key = provider && model ? `${provider}\u0000${model}` : ''
       const [info, setInfo] = useState(() => effortCache.get(key) ?? null)
       useEffect(() => {

@@ -17,26 +17,26 @@ window.__ModuleLoader__.load({
   id: 'dsh-kernel-opt',
   factory: (require) => {
     'use strict'
-    const module = { exports: {} }
+    export const module = { exports: {} }
     const React = require('react')
     // Taken so the bundle shares the shell's copy; only its presence matters here.
     let uiSlots = null
     try { uiSlots = require('@deepseek-ai/dsh-client-ui-slots') } catch { uiSlots = null }
     void uiSlots
 
-    const h = React.createElement
-    const { useState, useEffect, useLayoutEffect, useMemo, useRef, useCallback, useSyncExternalStore, memo, Fragment } = React
+    export const h = React.createElement
+    export const { useState, useEffect, useLayoutEffect, useMemo, useRef, useCallback, useSyncExternalStore, memo, Fragment } = React
 
     // The plugin id, written in by the build from lib/anchors.json (its one home, through lib/config.mjs): the
     // locale namespace, the preset id and the route base all derive from it.
-    const PLUGIN_ID = __PLUGIN_ID__
-    const NS = PLUGIN_ID
-    const PRESET_ID = PLUGIN_ID
-    const BASE = `/plugins/${PLUGIN_ID}`
-    const POLL_MS = 1500
+    export const PLUGIN_ID = __PLUGIN_ID__
+    export const NS = PLUGIN_ID
+    export const PRESET_ID = PLUGIN_ID
+    export const BASE = `/plugins/${PLUGIN_ID}`
+    export const POLL_MS = 1500
     // Push first (lib/push.mjs); ?kopt-push=0 in the page URL forces the poll (tests, diagnosis).
-    const PUSH = typeof location === 'undefined' || !/[?&]kopt-push=0\b/.test(location.search)
-    const RETRY_MIN_MS = 1000
-    const RETRY_MAX_MS = 30000
-    const DETECT_MS = 3000
+    export const PUSH = typeof location === 'undefined' || !/[?&]kopt-push=0\b/.test(location.search)
+    export const RETRY_MIN_MS = 1000
+    export const RETRY_MAX_MS = 30000
+    export const DETECT_MS = 3000
 

@@ -1,5 +1,6 @@
+import { NS } from './head.js'
     // ───────────────────────────── strings ─────────────────────────────
-    const zh = {
+    export const zh = {
       'tab.label': '评测',
       'title': '评测',
       'focus.enter': '专注模式',
@@ -154,7 +155,7 @@
       'err.request': '请求失败：{msg}',
       'state.loading': '正在读取…',
     }
-    const en = {
+    export const en = {
       'tab.label': 'Evaluations',
       'title': 'Evaluations',
       'focus.enter': 'Focus mode',
@@ -311,9 +312,9 @@
     }
 
     // Services captured in apply(); components read them through this object.
-    const env = { locale: null, sessions: null, t: null }
+    export const env = { locale: null, sessions: null, t: null }
     const fill = (s, vars) => (vars ? String(s).replace(/\{(\w+)\}/g, (m, k) => (vars[k] !== undefined ? String(vars[k]) : m)) : String(s))
-    function activeLang() {
+    export function activeLang() {
       try {
         const a = env.locale?.getSnapshot?.()?.active
         if (typeof a === 'string') return a.toLowerCase().startsWith('zh') ? 'zh' : 'en'
@@ -322,7 +323,7 @@
       return String(d).toLowerCase().startsWith('zh') ? 'zh' : 'en'
     }
     // Props `t` when the slot hands one; else the bound namespace; else our own dictionaries.
-    function makeT(propsT) {
+    export function makeT(propsT) {
       return (key, vars) => {
         let s
         try { s = propsT ? propsT(key, vars) : env.t ? env.t(key, vars) : undefined } catch { s = undefined }

@@ -109,7 +109,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
 .kopt-pulse{animation:kopt-pulse 1.2s ease-in-out 3}
 @media (prefers-reduced-motion: reduce){.kopt-pulse{animation:none}}
 `
-    function installCss() {
+    export function installCss() {
       if (typeof document === 'undefined' || document.getElementById('kopt-style')) return () => {}
       const el = document.createElement('style')
       el.id = 'kopt-style'

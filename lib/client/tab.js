@@ -1,3 +1,11 @@
+import { Fragment, h, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from './head.js'
+import { makeT } from './strings.js'
+import { fetchCsv, useSeries } from './data.js'
+import { download, fmtGap, fmtX, useDismiss } from './helpers.js'
+import { COLORS, Chart, Popover, intoChart } from './curve.js'
+import { RunControls, loopStatus } from './controls.js'
+import { EnvCard, PlanCard, RecordCard, ReviewCard } from './cards.js'
+import { CompareCard, ComparePicker, comparePicks, useCompare } from './compare.js'
     // ───────────────────────────── the tab ─────────────────────────────
     function Chips({ series, t }) {
       const c = series.chart
@@ -16,7 +24,7 @@
       }
       if (best?.latencyMs !== undefined) {
         const sp = bestPt?.speedupLabel ?? (best.speedup !== undefined ? fmtX(best.speedup) : null)
-        out.push(h('span', { key: 'best', className: 'kopt-chip ok', 'data-kopt': 'chip-best' }, '★ ', t('chip.best', { value: fmtLatency(best.latencyMs) }), sp ? ` · ${sp}` : ''))
+        out.push(h('span', { key: 'best', className: 'kopt-chip ok', 'data-kopt': 'chip-best' }, '★ ', t('chip.best', { value: bestPt?.label ?? '—' }), sp ? ` · ${sp}` : ''))
       }
       const fin = c?.final
       if (fin) {
@@ -87,7 +95,8 @@
       return h('div', { ref, style: { position: 'relative' } },
         h('button', { className: 'kopt-btn', onClick: () => setOpen(!open), 'aria-haspopup': 'menu', 'aria-expanded': open, 'data-kopt': 'export' }, '⤓ ', t('export')),
         open ? h('div', { className: 'kopt-menu', role: 'menu' },
-          h('button', { role: 'menuitem', onClick: () => { setOpen(false); download(`${base}.csv`, 'text/csv;charset=utf-8', runCsv(series)) } }, t('export.csv')),
+          // The run as CSV is the core's (the offline report's columns, src/core/report/data.cpp), from the plugin's route.
+          h('button', { role: 'menuitem', onClick: () => { setOpen(false); fetchCsv(sessionId).then(text => download(`${base}.csv`, 'text/csv;charset=utf-8', text), () => {}) } }, t('export.csv')),
           h('button', { role: 'menuitem', onClick: () => { setOpen(false); download(`${base}.json`, 'application/json', JSON.stringify(series, null, 2)) } }, t('export.json')),
           h('button', { role: 'menuitem', onClick: () => { setOpen(false); doSvg() } }, t('export.svg'))) : null)
     }
@@ -96,7 +105,7 @@
     // controls), or where the user scrolled it to before.
     const scrolledTo = new Map()
     const UPDATES_KEPT = 256
-    function EvalTab(props) {
+    export function EvalTab(props) {
       const sessionId = props.sessionId
       const t = useMemo(() => makeT(props.t), [props.t])
       const [snap, store] = useSeries(sessionId)

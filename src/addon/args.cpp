@@ -1,32 +1,103 @@
 #include "args.hpp"
 
+#include <cstring>
+
+#include "init.hpp"
+
 namespace kopt::addon {
 
-void ThrowCoded(Napi::Env env, const char* code, const std::string& message) {
-  Napi::Error err = Napi::Error::New(env, message);
-  err.Set("code", Napi::String::New(env, code));
-  throw err;
+Napi::Function DefineErrorClass(Napi::Env env) {
+  // The class is JavaScript (an Error subclass keeps its stack and `instanceof Error`); the addon
+  // compiles it once per environment and builds every instance from C++ (MakeError).
+  static const char* const source =
+      "(() => { class KoptError extends Error {"
+      " constructor(message, code) { super(message); this.code = code } }"
+      " Object.defineProperty(KoptError.prototype, 'name', { value: 'KoptError', writable: true, configurable: true });"
+      " return KoptError })()";
+  napi_value script, result;
+  NAPI_THROW_IF_FAILED(env, napi_create_string_utf8(env, source, NAPI_AUTO_LENGTH, &script), Napi::Function());
+  NAPI_THROW_IF_FAILED(env, napi_run_script(env, script, &result), Napi::Function());
+  return Napi::Function(env, result);
+}
+
+Napi::Value MakeError(Napi::Env env, const char* code, const std::string& message) {
+  return ClassesOf(env).error.New({Napi::String::New(env, message), Napi::String::New(env, code)});
+}
+
+void Throw(Napi::Env env, const char* code, const std::string& message) {
+  throw Napi::Error(env, MakeError(env, code, message));
+}
+
+bool Absent(const Napi::CallbackInfo& info, std::size_t i) {
+  return info.Length() <= i || info[i].IsUndefined() || info[i].IsNull();
 }
 
 std::string StringArg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
-  if (info.Length() <= i || !info[i].IsString()) ThrowCoded(info.Env(), "KOPT_BAD_ARGUMENT", std::string(what) + " must be a string");
+  if (info.Length() <= i || !info[i].IsString()) Throw(info.Env(), "KOPT_BAD_ARGUMENT", std::string(what) + " must be a string");
   return info[i].As<Napi::String>().Utf8Value();
 }
 
 std::optional<std::string> OptionalStringArg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
-  if (info.Length() <= i || info[i].IsUndefined() || info[i].IsNull()) return std::nullopt;
+  if (Absent(info, i)) return std::nullopt;
   return StringArg(info, i, what);
 }
 
 double NumberArg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
-  if (info.Length() <= i || !info[i].IsNumber()) ThrowCoded(info.Env(), "KOPT_BAD_ARGUMENT", std::string(what) + " must be a number");
+  if (info.Length() <= i || !info[i].IsNumber()) Throw(info.Env(), "KOPT_BAD_ARGUMENT", std::string(what) + " must be a number");
   return info[i].As<Napi::Number>().DoubleValue();
+}
+
+bool BoolArg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
+  if (info.Length() <= i || !info[i].IsBoolean()) Throw(info.Env(), "KOPT_BAD_ARGUMENT", std::string(what) + " must be true or false");
+  return info[i].As<Napi::Boolean>().Value();
+}
+
+Napi::Array ArrayArg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
+  if (info.Length() <= i || !info[i].IsArray()) Throw(info.Env(), "KOPT_BAD_ARGUMENT", std::string(what) + " must be an array");
+  return info[i].As<Napi::Array>();
 }
 
 json JsonArg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
   auto v = parse_json(StringArg(info, i, what));
-  if (!v) ThrowCoded(info.Env(), "KOPT_BAD_JSON", std::string(what) + " is not valid JSON (or is nested too deep)");
+  if (!v) Throw(info.Env(), "KOPT_BAD_JSON", std::string(what) + " is not valid JSON (or is nested too deep)");
   return std::move(*v);
+}
+
+json JsonObjectArg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
+  json v = JsonArg(info, i, what);
+  if (!v.is_object()) Throw(info.Env(), "KOPT_BAD_JSON", std::string(what) + " must be a JSON object");
+  return v;
+}
+
+std::optional<json> OptionalJsonObjectArg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
+  if (Absent(info, i)) return std::nullopt;
+  return JsonObjectArg(info, i, what);
+}
+
+std::string OneOfArg(const Napi::CallbackInfo& info, std::size_t i, const char* what, const char* const* allowed) {
+  std::string v = StringArg(info, i, what);
+  std::string names;
+  for (const char* const* a = allowed; *a; ++a) {
+    if (v == *a) return v;
+    names += names.empty() ? *a : std::string(" | ") + *a;
+  }
+  Throw(info.Env(), "KOPT_BAD_ARGUMENT", std::string(what) + " must be " + names);
+}
+
+std::string NonEmptyStringField(Napi::Env env, const Napi::Object& o, const char* key) {
+  const Napi::Value v = o.Get(key);
+  if (!v.IsString() || v.As<Napi::String>().Utf8Value().empty())
+    Throw(env, "KOPT_BAD_ARGUMENT", std::string(key) + " must be a non-empty string");
+  return v.As<Napi::String>().Utf8Value();
+}
+
+std::optional<double> NumberField(Napi::Env env, const Napi::Object& o, const char* key, double lo, double hi) {
+  const Napi::Value v = o.Get(key);
+  if (v.IsUndefined() || v.IsNull()) return std::nullopt;
+  if (!v.IsNumber()) Throw(env, "KOPT_BAD_ARGUMENT", std::string(key) + " must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= lo && d <= hi)) Throw(env, "KOPT_BAD_ARGUMENT", std::string(key) + " out of range");
+  return d;
 }
 
 }  // namespace kopt::addon

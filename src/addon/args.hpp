@@ -1,11 +1,26 @@
-// Argument checks, one policy for every binding: an argument of the wrong type throws an Error
-// with code KOPT_BAD_ARGUMENT naming it; a string that must hold JSON and does not, KOPT_BAD_JSON.
-// Other failures inside the core reach JS as Errors too (NODE_ADDON_API_CPP_EXCEPTIONS_ALL): no
-// binding guards its own calls.
+// The boundary's two policies, one home (as better-sqlite3's one error class and argument macros):
+//
+// Errors. Every failure a binding reports is a KoptError (exported as kopt.KoptError, a subclass of
+// Error made once per environment), with a stable `code` and a message, thrown through Throw().
+// A binding body runs inside Guarded(): an exception from the core reaches JS as a KoptError too
+// (KOPT_NO_MEMORY, KOPT_INTERNAL), never as a plain Error without a code. Codes:
+//   KOPT_BAD_ARGUMENT  an argument of the wrong type or out of range (its name says which)
+//   KOPT_BAD_JSON      a string argument that must hold JSON (of a given shape) and does not
+//   KOPT_BAD_EVENTS    feed(): text that is neither JSON events nor JSONL of events
+//   KOPT_BAD_CONFIG    a routing config the projector refuses
+//   KOPT_BAD_LOG       loadSession(): a log file that cannot be read
+//   KOPT_PRESET_SYNC   syncPreset(): the sync itself failed
+//   KOPT_NO_MEMORY, KOPT_INTERNAL   the core failed (out of memory; a broken invariant)
+//
+// Arguments. One line per argument, through the readers below: an absent optional argument is
+// undefined or null and gives nullopt; anything else of the wrong type throws KOPT_BAD_ARGUMENT.
+// No reader falls back to a default on a wrong value.
 #pragma once
 #include <napi.h>
 
 #include <cstddef>
+#include <exception>
+#include <new>
 #include <optional>
 #include <string>
 
@@ -13,16 +28,62 @@
 
 namespace kopt::addon {
 
-// Throws a JS Error with a stable `code` property.
-[[noreturn]] void ThrowCoded(Napi::Env env, const char* code, const std::string& message);
+// Throws a KoptError with `code` and `message` (a C++ exception that node-addon-api turns into
+// the JS exception at the binding's edge).
+[[noreturn]] void Throw(Napi::Env env, const char* code, const std::string& message);
+// A KoptError value, for a promise to reject with.
+Napi::Value MakeError(Napi::Env env, const char* code, const std::string& message);
 
-// Argument i as a string.
+// Runs a binding's body; a core exception leaves it as a KoptError.
+template <class Body>
+auto Guarded(Napi::Env env, Body&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const Napi::Error&) {
+    throw;  // already a JS exception (a KoptError from Throw, or one JS threw into us)
+  } catch (const std::bad_alloc&) {
+    Throw(env, "KOPT_NO_MEMORY", "out of memory in the native core");
+  } catch (const std::exception& e) {
+    Throw(env, "KOPT_INTERNAL", std::string("native core: ") + e.what());
+  }
+}
+
+// Each class that wraps a core object declares its methods through this member template, so every
+// method and accessor runs Guarded: InstanceMethod<&Self::Method<&Self::Feed>>("feed").
+#define KOPT_GUARDED_METHODS(Self)                                                        \
+  template <Napi::Value (Self::*M)(const Napi::CallbackInfo&)>                            \
+  Napi::Value Method(const Napi::CallbackInfo& info) {                                    \
+    return ::kopt::addon::Guarded(info.Env(), [&] { return (this->*M)(info); });          \
+  }
+
+// A free function as a guarded JS function.
+template <Napi::Value (*F)(const Napi::CallbackInfo&)>
+Napi::Value Function(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&] { return F(info); });
+}
+template <Napi::Value (*F)(const Napi::CallbackInfo&)>
+void Export(Napi::Env env, Napi::Object exports, const char* name) {
+  exports.Set(name, Napi::Function::New(env, Function<F>, name));
+}
+
+// Whether argument i is absent (missing, undefined or null).
+bool Absent(const Napi::CallbackInfo& info, std::size_t i);
+
 std::string StringArg(const Napi::CallbackInfo& info, std::size_t i, const char* what);
-// The same, or nullopt when it is absent, undefined or null.
 std::optional<std::string> OptionalStringArg(const Napi::CallbackInfo& info, std::size_t i, const char* what);
-// Argument i as a number.
 double NumberArg(const Napi::CallbackInfo& info, std::size_t i, const char* what);
-// Argument i as a string holding JSON (parsed with the core's bounded parser).
+bool BoolArg(const Napi::CallbackInfo& info, std::size_t i, const char* what);
+Napi::Array ArrayArg(const Napi::CallbackInfo& info, std::size_t i, const char* what);
+// A string holding JSON (the core's bounded parser); KOPT_BAD_JSON when it does not parse.
 json JsonArg(const Napi::CallbackInfo& info, std::size_t i, const char* what);
+// The same, and it must be a JSON object.
+json JsonObjectArg(const Napi::CallbackInfo& info, std::size_t i, const char* what);
+std::optional<json> OptionalJsonObjectArg(const Napi::CallbackInfo& info, std::size_t i, const char* what);
+// A string that is one of `allowed` (a null-terminated list).
+std::string OneOfArg(const Napi::CallbackInfo& info, std::size_t i, const char* what, const char* const* allowed);
+
+// Fields of an options object: a non-empty string; a number in [lo, hi] (nullopt when absent).
+std::string NonEmptyStringField(Napi::Env env, const Napi::Object& o, const char* key);
+std::optional<double> NumberField(Napi::Env env, const Napi::Object& o, const char* key, double lo, double hi);
 
 }  // namespace kopt::addon

@@ -1,5 +1,6 @@
-// chartJson(seriesJson, optionsJson?) → string: the curve's geometry for a /series body (or any
-// wire-form series). Strings in and out; the core does the work.
+// Test build only (KOPT_TEST_EXPORTS): chartJson(seriesJson, optionsJson?) → string, the curve's
+// geometry for a /series body (or any wire-form series), the oracle the session's chart is checked
+// against. The product's chart is the Session's (session_bindings.cpp).
 #include <string>
 
 #include "init.hpp"
@@ -8,23 +9,21 @@
 namespace kopt::addon {
 namespace {
 
+#ifdef KOPT_TEST_EXPORTS
 Napi::Value ChartJson(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  const json series = JsonArg(info, 0, "chartJson(seriesJson)");
-  if (!series.is_object()) ThrowCoded(env, "KOPT_BAD_JSON", "chartJson: the series is not a JSON object");
-  kopt::ChartOptions opt;
-  if (auto o = OptionalStringArg(info, 1, "chartJson(…, optionsJson)")) {
-    auto j = kopt::parse_json(*o);
-    if (!j) ThrowCoded(env, "KOPT_BAD_JSON", "chartJson: options are not JSON");
-    opt = kopt::ChartOptions::from_json(*j);
-  }
-  return Napi::String::New(env, kopt::js_stringify(kopt::chart_json_from_wire(series, opt)));
+  const json series = JsonObjectArg(info, 0, "chartJson(seriesJson)");
+  const auto options = OptionalJsonObjectArg(info, 1, "chartJson(…, optionsJson)");
+  const ChartOptions opt = options ? ChartOptions::from_json(*options) : ChartOptions{};
+  return Napi::String::New(info.Env(), js_stringify(chart_json_from_wire(series, opt)));
 }
+#endif
 
 }  // namespace
 
-void InitChart(Napi::Env env, Napi::Object exports) {
-  exports.Set("chartJson", Napi::Function::New(env, ChartJson, "chartJson"));
+void InitChart([[maybe_unused]] Napi::Env env, [[maybe_unused]] Napi::Object exports) {
+#ifdef KOPT_TEST_EXPORTS
+  Export<ChartJson>(env, exports, "chartJson");
+#endif
 }
 
 }  // namespace kopt::addon

@@ -16,11 +16,10 @@ namespace {
 
 Napi::Value Compare(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsArray()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "compare(entries): entries must be an array");
-  Napi::Array entries = info[0].As<Napi::Array>();
+  Napi::Array entries = ArrayArg(info, 0, "compare(entries)");
   const std::uint32_t n = entries.Length();
   if (n < kCompareMin || n > kCompareMax)
-    ThrowCoded(env, "KOPT_BAD_ARGUMENT", "compare(entries): a comparison holds " + std::to_string(kCompareMin) + " to " +
+    Throw(env, "KOPT_BAD_ARGUMENT", "compare(entries): a comparison holds " + std::to_string(kCompareMin) + " to " +
                                              std::to_string(kCompareMax) + " sessions, not " + std::to_string(n));
   // Sessions' rows by address (each keeps its points' text from answer to answer); the others here.
   std::vector<RunSummary> others;
@@ -32,11 +31,11 @@ Napi::Value Compare(const Napi::CallbackInfo& info) {
       runs.push_back(&s->summary());
       continue;
     }
-    if (!e.IsObject()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "compare(entries): entry " + std::to_string(i) + " is neither a Session nor {id, error|loading}");
+    if (!e.IsObject()) Throw(env, "KOPT_BAD_ARGUMENT", "compare(entries): entry " + std::to_string(i) + " is neither a Session nor {id, error|loading}");
     Napi::Object o = e.As<Napi::Object>();
     RunSummary& r = others.emplace_back();
     Napi::Value id = o.Get("id"), error = o.Get("error");
-    if (!id.IsString()) ThrowCoded(env, "KOPT_BAD_ARGUMENT", "compare(entries): entry " + std::to_string(i) + " has no string id");
+    if (!id.IsString()) Throw(env, "KOPT_BAD_ARGUMENT", "compare(entries): entry " + std::to_string(i) + " has no string id");
     r.id = id.As<Napi::String>().Utf8Value();
     r.loading = o.Get("loading").ToBoolean().Value();
     if (error.IsString()) r.error = utf16_cap(error.As<Napi::String>().Utf8Value(), 500);
@@ -50,7 +49,7 @@ Napi::Value Compare(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void InitCompare(Napi::Env env, Napi::Object exports) {
-  exports.Set("compare", Napi::Function::New(env, Compare, "compare"));
+  Export<Compare>(env, exports, "compare");
   exports.Set("compareMin", Napi::Number::New(env, static_cast<double>(kCompareMin)));
   exports.Set("compareMax", Napi::Number::New(env, static_cast<double>(kCompareMax)));
 }

@@ -29,16 +29,15 @@ Napi::Value CheckEvaluateArgs(const Napi::CallbackInfo& info) {
 
 // evaluateResult(inJson) -> the tool result text.
 Napi::Value EvaluateResult(const Napi::CallbackInfo& info) {
-  json in = JsonArg(info, 0, "evaluateResult(inJson)");
-  if (!in.is_object()) ThrowCoded(info.Env(), "KOPT_BAD_ARGUMENT", "evaluateResult(): inJson must be a JSON object");
+  const json in = JsonObjectArg(info, 0, "evaluateResult(inJson)");
   return Napi::String::New(info.Env(), evaluate_result(in));
 }
 
 }  // namespace
 
 void InitEvaluate(Napi::Env env, Napi::Object exports) {
-  exports.Set("checkEvaluateArgs", Napi::Function::New(env, CheckEvaluateArgs, "checkEvaluateArgs"));
-  exports.Set("evaluateResult", Napi::Function::New(env, EvaluateResult, "evaluateResult"));
+  Export<CheckEvaluateArgs>(env, exports, "checkEvaluateArgs");
+  Export<EvaluateResult>(env, exports, "evaluateResult");
 }
 
 }  // namespace kopt::addon

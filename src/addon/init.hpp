@@ -11,8 +11,8 @@ namespace kopt::addon {
 
 void InitProjection(Napi::Env env, Napi::Object exports);  // projection_bindings.cpp
 void InitHost(Napi::Env env, Napi::Object exports);        // host_bindings.cpp: preset sync, replay
-void InitLoop(Napi::Env env, Napi::Object exports);        // loop_bindings.cpp: loop controller, supervisor
-void InitChart(Napi::Env env, Napi::Object exports);       // chart_bindings.cpp: curve geometry
+void InitLoop(Napi::Env env, Napi::Object exports);        // loop_bindings.cpp: the loop's free helpers
+void InitChart(Napi::Env env, Napi::Object exports);       // chart_bindings.cpp: the chart oracle (test build)
 void InitSession(Napi::Env env, Napi::Object exports);     // session_bindings.cpp: the /series route's session
 void InitCompare(Napi::Env env, Napi::Object exports);     // compare_bindings.cpp: comparing sessions
 void InitEvaluate(Napi::Env env, Napi::Object exports);    // evaluate_bindings.cpp: kernel_evaluate's checks and result
@@ -25,6 +25,9 @@ Napi::Object NewProjector(Napi::Env env, Napi::Value config);
 // A JS Projector taking over a finished core Projector (one read off the main thread).
 Napi::Object NewProjectorFrom(Napi::Env env, kopt::Projector&& core);
 
+// What feed() answers, for the Projector and the Session alike: {events, skipped, unreadable}.
+Napi::Object FeedResult(Napi::Env env, const FeedStats& stats, std::size_t unreadable);
+
 // The core Session inside a JS Session object, or nullptr when the value is not one.
 kopt::Session* SessionOf(Napi::Env env, Napi::Value value);
 
@@ -34,8 +37,10 @@ kopt::ProjectionConfig ConfigFrom(Napi::Env env, const Napi::Value& v);
 // The classes one environment (the main thread or a worker thread that loads the addon) made,
 // kept as that environment's instance data and released with it: never a process-wide static.
 struct Classes {
-  Napi::FunctionReference projector, session;
+  Napi::FunctionReference projector, session, error;
 };
+// The KoptError class (args.cpp), compiled once per environment.
+Napi::Function DefineErrorClass(Napi::Env env);
 Classes& ClassesOf(Napi::Env env);
 
 }  // namespace kopt::addon

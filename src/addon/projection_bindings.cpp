@@ -1,4 +1,8 @@
-// JS Projector class and contract-line parsing: converts strings and owns lifetimes, nothing else.
+// JS Projector class: converts strings and owns lifetimes, nothing else.
+//   new Projector(routingJson?)  .feed(eventsText) -> {events, skipped, unreadable}
+//   .replayPoint(artifact) -> {index, latencyMs, command} | undefined   .stats()  .version  .hasUserTask
+//   Test build only (KOPT_TEST_EXPORTS): .seriesJson(sessionId, updatedAt?, controlJson?)
+//   .seriesBuffer(…) .derivedJson(loopJson?), parseContractLines(text).
 #include <memory>
 
 #include "init.hpp"
@@ -12,10 +16,10 @@ namespace kopt::addon {
 ProjectionConfig ConfigFrom(Napi::Env env, const Napi::Value& v) {
   ProjectionConfig cfg;
   if (v.IsUndefined() || v.IsNull()) return cfg;
-  if (!v.IsString()) ThrowCoded(env, "KOPT_BAD_CONFIG", "Projector config must be a JSON string");
+  if (!v.IsString()) Throw(env, "KOPT_BAD_ARGUMENT", "Projector config must be a JSON string");
   auto j = parse_json(v.As<Napi::String>().Utf8Value());
-  if (!j) ThrowCoded(env, "KOPT_BAD_CONFIG", "Projector config is not valid JSON");
-  if (std::string err = cfg.apply_json(*j); !err.empty()) ThrowCoded(env, "KOPT_BAD_CONFIG", err);
+  if (!j) Throw(env, "KOPT_BAD_JSON", "Projector config is not valid JSON");
+  if (std::string err = cfg.apply_json(*j); !err.empty()) Throw(env, "KOPT_BAD_CONFIG", err);
   return cfg;
 }
 
@@ -28,56 +32,49 @@ Napi::Object stats_object(Napi::Env env, const FeedStats& s) {
   return o;
 }
 
-Napi::Value parse_in_js(Napi::Env env, const std::string& text) {
-  Napi::Object json_obj = env.Global().Get("JSON").As<Napi::Object>();
-  return json_obj.Get("parse").As<Napi::Function>().Call(json_obj, {Napi::String::New(env, text)});
-}
-
 class JsProjector : public Napi::ObjectWrap<JsProjector> {
  public:
+  KOPT_GUARDED_METHODS(JsProjector)
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(env, "Projector",
-                       {InstanceMethod<&JsProjector::Feed>("feed"),
-                        InstanceMethod<&JsProjector::SeriesJson>("seriesJson"),
-                        InstanceMethod<&JsProjector::SeriesBuffer>("seriesBuffer"),
-                        InstanceMethod<&JsProjector::DerivedJson>("derivedJson"),
-                        InstanceMethod<&JsProjector::ReplayPoint>("replayPoint"),
-                        InstanceMethod<&JsProjector::Stats>("stats"),
-                        InstanceAccessor<&JsProjector::Version>("version"),
-                        InstanceAccessor<&JsProjector::HasUserTask>("hasUserTask")});
+    using P = JsProjector;
+    std::vector<Napi::ClassPropertyDescriptor<P>> props = {
+        InstanceMethod<&P::Method<&P::Feed>>("feed"), InstanceMethod<&P::Method<&P::ReplayPoint>>("replayPoint"),
+        InstanceMethod<&P::Method<&P::Stats>>("stats"), InstanceAccessor<&P::Method<&P::Version>>("version"),
+        InstanceAccessor<&P::Method<&P::HasUserTask>>("hasUserTask")};
+#ifdef KOPT_TEST_EXPORTS
+    props.push_back(InstanceMethod<&P::Method<&P::SeriesJson>>("seriesJson"));
+    props.push_back(InstanceMethod<&P::Method<&P::SeriesBuffer>>("seriesBuffer"));
+    props.push_back(InstanceMethod<&P::Method<&P::DerivedJson>>("derivedJson"));
+#endif
+    return DefineClass(env, "Projector", props);
   }
 
   explicit JsProjector(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsProjector>(info) {
-    // new Projector(configJson?) — or, internally, from a finished core Projector (loadSession).
-    if (info.Length() == 1 && info[0].IsExternal()) {
-      auto* p = info[0].As<Napi::External<Projector>>().Data();
-      core_ = std::make_unique<Projector>(std::move(*p));
-      return;
-    }
-    core_ = std::make_unique<Projector>(ConfigFrom(info.Env(), info.Length() ? info[0] : info.Env().Undefined()));
+    Guarded(info.Env(), [&] {
+      // new Projector(configJson?) — or, internally, from a finished core Projector (loadSession).
+      if (info.Length() == 1 && info[0].IsExternal()) {
+        auto* p = info[0].As<Napi::External<Projector>>().Data();
+        core_ = std::make_unique<Projector>(std::move(*p));
+      } else {
+        core_ = std::make_unique<Projector>(ConfigFrom(info.Env(), info.Length() ? info[0] : info.Env().Undefined()));
+      }
+      return 0;
+    });
   }
 
   Projector& core() { return *core_; }
 
  private:
+  // What it takes is what a Session takes (read_events_text, kopt/events.hpp).
   Napi::Value Feed(const Napi::CallbackInfo& info) {
-    std::string text = StringArg(info, 0, "feed(eventsJson)");
-    FeedStats before = core_->stats();
-    if (auto j = parse_json(text); j && (j->is_array() || j->is_object())) {
-      core_->feed(*j);
-    } else {
-      // Not one JSON value: read it as JSONL, skipping (and counting) lines that do not parse.
-      LogReadStats ls;
-      bool ok = read_log_text(text, [&](const json& ev) { core_->feed_event(ev); }, ls);
-      if (!ok && ls.events == 0)
-        ThrowCoded(info.Env(), "KOPT_BAD_EVENTS", "feed(): not a JSON array, an event object or JSONL of events");
-      FeedStats d{core_->stats().events - before.events, core_->stats().skipped - before.skipped + ls.skipped};
-      return stats_object(info.Env(), d);
-    }
-    FeedStats d{core_->stats().events - before.events, core_->stats().skipped - before.skipped};
-    return stats_object(info.Env(), d);
+    const std::string text = StringArg(info, 0, "feed(eventsText)");
+    const FeedStats before = core_->stats();
+    const EventsText r = read_events_text(text, [&](const json& ev) { core_->feed_event(ev); });
+    if (!r.ok) Throw(info.Env(), "KOPT_BAD_EVENTS", "feed(): not a JSON array, an event object or JSONL of events");
+    return FeedResult(info.Env(), {core_->stats().events - before.events, core_->stats().skipped - before.skipped + r.unreadable}, r.unreadable);
   }
 
+#ifdef KOPT_TEST_EXPORTS
   Napi::Value SeriesJson(const Napi::CallbackInfo& info) {
     const std::string& body = SeriesBody(info);
     return Napi::String::New(info.Env(), body);
@@ -92,27 +89,22 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
   const std::string& SeriesBody(const Napi::CallbackInfo& info) {
     std::string id = StringArg(info, 0, "seriesJson(sessionId)");
     double updated = 0;
-    if (info.Length() > 1 && !info[1].IsUndefined()) {
-      updated = NumberArg(info, 1, "seriesJson(…, updatedAt)");
-    }
+    if (!Absent(info, 1)) updated = NumberArg(info, 1, "seriesJson(…, updatedAt)");
     std::string control;
-    if (info.Length() > 2 && !info[2].IsUndefined() && !info[2].IsNull()) {
+    if (!Absent(info, 2)) {
       control = StringArg(info, 2, "seriesJson(): controlJson");
-      auto j = parse_json(control);
-      if (!j || !j->is_object()) ThrowCoded(info.Env(), "KOPT_BAD_ARGUMENT", "seriesJson(): controlJson must be a JSON object");
+      JsonObjectArg(info, 2, "seriesJson(): controlJson");
     }
     return core_->series_json(id, updated, control);
   }
 
   Napi::Value DerivedJson(const Napi::CallbackInfo& info) {
     json loop = json::object();
-    if (info.Length() > 0 && !info[0].IsUndefined() && !info[0].IsNull()) {
-      auto j = parse_json(StringArg(info, 0, "derivedJson(loopJson)"));
-      if (!j || !j->is_object()) ThrowCoded(info.Env(), "KOPT_BAD_ARGUMENT", "derivedJson(): loopJson must be a JSON object");
-      loop = std::move(*j);
-    }
+    if (auto j = OptionalJsonObjectArg(info, 0, "derivedJson(loopJson)")) loop = std::move(*j);
     return Napi::String::New(info.Env(), js_stringify(derived_json(core_->series(), core_->has_user_task(), loop)));
   }
+
+#endif
 
   // kernel_finalize's pick (spec H-3, C++: kopt/finalize.hpp): {index, latencyMs, command, plugin,
   // evaluationId?, sources?} or undefined; a plugin point (DV-13) has no command and is measured again
@@ -146,18 +138,27 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
   std::unique_ptr<Projector> core_;
 };
 
+#ifdef KOPT_TEST_EXPORTS
 Napi::Value ParseContractLines(const Napi::CallbackInfo& info) {
   std::string text = StringArg(info, 0, "parseContractLines(text)");
   json out = json::array();
   for (auto& p : contract_payloads(text)) out.push_back(std::move(p.payload));
-  return parse_in_js(info.Env(), js_stringify(out));
+  Napi::Object json_obj = info.Env().Global().Get("JSON").As<Napi::Object>();
+  return json_obj.Get("parse").As<Napi::Function>().Call(json_obj, {Napi::String::New(info.Env(), js_stringify(out))});
 }
+#endif
 
 }  // namespace
 
+Napi::Object FeedResult(Napi::Env env, const FeedStats& s, std::size_t unreadable) {
+  Napi::Object o = stats_object(env, s);
+  o.Set("unreadable", Napi::Number::New(env, static_cast<double>(unreadable)));
+  return o;
+}
+
 Projector& UnwrapProjector(Napi::Env env, Napi::Value value) {
   if (!value.IsObject() || !value.As<Napi::Object>().InstanceOf(ClassesOf(env).projector.Value()))
-    ThrowCoded(env, "KOPT_BAD_ARGUMENT", "expected a Projector");
+    Throw(env, "KOPT_BAD_ARGUMENT", "expected a Projector");
   return JsProjector::Unwrap(value.As<Napi::Object>())->core();
 }
 
@@ -174,7 +175,9 @@ void InitProjection(Napi::Env env, Napi::Object exports) {
   Napi::Function ctor = JsProjector::Define(env);
   ClassesOf(env).projector = Napi::Persistent(ctor);
   exports.Set("Projector", ctor);
-  exports.Set("parseContractLines", Napi::Function::New(env, ParseContractLines, "parseContractLines"));
+#ifdef KOPT_TEST_EXPORTS
+  Export<ParseContractLines>(env, exports, "parseContractLines");
+#endif
 }
 
 }  // namespace kopt::addon

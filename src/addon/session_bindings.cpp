@@ -1,18 +1,31 @@
-// JS Session class: the /series route's one crossing per request. It owns a JS Projector (the
-// loop and the tools read the same projection through it) and a core kopt::Session; the route
-// asks for the revision, compares ETags in JS, and takes the body of a revision as one Buffer.
+// JS Session class: one object per session, holding the whole of it in C++ (as better-sqlite3's
+// Database holds its statements): the projector, the core kopt::Session (revisions, the body, the
+// deltas) and the session's loop controller. The /series route asks it for the revision (revise()
+// makes the control object itself) and, for a 200, for the answer's Buffers; nothing of the
+// session's state is kept in JS. Past sessions (read from a log file) and live ones are this class.
 //
-//   new Session(sessionId, projector | routingJson?)
-//     .feed(eventsJson) -> {events, skipped}       .projector  .updatedAt  .completedEvals
-//     .revise(controlJson) -> revision              .revision   .etag   .memoryBytes (about, in C++)
-//     .body() -> Buffer (the /series body of the current revision; the same Buffer until it changes)
-//     .delta(sinceRevision) -> Buffer: {"kind":"delta",…} since that revision, or {"kind":"full",
-//                              "revision","body"} when it is not kept (docs/protocol.md)
-//     .parts(sinceRevision?) -> [Buffer]: the same answers (the plain body without since) as Buffers
-//                              to write in order; the body's bulk is shared with the session, not copied
-//   loadSession(sessionId, logPath, routingJson?) -> Promise<Session>: a past session's log read and
-//     projected on a worker thread (streaming, zstd or plain JSONL); the Session carries
-//     .skippedLines, .truncated and .warning; a log that cannot be read rejects (code KOPT_BAD_LOG).
+//   new Session(sessionId, projector | routingJson?, loopJson?)
+//     loopJson: {"settings": LoopSettings (the plugin's loop config), "route": the configured
+//               supervisor {provider, model, reasoningEffort?}}
+//     .feed(eventsText) -> {events, skipped, unreadable}: a JSON array, one event or JSONL
+//                          (read_events_text, kopt/events.hpp)        .skip(n)
+//     .revise() -> revision      .parts(sinceRevision?) -> [Buffer]: the plain body without since,
+//                                  else the delta since that revision or the full answer
+//                                  {"kind":"full",…} (docs/protocol.md); the body's bulk is shared
+//     .control (text)  .projector  .updatedAt  .completedEvals  .revision  .etag  .memoryBytes
+//     .fed  .unreadable (log positions fed, and of them unreadable)   .csv() -> the run as CSV (the report's)
+//     .setEvaluation(stateJson | null): the session's place in the host's kernel_evaluate queue, which
+//                          the control object carries as `evaluation` (lib/evaluate.mjs sets it)
+//   the loop (kopt/loop.hpp; actions come back as JSON text for the host to carry out):
+//     .turnEnded(reason) .hostCancelled(cause) .settled(agentIdle, humanQueued)
+//     .supervisorAnswered(token, answerJson, agentIdle, humanQueued)             -> actions
+//     .applyControl(bodyText, lang) -> {status, body, actions, armed}
+//     .command('kloop'|'supervise', raw, lang) -> {ok, text, actions, armed}
+//     .armed   .adoptLoop(otherSession)
+//   loadSession(sessionId, logPath, routingJson?, loopJson?) -> Promise<Session>: a past session's
+//     log read and projected on a worker thread (streaming, zstd or plain JSONL); the Session
+//     carries .truncated and .warning; a log that cannot be read rejects (KOPT_BAD_LOG).
+//   Test build only (KOPT_TEST_EXPORTS): .body() .delta(since) .reviseWith(controlJson).
 #include <algorithm>
 #include <atomic>
 #include <limits>
@@ -23,6 +36,7 @@
 #include <unordered_map>
 
 #include "init.hpp"
+#include "promise_worker.hpp"
 #include "kopt/events.hpp"
 #include "kopt/session.hpp"
 
@@ -64,71 +78,117 @@ struct Numbering {
   }
 };
 
+// The loop's settings and configured route, from loopJson (absent: the defaults, no route).
+void ConfigureLoop(Napi::Env env, LoopController& loop, const std::optional<json>& options) {
+  if (!options) return;
+  if (auto it = options->find("settings"); it != options->end()) {
+    if (!it->is_object()) Throw(env, "KOPT_BAD_JSON", "loopJson.settings must be a JSON object");
+    loop.settings() = LoopSettings::from_json(*it);
+  }
+  if (auto it = options->find("route"); it != options->end() && !it->is_null()) {
+    auto route = Route::from_json(*it);
+    if (!route) Throw(env, "KOPT_BAD_JSON", "loopJson.route needs a provider and a model");
+    loop.set_config_route(std::move(route));
+  }
+}
+
+Lang LangArg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
+  static const char* const kLangs[] = {"zh", "en", nullptr};
+  return *parse_lang(OneOfArg(info, i, what, kLangs));
+}
+
+Napi::String Text(Napi::Env env, const json& j) { return Napi::String::New(env, js_stringify(j)); }
+
 class JsSession : public Napi::ObjectWrap<JsSession> {
  public:
+  KOPT_GUARDED_METHODS(JsSession)
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(env, "Session",
-                       {InstanceMethod<&JsSession::Feed>("feed"), InstanceMethod<&JsSession::Revise>("revise"),
-                        InstanceMethod<&JsSession::Body>("body"), InstanceMethod<&JsSession::Delta>("delta"),
-                        InstanceMethod<&JsSession::Parts>("parts"),
-                        InstanceAccessor<&JsSession::ProjectorObj>("projector"),
-                        InstanceAccessor<&JsSession::UpdatedAt>("updatedAt"),
-                        InstanceAccessor<&JsSession::CompletedEvals>("completedEvals"),
-                        InstanceAccessor<&JsSession::Revision>("revision"),
-                        InstanceAccessor<&JsSession::MemoryBytes>("memoryBytes"),
-                        InstanceAccessor<&JsSession::Etag>("etag"),
-                        InstanceAccessor<&JsSession::SummaryKey>("summaryKey")});
+    using S = JsSession;
+    std::vector<PropertyDescriptor> props = {
+        InstanceMethod<&S::Method<&S::Feed>>("feed"), InstanceMethod<&S::Method<&S::Skip>>("skip"),
+        InstanceMethod<&S::Method<&S::Revise>>("revise"), InstanceMethod<&S::Method<&S::Parts>>("parts"),
+        InstanceMethod<&S::Method<&S::TurnEnded>>("turnEnded"),
+        InstanceMethod<&S::Method<&S::HostCancelled>>("hostCancelled"),
+        InstanceMethod<&S::Method<&S::Settled>>("settled"),
+        InstanceMethod<&S::Method<&S::SupervisorAnswered>>("supervisorAnswered"),
+        InstanceMethod<&S::Method<&S::ApplyControl>>("applyControl"),
+        InstanceMethod<&S::Method<&S::Command>>("command"),
+        InstanceMethod<&S::Method<&S::AdoptLoop>>("adoptLoop"), InstanceMethod<&S::Method<&S::Csv>>("csv"),
+        InstanceMethod<&S::Method<&S::SetEvaluation>>("setEvaluation"),
+        InstanceAccessor<&S::Method<&S::Control>>("control"),
+        InstanceAccessor<&S::Method<&S::Armed>>("armed"),
+        InstanceAccessor<&S::Method<&S::ProjectorObj>>("projector"),
+        InstanceAccessor<&S::Method<&S::UpdatedAt>>("updatedAt"),
+        InstanceAccessor<&S::Method<&S::CompletedEvals>>("completedEvals"),
+        InstanceAccessor<&S::Method<&S::Revision>>("revision"),
+        InstanceAccessor<&S::Method<&S::MemoryBytes>>("memoryBytes"),
+        InstanceAccessor<&S::Method<&S::Etag>>("etag"),
+        InstanceAccessor<&S::Method<&S::SummaryKey>>("summaryKey"),
+        InstanceAccessor<&S::Method<&S::Fed>>("fed"),
+        InstanceAccessor<&S::Method<&S::Unreadable>>("unreadable"),
+    };
+#ifdef KOPT_TEST_EXPORTS
+    props.push_back(InstanceMethod<&S::Method<&S::Body>>("body"));
+    props.push_back(InstanceMethod<&S::Method<&S::Delta>>("delta"));
+    props.push_back(InstanceMethod<&S::Method<&S::ReviseWith>>("reviseWith"));
+#endif
+    return DefineClass(env, "Session", props);
   }
 
-  // new Session(sessionId, projector | routingJson?) — or, internally, (sessionId, projector,
-  // External<Prepared>) from loadSession: a core session made and warmed on the worker thread.
+  // new Session(sessionId, projector | routingJson?, loopJson?) — or, internally, (sessionId,
+  // projector, undefined, External<Prepared>) from loadSession: a core session made on the worker.
   struct Prepared {
     std::unique_ptr<Session> core;
     Numbering numbering;
   };
   explicit JsSession(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsSession>(info) {
     Napi::Env env = info.Env();
-    const std::string id = StringArg(info, 0, "Session(sessionId)");
-    Napi::Value arg = info.Length() > 1 ? info[1] : env.Undefined();
-    Napi::Object projector = arg.IsObject() ? arg.As<Napi::Object>() : NewProjector(env, arg);
-    Projector& core = UnwrapProjector(env, projector);
-    projector_ = Napi::Persistent(projector);
-    Numbering numbering;
-    if (info.Length() > 2 && info[2].IsExternal()) {
-      Prepared& prepared = *info[2].As<Napi::External<Prepared>>().Data();
-      core_ = std::move(prepared.core);
-      core_->rebind(core);
-      numbering = prepared.numbering;
-    } else {
-      numbering = Numbering::next();
-      core_ = std::make_unique<Session>(core, id, ChartOptions{}, numbering.base);
-    }
-    tag_ = "\"k" + process_draw().epoch + "." + base36(numbering.instance) + ".";
+    Guarded(env, [&] {
+      const std::string id = StringArg(info, 0, "Session(sessionId)");
+      Napi::Value arg = info.Length() > 1 ? info[1] : env.Undefined();
+      Napi::Object projector = arg.IsObject() ? arg.As<Napi::Object>() : NewProjector(env, arg);
+      Projector& core = UnwrapProjector(env, projector);
+      projector_ = Napi::Persistent(projector);
+      Numbering numbering;
+      if (info.Length() > 3 && info[3].IsExternal()) {
+        Prepared& prepared = *info[3].As<Napi::External<Prepared>>().Data();
+        core_ = std::move(prepared.core);
+        core_->rebind(core);
+        numbering = prepared.numbering;
+      } else {
+        numbering = Numbering::next();
+        core_ = std::make_unique<Session>(core, id, ChartOptions{}, numbering.base);
+        ConfigureLoop(env, core_->loop(), OptionalJsonObjectArg(info, 2, "Session(…, loopJson)"));
+      }
+      tag_ = "\"k" + process_draw().epoch + "." + base36(numbering.instance) + ".";
+      return 0;
+    });
   }
 
+  Session& core() { return *core_; }
+
  private:
+  using PropertyDescriptor = Napi::ClassPropertyDescriptor<JsSession>;
+
   Napi::Value Feed(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    auto j = parse_json(StringArg(info, 0, "feed(eventsJson)"));
-    if (!j || !(j->is_array() || j->is_object()))
-      ThrowCoded(env, "KOPT_BAD_EVENTS", "feed(): not a JSON array or an event object (or nested too deep)");
-    FeedStats s = core_->feed(*j);
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("events", Napi::Number::New(env, static_cast<double>(s.events)));
-    o.Set("skipped", Napi::Number::New(env, static_cast<double>(s.skipped)));
-    return o;
+    const std::string text = StringArg(info, 0, "feed(eventsText)");
+    const FeedStats before = core_->feed_stats();
+    const EventsText r = core_->feed_text(text);
+    if (!r.ok) Throw(info.Env(), "KOPT_BAD_EVENTS", "feed(): not a JSON array, an event object or JSONL of events");
+    const FeedStats after = core_->feed_stats();
+    return FeedResult(info.Env(), {after.events - before.events, after.skipped - before.skipped}, r.unreadable);
+  }
+  Napi::Value Skip(const Napi::CallbackInfo& info) {
+    const double n = NumberArg(info, 0, "skip(count)");
+    if (!(n >= 0 && n <= 1e15 && n == static_cast<double>(static_cast<std::uint64_t>(n))))
+      Throw(info.Env(), "KOPT_BAD_ARGUMENT", "skip(count): count must be a whole number");
+    core_->skip(static_cast<std::size_t>(n));
+    return info.Env().Undefined();
   }
 
   Napi::Value Revise(const Napi::CallbackInfo& info) {
-    return Napi::Number::New(info.Env(), static_cast<double>(core_->revise(StringArg(info, 0, "revise(controlJson)"))));
-  }
-
-  Napi::Value Body(const Napi::CallbackInfo& info) {
-    if (!buffer_.IsEmpty() && buffer_rev_ == core_->revision()) return buffer_.Value();
-    Napi::Buffer<char> buf = Joined(info.Env(), core_->answer_parts(std::nullopt));
-    buffer_ = Napi::Persistent(buf);
-    buffer_rev_ = core_->revision();
-    return buf;
+    if (!Absent(info, 0)) Throw(info.Env(), "KOPT_BAD_ARGUMENT", "revise() takes no argument: the session's loop makes the control");
+    return Napi::Number::New(info.Env(), static_cast<double>(core_->revise()));
   }
 
   // The answer as Buffers to write one after the other, without copying the body: [body head's
@@ -136,8 +196,8 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
   // else the full answer [prefix, body head's pieces…, tail].
   Napi::Value Parts(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    const bool plain = info.Length() < 1 || info[0].IsNull() || info[0].IsUndefined();
-    const Session::Answer a = core_->answer_parts(plain ? std::nullopt : std::optional(SinceOf(NumberArg(info, 0, "parts(sinceRevision?)"))));
+    const Session::Answer a = core_->answer_parts(
+        Absent(info, 0) ? std::nullopt : std::optional(SinceOf(NumberArg(info, 0, "parts(sinceRevision?)"))));
     Napi::Array out = Napi::Array::New(env);
     if (a.delta) {
       out.Set(0u, Napi::Buffer<char>::Copy(env, a.delta->data(), a.delta->size()));
@@ -162,16 +222,86 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
     return out;
   }
 
+  // --- the loop: the controller reads this session's own projection ---
+  Napi::Value TurnEnded(const Napi::CallbackInfo& info) {
+    return Text(info.Env(), actions_json(core_->loop().turn_ended(StringArg(info, 0, "turnEnded(reason)"))));
+  }
+  Napi::Value HostCancelled(const Napi::CallbackInfo& info) {
+    return Text(info.Env(), actions_json(core_->loop().host_cancelled(StringArg(info, 0, "hostCancelled(cause)"))));
+  }
+  Napi::Value Settled(const Napi::CallbackInfo& info) {
+    const bool idle = BoolArg(info, 0, "settled(agentIdle)");
+    const HostFacts f = core_->facts(idle, BoolArg(info, 1, "settled(…, humanQueued)"));
+    return Text(info.Env(), actions_json(core_->loop().settled(core_->series(), f)));
+  }
+  Napi::Value SupervisorAnswered(const Napi::CallbackInfo& info) {
+    const double token = NumberArg(info, 0, "supervisorAnswered(token)");
+    const json a = JsonObjectArg(info, 1, "supervisorAnswered(…, answerJson)");
+    SupervisorAnswer ans;
+    if (auto t = a.find("text"); t != a.end() && t->is_string()) ans.text = t->get<std::string>();
+    if (auto f = a.find("finish"); f != a.end() && f->is_string()) ans.finish = f->get<std::string>();
+    const bool idle = BoolArg(info, 2, "supervisorAnswered(…, agentIdle)");
+    const HostFacts f = core_->facts(idle, BoolArg(info, 3, "supervisorAnswered(…, humanQueued)"));
+    return Text(info.Env(), actions_json(core_->loop().supervisor_answered(static_cast<std::uint64_t>(token), ans, core_->series(), f)));
+  }
+  Napi::Value ApplyControl(const Napi::CallbackInfo& info) {
+    const std::string body = StringArg(info, 0, "applyControl(bodyText)");
+    const Lang lang = LangArg(info, 1, "applyControl(…, lang)");
+    const Series series = core_->series();
+    return Text(info.Env(), apply_control(core_->loop(), body, &series, lang).to_json());
+  }
+  Napi::Value Command(const Napi::CallbackInfo& info) {
+    static const char* const kCommands[] = {"kloop", "supervise", nullptr};
+    const std::string name = OneOfArg(info, 0, "command(name)", kCommands);
+    const std::string raw = StringArg(info, 1, "command(…, raw)");
+    const Lang lang = LangArg(info, 2, "command(…, lang)");
+    CommandReply r;
+    if (name == "kloop") {
+      const Series series = core_->series();
+      r = kloop_command(core_->loop(), raw, &series, lang);
+    } else {
+      r = supervise_command(core_->loop(), raw);
+    }
+    return Text(info.Env(), r.to_json());
+  }
+  Napi::Value AdoptLoop(const Napi::CallbackInfo& info) {
+    if (info.Length() < 1 || !info[0].IsObject() || !info[0].As<Napi::Object>().InstanceOf(ClassesOf(info.Env()).session.Value()))
+      Throw(info.Env(), "KOPT_BAD_ARGUMENT", "adoptLoop(session) expects a Session");
+    JsSession* other = Unwrap(info[0].As<Napi::Object>());
+    if (other != this) core_->adopt_loop(other->core());
+    return info.Env().Undefined();
+  }
+  // setEvaluation(stateJson | null): the session's place in the host's evaluation queue.
+  Napi::Value SetEvaluation(const Napi::CallbackInfo& info) {
+    core_->set_evaluation(OptionalJsonObjectArg(info, 0, "setEvaluation(stateJson)"));
+    return info.Env().Undefined();
+  }
+  Napi::Value Csv(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), core_->run_csv()); }
+  Napi::Value Control(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), core_->control_json()); }
+  Napi::Value Armed(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), core_->loop().armed()); }
+
+#ifdef KOPT_TEST_EXPORTS
+  // The body of the current revision as one Buffer (a copy; the same Buffer until the revision moves).
+  Napi::Value Body(const Napi::CallbackInfo& info) {
+    if (!buffer_.IsEmpty() && buffer_rev_ == core_->revision()) return buffer_.Value();
+    Napi::Buffer<char> buf = Joined(info.Env(), core_->answer_parts(std::nullopt));
+    buffer_ = Napi::Persistent(buf);
+    buffer_rev_ = core_->revision();
+    return buf;
+  }
   Napi::Value Delta(const Napi::CallbackInfo& info) {
     return Joined(info.Env(), core_->answer_parts(SinceOf(NumberArg(info, 0, "delta(sinceRevision)"))));
   }
-
+  Napi::Value ReviseWith(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(core_->revise(StringArg(info, 0, "reviseWith(controlJson)"))));
+  }
   // An answer as one Buffer (a copy).
   static Napi::Buffer<char> Joined(Napi::Env env, const Session::Answer& a) {
     Napi::Buffer<char> buf = Napi::Buffer<char>::New(env, a.size());
     a.copy_to(buf.Data());
     return buf;
   }
+#endif
 
   // Anything that is not a whole revision number is simply not a kept revision: the full body.
   static std::uint64_t SinceOf(double d) {
@@ -206,77 +336,72 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
   Napi::Value Etag(const Napi::CallbackInfo& info) {
     return Napi::String::New(info.Env(), tag_ + base36(core_->revision()) + "\"");
   }
+  Napi::Value Fed(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), static_cast<double>(core_->fed())); }
+  Napi::Value Unreadable(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(core_->unreadable()));
+  }
 
   Napi::ObjectReference projector_;
   std::unique_ptr<Session> core_;
-
- public:
-  Session& core() { return *core_; }
-
- private:
   std::string tag_;
-  Napi::Reference<Napi::Buffer<char>> buffer_;
-  std::uint64_t buffer_rev_ = 0;
   // The head's pieces as Buffers, from one full answer to the next (only those still in the head):
   // most of a 1M-event body (33 MB in ~130 pieces) lasts from revision to revision, and new Buffers
   // for it on every full answer made V8 count 33 MB more external memory each time, hurrying the
   // host into collections (docs/performance.md, run P12). A kept Buffer holds its piece, which the
   // projector holds anyway, so keying by its address is safe.
   std::unordered_map<const std::string*, Napi::Reference<Napi::Buffer<char>>> piece_buffers_;
+#ifdef KOPT_TEST_EXPORTS
+  Napi::Reference<Napi::Buffer<char>> buffer_;
+  std::uint64_t buffer_rev_ = 0;
+#endif
 };
 
 // Reads and projects a past session's log off the JS thread, one event at a time (never one tree),
 // and assembles its first body there too (every point's text and the chart), so that the first
 // answer on the JS thread only copies bytes.
-class LoadSessionWorker : public Napi::AsyncWorker {
+class LoadSessionWorker : public PromiseWorker {
  public:
-  LoadSessionWorker(Napi::Env env, std::string id, std::string path, ProjectionConfig cfg)
-      : Napi::AsyncWorker(env, "kopt.loadSession"),
-        deferred_(Napi::Promise::Deferred::New(env)),
+  LoadSessionWorker(Napi::Env env, std::string id, std::string path, ProjectionConfig cfg, std::optional<json> loop)
+      : PromiseWorker(env, "kopt.loadSession"),
         id_(std::move(id)),
         path_(std::move(path)),
         core_(std::move(cfg)),
-        numbering_(Numbering::next()) {}
-  Napi::Promise Promise() { return deferred_.Promise(); }
+        numbering_(Numbering::next()),
+        session_(std::make_unique<Session>(core_, id_, ChartOptions{}, numbering_.base)) {
+    ConfigureLoop(env, session_->loop(), loop);
+  }
 
-  void Execute() override {
-    session_ = std::make_unique<Session>(core_, id_, ChartOptions{}, numbering_.base);
-    ok_ = read_log_file(path_, [&](const json& ev) {
+ private:
+  void Run() override {
+    LogReadStats stats;
+    const bool ok = read_log_file(path_, [&](const json& ev) {
       session_->note_time(Session::event_time(ev));
       core_.feed_event(ev);
-    }, stats_);
-    if (!ok_) return;
+    }, stats);
+    if (!ok) return Fail("KOPT_BAD_LOG", stats.error.empty() ? "the log cannot be read" : stats.error);
+    session_->note_unreadable(stats.skipped);
+    truncated_ = stats.truncated;
+    warning_ = stats.error;
     session_->body_head();     // the outline, the points' texts and the chart, in the body's pieces
     session_->summary();       // its row of a comparison, with its overlay's items (O(points), so here)
     session_->approx_bytes();  // its size, for the past-session cache (O(points), so here)
   }
-  void OnOK() override {
-    Napi::Env env = Env();
-    if (!ok_) {
-      Napi::Error err = Napi::Error::New(env, stats_.error.empty() ? "the log cannot be read" : stats_.error);
-      err.Set("code", Napi::String::New(env, "KOPT_BAD_LOG"));
-      deferred_.Reject(err.Value());
-      return;
-    }
+  Napi::Value Result(Napi::Env env) override {
     Napi::Object projector = NewProjectorFrom(env, std::move(core_));
     JsSession::Prepared prepared{std::move(session_), numbering_};
-    Napi::Object session = ClassesOf(env).session.New(
-        {Napi::String::New(env, id_), projector, Napi::External<JsSession::Prepared>::New(env, &prepared)});
-    session.Set("skippedLines", Napi::Number::New(env, static_cast<double>(stats_.skipped)));
-    session.Set("truncated", Napi::Boolean::New(env, stats_.truncated));
-    if (!stats_.error.empty()) session.Set("warning", Napi::String::New(env, stats_.error));
-    deferred_.Resolve(session);
+    Napi::Object session = ClassesOf(env).session.New({Napi::String::New(env, id_), projector, env.Undefined(),
+                                                        Napi::External<JsSession::Prepared>::New(env, &prepared)});
+    session.Set("truncated", Napi::Boolean::New(env, truncated_));
+    if (!warning_.empty()) session.Set("warning", Napi::String::New(env, warning_));
+    return session;
   }
-  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
 
- private:
-  Napi::Promise::Deferred deferred_;
   std::string id_, path_;
   Projector core_;
   Numbering numbering_;
   std::unique_ptr<Session> session_;
-  LogReadStats stats_;
-  bool ok_ = false;
+  bool truncated_ = false;
+  std::string warning_;
 };
 
 Napi::Value LoadSession(const Napi::CallbackInfo& info) {
@@ -284,10 +409,8 @@ Napi::Value LoadSession(const Napi::CallbackInfo& info) {
   std::string id = StringArg(info, 0, "loadSession(sessionId)");
   std::string path = StringArg(info, 1, "loadSession(…, logPath)");
   ProjectionConfig cfg = ConfigFrom(env, info.Length() > 2 ? info[2] : env.Undefined());
-  auto* w = new LoadSessionWorker(env, std::move(id), std::move(path), std::move(cfg));
-  Napi::Promise p = w->Promise();
-  w->Queue();
-  return p;
+  auto loop = OptionalJsonObjectArg(info, 3, "loadSession(…, loopJson)");
+  return (new LoadSessionWorker(env, std::move(id), std::move(path), std::move(cfg), std::move(loop)))->Start();
 }
 
 }  // namespace
@@ -301,7 +424,7 @@ void InitSession(Napi::Env env, Napi::Object exports) {
   Napi::Function ctor = JsSession::Define(env);
   ClassesOf(env).session = Napi::Persistent(ctor);
   exports.Set("Session", ctor);
-  exports.Set("loadSession", Napi::Function::New(env, LoadSession, "loadSession"));
+  Export<LoadSession>(env, exports, "loadSession");
 }
 
 }  // namespace kopt::addon

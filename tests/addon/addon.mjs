@@ -1,4 +1,6 @@
-// Loads the addon under test: $KOPT_ADDON, else build/kopt.node.
+// Loads the addon under test, its test build (the product's exports and the tests' oracles:
+// seriesJson, derivedJson, chartJson, body, delta, reviseWith …): $KOPT_TEST_ADDON, else
+// build/kopt-test.node. The product build (kopt.node) is what lib/native/load.mjs loads.
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -6,7 +8,8 @@ import { fileURLToPath } from 'node:url'
 const here = path.dirname(fileURLToPath(import.meta.url))
 export const root = path.resolve(here, '../..')
 const require = createRequire(import.meta.url)
-export const kopt = require(process.env.KOPT_ADDON || path.join(root, 'build/kopt.node'))
+export const addonPath = process.env.KOPT_TEST_ADDON || path.join(root, 'build/kopt-test.node')
+export const kopt = require(addonPath)
 export const vectorsDir = path.join(root, 'tests/fixtures/vectors')
 
 // The vectors' comparison rule (INDEX.md): key sets equal, numbers within 1e-12 relative.

@@ -50,7 +50,7 @@ test('every vector, event by event: the tab state from deltas equals the full bo
       s.feed(JSON.stringify(events[i]))
       // The control object changes now and then (a budget armed midway), and is absent once.
       const control = i === 1 ? '' : controlWith(i > events.length / 2 ? 3 : 0, s.completedEvals)
-      const r = s.revise(control)
+      const r = s.reviseWith(control)
       const full = JSON.parse(s.body().toString('utf8'))
       if (held === null) {
         const ans = parse(s.delta(0))
@@ -90,7 +90,7 @@ test('unknown, future, fractional or too old revisions get the full body, marked
   const s = new kopt.Session('s1')
   const c = controlWith(0, 0)
   s.feed(JSON.stringify(events.slice(0, 5)))
-  const first = s.revise(c)
+  const first = s.reviseWith(c)
   for (const since of [0, first - 1, first + 1, first + 0.5, -3, 2 ** 60]) {
     const ans = parse(s.delta(since))
     assert.equal(ans.kind, 'full', `since ${since}`)
@@ -99,7 +99,7 @@ test('unknown, future, fractional or too old revisions get the full body, marked
   }
   assert.throws(() => s.delta('5'), { code: 'KOPT_BAD_ARGUMENT' })
   // Past the kept history (256 revisions) the first revision is forgotten.
-  for (let i = 0; i < 300; i++) s.revise(controlWith(0, i + 1))
+  for (let i = 0; i < 300; i++) s.reviseWith(controlWith(0, i + 1))
   assert.equal(parse(s.delta(first)).kind, 'full')
   assert.equal(parse(s.delta(s.revision - 200)).kind, 'delta')
   // Two objects for the same session do not share revision numbers.
@@ -112,11 +112,11 @@ test('a non-delta answer (a server without deltas) is a full body to the tab; a 
   const s = new kopt.Session('s2')
   const events = JSON.parse(read('z03-large-60-evals', 'events'))
   s.feed(JSON.stringify(events.slice(0, 40)))
-  const r1 = s.revise(controlWith(0, 0))
+  const r1 = s.reviseWith(controlWith(0, 0))
   const plain = parse(s.body())
   assert.equal(applyAnswer(null, plain), plain)
   s.feed(JSON.stringify(events.slice(40, 80)))
-  s.revise(controlWith(0, 0))
+  s.reviseWith(controlWith(0, 0))
   const ans = parse(s.delta(r1))
   assert.ok(ans.iterations.items.length > 0)
   const shorter = { ...plain, iterations: plain.iterations.slice(1) }

@@ -49,7 +49,7 @@ test('a malformed event is skipped and counted; the rest of the batch is project
   const batch = [42, null, { type: 'tool/call', seq: 1, data: null }, { type: 'tool/result', seq: 2, data: 'x' }, ...events]
   const p = new kopt.Projector()
   const st = p.feed(JSON.stringify(batch))
-  assert.deepEqual(st, { events: batch.length, skipped: 4 })
+  assert.deepEqual(st, { events: batch.length, skipped: 4, unreadable: 0 })
   assert.equal(JSON.parse(p.seriesJson('s', 0)).iterations.length, 1)
   assert.deepEqual(p.stats(), { events: batch.length, skipped: 4 })
 })
@@ -65,13 +65,18 @@ test('JSONL text with broken lines is read line by line', () => {
 
 test('errors carry stable codes', () => {
   assert.throws(() => new kopt.Projector('{"benchTools": 3}'), e => e.code === 'KOPT_BAD_CONFIG' && /benchTools/.test(e.message))
-  assert.throws(() => new kopt.Projector('nope'), e => e.code === 'KOPT_BAD_CONFIG')
+  // A string argument that must hold JSON and does not: KOPT_BAD_JSON, in every binding.
+  assert.throws(() => new kopt.Projector('nope'), e => e.code === 'KOPT_BAD_JSON')
+  assert.throws(() => new kopt.Projector(3), e => e.code === 'KOPT_BAD_ARGUMENT')
   const p = new kopt.Projector()
   assert.throws(() => p.feed(42), e => e.code === 'KOPT_BAD_ARGUMENT')
   assert.throws(() => p.feed('definitely not events'), e => e.code === 'KOPT_BAD_EVENTS')
   assert.throws(() => p.seriesJson(1), e => e.code === 'KOPT_BAD_ARGUMENT')
-  assert.throws(() => p.seriesJson('s', 0, '{"x":'), e => e.code === 'KOPT_BAD_ARGUMENT')
-  assert.throws(() => p.derivedJson('[]'), e => e.code === 'KOPT_BAD_ARGUMENT')
+  assert.throws(() => p.seriesJson('s', 0, '{"x":'), e => e.code === 'KOPT_BAD_JSON')
+  assert.throws(() => p.derivedJson('[]'), e => e.code === 'KOPT_BAD_JSON')
+  assert.throws(() => kopt.chartJson('[]'), e => e.code === 'KOPT_BAD_JSON')
+  assert.throws(() => kopt.runReplay({ command: 'true', cwd: '/', timeoutSec: -1 }), e => e instanceof kopt.KoptError && e.code === 'KOPT_BAD_ARGUMENT')
+  assert.throws(() => kopt.syncPreset('', '/x'), e => e instanceof kopt.KoptError && e.code === 'KOPT_BAD_ARGUMENT')
 })
 
 test('seriesBuffer holds the same UTF-8 body as seriesJson', () => {
@@ -105,8 +110,8 @@ test('loadSession reads JSONL logs off the loop thread; missing files reject wit
   const live = new kopt.Session('z')
   live.feed(read('z02-large-tool-channel', 'events'))
   for (const control of ['{"loop":1}', '{"loop":2}']) {
-    loaded.revise(control)
-    live.revise(control)
+    loaded.reviseWith(control)
+    live.reviseWith(control)
     assert.equal(loaded.body().toString(), live.body().toString())
   }
   assert.equal(loaded.updatedAt, live.updatedAt)

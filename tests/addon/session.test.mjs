@@ -5,7 +5,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
-import { kopt, root, vectorsDir } from './addon.mjs'
+import { addonPath, kopt, root, vectorsDir } from './addon.mjs'
 
 const cases = fs.readdirSync(vectorsDir).filter(f => f.endsWith('.events.json')).map(f => f.slice(0, -'.events.json'.length))
 const read = (name, ext) => {
@@ -43,12 +43,12 @@ test('every vector: the session body equals the former route body byte for byte,
       const whole = new kopt.Session(name, config)
       whole.feed(JSON.stringify(events))
       const control = controlWith(budget, whole.completedEvals)
-      whole.revise(control)
+      whole.reviseWith(control)
       const want = referenceBody(events, name, control, config)
       assert.equal(whole.body().toString('utf8'), want, `${name} whole budget=${budget}`)
       const live = new kopt.Session(name, config)
       for (const e of events) live.feed(JSON.stringify(e))
-      live.revise(control)
+      live.reviseWith(control)
       assert.equal(live.body().toString('utf8'), want, `${name} event by event`)
       // The parts the route writes are the same bytes, and so are the full answer's.
       assert.equal(Buffer.concat(live.parts()).toString('utf8'), want, `${name} parts`)
@@ -64,23 +64,23 @@ test('the revision moves only when the projection, updatedAt or control changes;
   const s = new kopt.Session('s1')
   s.feed(JSON.stringify(events.slice(0, 50)))
   const c = controlWith(0, 0)
-  const r1 = s.revise(c)
+  const r1 = s.reviseWith(c)
   const e1 = s.etag
   const b1 = s.body()
-  assert.equal(s.revise(c), r1, 'nothing changed')
+  assert.equal(s.reviseWith(c), r1, 'nothing changed')
   assert.equal(s.etag, e1)
   assert.equal(s.body(), b1, 'the same Buffer object while the revision stands')
   s.feed(JSON.stringify({ type: 'turn/end', seq: 10_000, time: 1 }))
-  assert.equal(s.revise(c), r1, 'an event the projection ignores changes nothing')
+  assert.equal(s.reviseWith(c), r1, 'an event the projection ignores changes nothing')
   s.feed(JSON.stringify(events.slice(50)))
-  const r2 = s.revise(c)
+  const r2 = s.reviseWith(c)
   assert.ok(r2 > r1)
   assert.notEqual(s.etag, e1)
   assert.notEqual(s.body().toString(), b1.toString())
-  const r3 = s.revise(controlWith(5, 0))
+  const r3 = s.reviseWith(controlWith(5, 0))
   assert.ok(r3 > r2, 'a new control object is a new revision')
   s.feed(JSON.stringify({ type: 'user/message', seq: 99_999, time: 5e12, data: { message: { source: { kind: 'user' }, content: [] } } }))
-  assert.ok(s.revise(controlWith(5, 0)) > r3, 'a later projected event moves updatedAt')
+  assert.ok(s.reviseWith(controlWith(5, 0)) > r3, 'a later projected event moves updatedAt')
   assert.equal(s.updatedAt, 5e12)
   assert.equal(JSON.parse(s.body()).updatedAt, 5e12)
   assert.notEqual(new kopt.Session('s1').etag, s.etag, 'another object for the same id never shares an ETag')
@@ -93,22 +93,69 @@ test('the session shares its projector with the loop and the tools; bad input is
   assert.equal(s.projector, p)
   s.feed(read('z03-large-60-evals', 'events'))
   assert.ok(p.version > 0)
+  // An event nested too deep for the bounded parser is one unreadable log position, the rest is read.
   const deep = '['.repeat(5000) + ']'.repeat(5000)
-  assert.throws(() => s.feed(`[${deep}]`), { code: 'KOPT_BAD_EVENTS' })
-  assert.throws(() => s.feed(5), { code: 'KOPT_BAD_ARGUMENT' })
-  assert.throws(() => new kopt.Session(), { code: 'KOPT_BAD_ARGUMENT' })
-  assert.throws(() => s.revise(), { code: 'KOPT_BAD_ARGUMENT' })
+  const fed = s.fed
+  assert.deepEqual(s.feed(`[${deep},{"type":"x","seq":1}]`), { events: 1, skipped: 0, unreadable: 1 })
+  assert.equal(s.fed, fed + 2)
+  assert.equal(s.unreadable, 1)
+  assert.throws(() => s.feed('[{"type":'), { code: 'KOPT_BAD_EVENTS' })
+  assert.throws(() => s.feed('not events'), { code: 'KOPT_BAD_EVENTS' })
+  s.skip(2)
+  assert.equal(s.unreadable, 3)
+  // Every failure is a KoptError (one class, made by the addon), with a code.
+  for (const [f, code] of [
+    [() => s.feed(5), 'KOPT_BAD_ARGUMENT'],
+    [() => new kopt.Session(), 'KOPT_BAD_ARGUMENT'],
+    [() => new kopt.Session('x', undefined, '{"route":{}}'), 'KOPT_BAD_JSON'],
+    [() => new kopt.Session('x', undefined, 'nope'), 'KOPT_BAD_JSON'],
+    [() => s.reviseWith(), 'KOPT_BAD_ARGUMENT'],
+    [() => s.parts('7'), 'KOPT_BAD_ARGUMENT'],
+    [() => s.skip(-1), 'KOPT_BAD_ARGUMENT'],
+    [() => s.settled(true), 'KOPT_BAD_ARGUMENT'],
+    [() => s.applyControl('{}', 'fr'), 'KOPT_BAD_ARGUMENT'],
+    [() => s.command('other', '', 'en'), 'KOPT_BAD_ARGUMENT'],
+    [() => s.supervisorAnswered(1, '[]', true, false), 'KOPT_BAD_JSON'],
+    [() => s.adoptLoop({}), 'KOPT_BAD_ARGUMENT'],
+    [() => new kopt.Projector('{'), 'KOPT_BAD_JSON'],
+    [() => kopt.chooseEffort(null, '{}', null), 'KOPT_BAD_JSON'],
+  ]) {
+    assert.throws(f, (e) => e instanceof kopt.KoptError && e instanceof Error && e.name === 'KoptError' && e.code === code && e.message !== '', code)
+  }
+})
+
+test('the session owns its loop: revise() makes the control itself; a past session hands its loop on', () => {
+  const loop = JSON.stringify({ settings: { defaultBudget: 7, available: true }, route: { provider: 'p', model: 'm' } })
+  const s = new kopt.Session('L', '{}', loop)
+  s.feed(read('z03-large-60-evals', 'events'))
+  const r1 = s.revise()
+  const control = JSON.parse(s.control)
+  assert.deepEqual(control.loop, { armed: false, budget: 0, round: 0, evalsDone: s.completedEvals, evalsOverBudget: 0, available: true, defaultBudget: 7 })
+  assert.deepEqual(control.supervisor, { enabled: false, configured: true, configRoute: { provider: 'p', model: 'm' }, effective: { provider: 'p', model: 'm', source: 'config' } })
+  assert.equal(s.revise(), r1, 'nothing changed')
+  const reply = JSON.parse(s.applyControl(JSON.stringify({ action: 'loop-arm', budget: 3, outputLanguage: 'zh' }), 'en'))
+  assert.equal(reply.status, 200)
+  assert.equal(s.armed, true)
+  const r2 = s.revise()
+  assert.ok(r2 > r1, 'arming changes the control, so the revision')
+  const body = JSON.parse(Buffer.concat(s.parts()).toString())
+  assert.deepEqual(body.control, JSON.parse(s.control))
+  assert.equal(body.control.loop.budget, 3)
+  // The live object of the same session takes the loop over.
+  const live = new kopt.Session('L', '{}', loop)
+  live.adoptLoop(s)
+  assert.equal(live.armed, true)
+  assert.equal(s.armed, false)
 })
 
 test('a worker thread that loads the addon leaves the main thread\'s classes working (per-environment, no static references)', async () => {
   const { Worker } = await import('node:worker_threads')
-  const addonPath = process.env.KOPT_ADDON || path.join(root, 'build/kopt.node')
   const code = `
     const { parentPort } = require('node:worker_threads')
     const kopt = require(${JSON.stringify(addonPath)})
     const s = new kopt.Session('w', new kopt.Projector())
     s.feed(JSON.stringify([{ type: 'tool/call', seq: 1, data: { callId: 'a', name: 'kernel_evaluate', arguments: '{}' } }]))
-    s.revise('{}')
+    s.reviseWith('{}')
     parentPort.postMessage(JSON.parse(s.body()).iterations.length)`
   const w = new Worker(code, { eval: true })
   const points = await new Promise((resolve, reject) => { w.on('message', resolve); w.on('error', reject) })
@@ -116,7 +163,7 @@ test('a worker thread that loads the addon leaves the main thread\'s classes wor
   assert.equal(points, 1)
   // After the worker's environment is gone, the main thread's constructors still stand.
   const s = new kopt.Session('m', new kopt.Projector())
-  s.revise('{}')
+  s.reviseWith('{}')
   assert.equal(JSON.parse(s.body()).sessionId, 'm')
   assert.equal((await kopt.loadSession('x', path.join(root, 'tests/fixtures/host-session-kernel-opt.jsonl'))).projector instanceof kopt.Projector, true)
 })
@@ -134,11 +181,11 @@ test('full answers at later revisions share the Buffers of the unchanged pieces'
     ]
   }
   s.feed(JSON.stringify(Array.from({ length: 3000 }, (_, i) => evaluation(i)).flat()))
-  s.revise('null')
+  s.reviseWith('null')
   const a = s.parts(-1)
   assert.ok(a.length > 10, `${a.length} parts`)
   s.feed(JSON.stringify(evaluation(3000)))
-  s.revise('null')
+  s.reviseWith('null')
   const b = s.parts(-1)
   // New each revision: the open block of each list and the short parts between them (about 6 of
   // the series and 10 of the chart), however long the run; every sealed block is shared.
@@ -150,4 +197,22 @@ test('full answers at later revisions share the Buffers of the unchanged pieces'
   assert.equal(Buffer.concat(b).toString('utf8'), s.delta(-1).toString('utf8'))
   assert.equal(JSON.parse(Buffer.concat(b).toString('utf8')).body.iterations.length, 3001)
   assert.equal(JSON.parse(Buffer.concat(a).toString('utf8')).body.iterations.length, 3000, 'the held answer keeps its bytes')
+})
+
+test('csv(): the run as the offline report writes it (kopt report --csv), for the tab\'s export', async () => {
+  const { execFileSync } = await import('node:child_process')
+  const fs = await import('node:fs')
+  const os = await import('node:os')
+  const events = read('z03-large-60-evals', 'events')
+  const s = new kopt.Session('csv')
+  s.feed(events)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopt-csv-'))
+  try {
+    fs.writeFileSync(path.join(dir, 'log.json'), events)
+    execFileSync(path.join(root, 'build/kopt'), ['report', path.join(dir, 'log.json'), '--csv', path.join(dir, 'run.csv'), '-o', path.join(dir, 'run.html')])
+    assert.equal(s.csv(), fs.readFileSync(path.join(dir, 'run.csv'), 'utf8'))
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+  assert.equal(s.csv().split('\r\n').length, 2 + JSON.parse(Buffer.concat(s.parts()).toString()).iterations.length)
 })

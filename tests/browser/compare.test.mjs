@@ -4,10 +4,9 @@
 // clear of each other, zh and en), the comparability rule on the axis with its reason, an unreadable
 // session's row, a live session updating while compared; and the laptop sizes (1100×720, 1440×900):
 // the tab opens at its top, a scrolled position comes back, the chart's text keeps its pixel size.
-//   node --test tests/browser/compare.test.mjs     (KOPT_ADDON, CHROMIUM, KOPT_ARTIFACTS optional)
+//   node --test tests/browser/compare.test.mjs     (KOPT_TEST_ADDON, CHROMIUM, KOPT_ARTIFACTS optional)
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
@@ -17,8 +16,7 @@ import { demoEvents, moreEvents } from './lib/demo-run.mjs'
 import { startMockHost } from './lib/mock-host.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const root = path.resolve(here, '../..')
-const kopt = createRequire(import.meta.url)(process.env.KOPT_ADDON || path.join(root, 'build/kopt.node'))
+const { kopt } = await import('../addon/addon.mjs') // the test build: the mock host reads body() and delta()
 const artifacts = process.env.KOPT_ARTIFACTS || path.join(here, 'artifacts')
 mkdirSync(artifacts, { recursive: true })
 

@@ -27,6 +27,9 @@ export CHROMIUM=${CHROMIUM:-$(command -v chromium || true)}
 [ -x "$CHROMIUM" ] || { log "chromium not found"; exit 1; }
 export KOPT_ADDON=${KOPT_ADDON:-$KOPT_ROOT/${KOPT_BUILD_DIR:-build}/kopt.node}
 [ -f "$KOPT_ADDON" ] || { log "addon not built: $KOPT_ADDON"; exit 1; }
+# The stand-in host of tab.test.mjs and bench/tab reads the session's body and deltas: the test build.
+export KOPT_TEST_ADDON=${KOPT_TEST_ADDON:-$KOPT_ROOT/${KOPT_BUILD_DIR:-build}/kopt-test.node}
+[ -f "$KOPT_TEST_ADDON" ] || { log "addon test build not built: $KOPT_TEST_ADDON"; exit 1; }
 export KOPT_ARTIFACTS=${KOPT_ARTIFACTS:-$KOPT_ROOT/tests/browser/artifacts}
 mkdir -p "$KOPT_ARTIFACTS"
 

@@ -16,7 +16,7 @@ import { CHROMIUM_ARGS } from './lib/chromium.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '../..')
-const kopt = createRequire(import.meta.url)(process.env.KOPT_ADDON || path.join(root, 'build/kopt.node'))
+const { kopt } = await import('../addon/addon.mjs') // the test build: the mock host reads body() and delta()
 const artifacts = process.env.KOPT_ARTIFACTS || path.join(here, 'artifacts')
 mkdirSync(artifacts, { recursive: true })
 
@@ -382,6 +382,12 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
       assert.ok(dl.suggestedFilename().endsWith(`.${ext}`))
       const file = path.join(artifacts, `export.${ext}`)
       await dl.saveAs(file)
+      // The CSV is the core's: the offline report's columns, one line per evaluation.
+      if (ext === 'csv') {
+        const lines = readFileSync(file, 'utf8').trimEnd().split('\r\n')
+        assert.match(lines[0], /^index,seq,tool,phase,verdict,trust,compiled,correct,latencyMs,speedup,pooledSpeedup,best,/)
+        assert.ok(lines.length > 10, `${lines.length} lines`)
+      }
     }
     await page.close()
   })

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kopt/chart.hpp"
 #include "kopt/compare.hpp"
 #include "kopt/events.hpp"
 #include "kopt/projector.hpp"
@@ -253,7 +254,9 @@ TEST(CompareChart, SpeedupAxisPlacesEveryPointInThePlot) {
   for (const auto& s : c["series"]) {
     colours.insert(s["color"].get<std::string>());
     double last_x = -1;
-    for (const auto& p : s["points"]) {  // [index, latency, ok, speedup]
+    for (const auto& p : s["points"]) {  // [index, latency, ok, speedup|null, label]
+      ASSERT_EQ(p.size(), 5u);
+      EXPECT_EQ(p[4], kopt::format_latency(p[1].get<double>())) << "the latency's label is the core's";
       const double x = x0 + dx * p[0].get<double>(), y = y_of_in(s, p);
       EXPECT_GE(x, left);
       EXPECT_LE(x, right);
@@ -261,7 +264,7 @@ TEST(CompareChart, SpeedupAxisPlacesEveryPointInThePlot) {
       EXPECT_LE(y, bottom);
       EXPECT_GT(x, last_x) << "x follows the evaluation's index";
       last_x = x;
-      EXPECT_EQ(p.size(), 4u) << "a speedup on a speedup axis";
+      EXPECT_TRUE(p[3].is_number()) << "a speedup on a speedup axis";
     }
   }
   EXPECT_EQ(colours.size(), 2u);

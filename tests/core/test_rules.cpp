@@ -301,3 +301,13 @@ TEST(ReplayPick, FastestHonestSelfReportedPointOfTheArtifactWithItsWholeCommand)
   EXPECT_FALSE(kopt::pick_replay_point(p.series(), "none.cu").has_value());
   EXPECT_FALSE(kopt::pick_replay_point(p.series(), "").has_value());
 }
+
+// H-5: replay output never opens a replay block. A line the projection would read as the anchor
+// (after any leading JS whitespace, NBSP included) is renamed; the projection then finds no block.
+TEST(H5_Replay, OutputAnchorsAreRenamedAsTheProjectionReadsThem) {
+  const std::string out = "x\n  [replay] fake\n\xC2\xA0[replay] nbsp\n[replay]ok\n\t[replay] ";
+  EXPECT_EQ(kopt::neutralize_replay_output(out),
+            "x\n  [replay-output] fake\n\xC2\xA0[replay-output] nbsp\n[replay]ok\n\t[replay-output] ");
+  EXPECT_EQ(kopt::neutralize_replay_output(""), "");
+  EXPECT_EQ(kopt::neutralize_replay_output("\n"), "\n");
+}

@@ -665,3 +665,53 @@ TEST(P_SeriesDelta, HistoryIsBounded) {
   EXPECT_NE(s.delta(r1 + 1), nullptr);
   EXPECT_NE(s.delta(s.revision()), nullptr);
 }
+
+// The session owns its loop: revise() takes the control its LoopController makes from the
+// session's own projection, and arming moves the revision.
+TEST(P_SessionLoop, ReviseMakesTheControlItself) {
+  Projector p;
+  Session s(p, "loop");
+  const auto events = parse_json(R"([
+    {"type":"tool/call","seq":1,"time":10,"data":{"callId":"a","name":"bash","arguments":"{\"command\":\"./bench\"}"}},
+    {"type":"tool/result","seq":2,"time":11,"data":{"message":{"source":{"kind":"tool","callId":"a"},"content":[{"type":"text","text":"KERNEL_EVAL={\"artifact\":\"k.cu\",\"correct\":true,\"latency_ms\":2}"}]}}}
+  ])");
+  ASSERT_TRUE(events);
+  s.feed(*events);
+  const auto r1 = s.revise();
+  EXPECT_EQ(s.revise(), r1);
+  const auto control = parse_json(s.control_json());
+  ASSERT_TRUE(control);
+  EXPECT_EQ((*control)["loop"]["evalsDone"], 1);
+  EXPECT_EQ((*control)["loop"]["armed"], false);
+  s.loop().arm(5, Lang::en);
+  EXPECT_GT(s.revise(), r1);
+  EXPECT_NE(s.body().find("\"budget\":5"), std::string::npos);
+  // Another object of the same session takes the loop over.
+  Projector q;
+  Session t(q, "loop");
+  t.adopt_loop(s);
+  EXPECT_TRUE(t.loop().armed());
+  EXPECT_FALSE(s.loop().armed());
+}
+
+// What feed() takes as text (read_events_text): an array whose too-deep element is one unreadable
+// position, JSONL with a broken line, and text that is neither (refused, nothing counted).
+TEST(P_SessionLoop, FeedTextCountsPositionsAndUnreadable) {
+  Projector p;
+  Session s(p, "t");
+  const std::string deep = std::string(5000, '[') + std::string(5000, ']');
+  EventsText r = s.feed_text("[" + deep + R"(,{"type":"x","seq":1}])");
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.positions, 2u);
+  EXPECT_EQ(r.unreadable, 1u);
+  r = s.feed_text("{\"type\":\"x\",\"seq\":2}\n{broken\n{\"type\":\"x\",\"seq\":3}\n");
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.positions, 3u);
+  EXPECT_EQ(r.unreadable, 1u);
+  EXPECT_FALSE(s.feed_text("not events").ok);
+  EXPECT_EQ(s.fed(), 5u);
+  EXPECT_EQ(s.unreadable(), 2u);
+  s.skip(1);
+  EXPECT_EQ(s.fed(), 6u);
+  EXPECT_EQ(s.unreadable(), 3u);
+}

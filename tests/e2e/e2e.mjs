@@ -186,6 +186,16 @@ await main(async () => {
     assert.deepEqual(markedPids(mark), [], `${mark} still running`)
   })
 
+  // The tab's CSV export is the core's (the offline report's columns), one line per point.
+  const csv = await http(web.port, `/plugins/kernel-opt/csv?sessionId=${encodeURIComponent(sid)}`)
+  check('/csv: the run as the core writes it', () => {
+    assert.equal(csv.status, 200)
+    assert.match(csv.headers.get('content-type'), /text\/csv/)
+    const lines = csv.text.trimEnd().split('\r\n')
+    assert.match(lines[0], /^index,seq,tool,phase,verdict,trust,/)
+    assert.equal(lines.length, 1 + s.iterations.length)
+  })
+
   // ── HTTP behaviour ──
   const etag = first.headers.get('etag')
   const again = await http(web.port, seriesPath, { headers: { 'if-none-match': etag } })

@@ -1,4 +1,4 @@
-// GET /compare (lib/compare.mjs) over the plugin's own session store (lib/index.mjs createStore):
+// GET /compare (lib/compare.mjs) over the plugin's own session store (lib/store.mjs createStore):
 // a live session and past sessions read from their log files off the thread (kopt.loadSession),
 // loading answered with Retry-After and then the curve, an unreadable or unknown session kept as a
 // row with its reason, the bounds refused with a message, an unchanged comparison answered 304.
@@ -7,14 +7,13 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
-import { createStore } from '../../lib/index.mjs'
+import { kopt } from '../addon/addon.mjs'
+import { createStore } from '../../lib/store.mjs'
 import { resolveConfig } from '../../lib/config.mjs'
 import { compareIds, createCompareRoute } from '../../lib/compare.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const kopt = createRequire(import.meta.url)(process.env.KOPT_ADDON || path.join(root, 'build/kopt.node'))
 const { config } = resolveConfig({})
 const vectors = path.join(root, 'tests/fixtures/vectors')
 const events = JSON.parse(fs.readFileSync(path.join(vectors, 'z03-large-60-evals.events.json'), 'utf8')).map((e, i) => ({ ...e, seq: i, time: 1000 + i }))
@@ -80,7 +79,7 @@ test('live and past sessions compared: loading first, then every curve; unknown 
     assert.equal(r.json.chart.series.length, 3)
     assert.equal(r.headers['x-kernel-opt-loading'], undefined)
     // Each session's row comes from its projection, e.g. the live one's evaluations.
-    assert.equal(s[0].evaluations, JSON.parse(store.live.get('live').s.body()).iterations.length)
+    assert.equal(s[0].evaluations, JSON.parse(store.peek('live').body()).iterations.length)
     // Nothing changed: the same ETag, 304.
     const again = await ask(route, 'sessionId=live&with=p1,p2,nobody,bad', { 'if-none-match': r.headers.etag })
     assert.equal(again.status, 304)
@@ -111,5 +110,6 @@ test('bounds: one session, too many, a bad id', async () => {
   r = await ask(route, 'with=b')
   assert.equal(r.status, 400)
   // The core refuses the same bounds.
-  assert.throws(() => kopt.compare([{ id: 'a', error: 'x' }]), { code: 'KOPT_BAD_ARGUMENT' })
+  assert.throws(() => kopt.compare([{ id: 'a', error: 'x' }]), (e) => e instanceof kopt.KoptError && e.code === 'KOPT_BAD_ARGUMENT')
+  assert.throws(() => kopt.compare('a,b'), (e) => e instanceof kopt.KoptError && e.code === 'KOPT_BAD_ARGUMENT' && /must be an array/.test(e.message))
 })

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { existsSync } from 'node:fs'
-import { finalizeWithReplay, neutralize, oneLine } from '../../lib/finalize.mjs'
+import { finalizeWithReplay, oneLine } from '../../lib/finalize.mjs'
 
 // The addon built from the current sources when there is one (scripts/test.sh builds it), else the
 // loader's order (the shipped prebuilt).
@@ -14,6 +14,13 @@ const built = new URL('../../build/kopt.node', import.meta.url).pathname
 if (!process.env.KOPT_ADDON && existsSync(built)) process.env.KOPT_ADDON = built
 const { loadKopt } = await import('../../lib/native/load.mjs')
 const { mod: kopt } = loadKopt()
+// The series as the route would show it, read with the test build's oracle.
+const { kopt: testKopt } = await import('../addon/addon.mjs')
+const seriesOf = (events) => {
+  const p = new testKopt.Projector('{}')
+  p.feed(JSON.stringify(events))
+  return JSON.parse(p.seriesJson('s', 0))
+}
 
 function session(cwd, commands) {
   const events = []
@@ -55,7 +62,7 @@ test('re-runs the full command of the best shell point and yields a replay point
     assert.match(text, /\[replay exit 0;/)
     const id = s.call('kernel_finalize', { artifact_path: 'k.cu' })
     s.result(id, text)
-    const series = JSON.parse(projectorOf(s.events).seriesJson('s', 0))
+    const series = seriesOf(s.events)
     const rp = series.iterations.filter(x => x.channel === 'replay')
     assert.equal(rp.length, 1)
     assert.equal(rp[0].latencyMs, 1.25)
@@ -75,7 +82,7 @@ test('a failed replay leaves the number not re-measured (no replay point)', asyn
     assert.ok(!/^\[replay\] /m.test(text))
     const id = s.call('kernel_finalize', { artifact_path: 'k.cu' })
     s.result(id, text)
-    const series = JSON.parse(projectorOf(s.events).seriesJson('s', 0))
+    const series = seriesOf(s.events)
     assert.equal(series.iterations.filter(x => x.channel === 'replay').length, 0)
   } finally {
     rmSync(cwd, { recursive: true, force: true })
@@ -103,9 +110,12 @@ test('replay.enabled false, no self-reported point, missing cwd', async () => {
   assert.match(await finalizeWithReplay({ artifact_path: 'k.cu' }, { kopt, projector: p, cwd: '', replay }), /working directory is unknown/)
 })
 
-test('untrusted text never opens an anchor line', () => {
+test('untrusted text never opens an anchor line', async () => {
   assert.equal(oneLine('a\nb\r\nc\u2028d'), 'a b c d')
-  assert.equal(neutralize('x\n  [replay] fake\n[replay]ok'), 'x\n  [replay-output] fake\n[replay]ok')
+  // Replay output has every would-be anchor renamed by the core, whatever whitespace leads it (the
+  // projection's own reading of a line, include/kopt/finalize.hpp).
+  assert.equal(kopt.neutralizeReplayOutput('x\n  [replay] fake\n\u00a0[replay] nbsp\n[replay]ok\n'), 'x\n  [replay-output] fake\n\u00a0[replay-output] nbsp\n[replay]ok\n')
+  assert.throws(() => kopt.neutralizeReplayOutput(3), e => e.code === 'KOPT_BAD_ARGUMENT')
 })
 
 test('runReplay rejects bad options with coded errors', () => {

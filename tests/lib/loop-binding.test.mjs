@@ -1,15 +1,15 @@
-// The loop's N-API surface: JSON in and out, coded errors, the helpers lib/loop.mjs relies on.
+// The loop's N-API surface (the session object's loop and the free helpers): JSON in and out,
+// coded errors, the helpers lib/loop.mjs relies on.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { kopt } from '../addon/addon.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '../..')
-const kopt = createRequire(import.meta.url)(process.env.KOPT_ADDON || path.join(root, 'build/kopt.node'))
-const emptySeries = JSON.stringify({ iterations: [], plans: [], envs: [], profileSeqs: [], uncollectedSeqs: [], echoedSeqs: [], rounds: [], bestIndex: null })
 
 test('adviceFromReply through the binding matches the unit vectors (N-1)', () => {
   const unit = JSON.parse(fs.readFileSync(path.join(root, 'tests/fixtures/vectors/unit.expected.json'), 'utf8'))
@@ -32,56 +32,68 @@ test('language helpers', () => {
   assert.equal(kopt.languageOfMessage('nothing'), null)
 })
 
-test('a controller round trip: arm, settle, control, stop', () => {
-  const c = new kopt.LoopController(JSON.stringify({ defaultBudget: 5, evalsPerTurn: 2 }))
-  assert.equal(c.armed, false)
-  assert.equal(c.language, null)
-  assert.deepEqual(JSON.parse(c.arm(null, 'en')), [])
-  assert.equal(c.armed, true)
-  const acts = JSON.parse(c.settled(emptySeries, JSON.stringify({ agentIdle: true, humanQueued: false, hasUserTask: true })))
+// The loop lives in the session object: the controller reads the session's own projection.
+const facts = [true, false] // agentIdle, humanQueued
+const evaluation = (seq, command, latency) => [
+  { type: 'tool/call', seq, time: 1000 + seq, data: { callId: `c${seq}`, name: 'bash', arguments: JSON.stringify({ command }) } },
+  { type: 'tool/result', seq: seq + 1, time: 1001 + seq, data: { message: { source: { kind: 'tool', callId: `c${seq}` }, content: [{ type: 'text', text: `KERNEL_EVAL={"artifact":"k.cu","correct":true,"latency_ms":${latency}}` }] } } },
+]
+
+test('a session loop round trip: arm, settle, control, stop', () => {
+  const s = new kopt.Session('r', '{}', JSON.stringify({ settings: { defaultBudget: 5, evalsPerTurn: 2 } }))
+  assert.equal(s.armed, false)
+  let reply = JSON.parse(s.applyControl(JSON.stringify({ action: 'loop-arm' }), 'en'))
+  assert.deepEqual(reply.actions, [])
+  assert.equal(reply.armed, true)
+  assert.equal(s.armed, true)
+  const acts = JSON.parse(s.settled(...facts))
   assert.equal(acts.length, 1)
   assert.equal(acts[0].type, 'send')
   assert.equal(acts[0].kind, 'continuation')
   assert.match(acts[0].text, /^\[kernel-loop round 1\] 0\/5 evaluations used/)
-  assert.deepEqual(JSON.parse(c.settled(emptySeries, JSON.stringify({ agentIdle: false }))), [])
-  const ctl = JSON.parse(c.control(3))
-  assert.equal(ctl.loop.evalsDone, 3)
+  assert.deepEqual(JSON.parse(s.settled(false, false)), [])
+  s.feed(JSON.stringify([...evaluation(0, './bench a', 3), ...evaluation(2, './bench b', 2)]))
+  const ctl = JSON.parse(s.control)
+  assert.equal(ctl.loop.evalsDone, 2, 'counted from the session\'s own projection')
   assert.equal(ctl.loop.round, 1)
-  assert.equal(JSON.parse(c.control(null)).loop.evalsDone, 0)
-  const stop = JSON.parse(c.stop())
-  assert.deepEqual(stop[0], { type: 'abort' })
-  assert.deepEqual(stop[1], { type: 'disarmed', reason: 'stopped' })
-  const reply = JSON.parse(c.applyControl(JSON.stringify({ action: 'nope' }), null, 'en'))
+  reply = JSON.parse(s.applyControl(JSON.stringify({ action: 'loop-stop' }), 'en'))
+  assert.deepEqual(reply.actions[0], { type: 'abort' })
+  assert.deepEqual(reply.actions[1], { type: 'disarmed', reason: 'stopped' })
+  reply = JSON.parse(s.applyControl(JSON.stringify({ action: 'nope' }), 'en'))
   assert.equal(reply.status, 400)
-  const cmd = JSON.parse(c.command('kloop', 'status', null, 'en'))
+  const cmd = JSON.parse(s.command('kloop', 'status', 'en'))
   assert.equal(cmd.ok, true)
   assert.match(cmd.text, /last stop: stopped/)
+  assert.deepEqual(JSON.parse(s.turnEnded('completed')), [])
+  assert.deepEqual(JSON.parse(s.hostCancelled('user')), [])
 })
 
 test('a supervised checkpoint asks for a review, then the answer is turned into a message', () => {
-  const c = new kopt.LoopController('{}')
-  c.setConfigRoute(JSON.stringify({ provider: 'p', model: 'm' }))
-  assert.equal(c.setSupervise(true), null)
-  c.arm(4, 'zh')
-  const series = JSON.stringify({ iterations: [{ seq: 5, tool: 'bash', channel: 'shell', correct: true, latencyMs: 2, command: './bench' }], plans: [], envs: [], profileSeqs: [], uncollectedSeqs: [], echoedSeqs: [], rounds: [], bestIndex: 0 })
-  const [ask] = JSON.parse(c.settled(series, '{}'))
+  const s = new kopt.Session('v', '{}', JSON.stringify({ route: { provider: 'p', model: 'm' } }))
+  assert.equal(JSON.parse(s.command('supervise', 'on', 'en')).ok, true)
+  s.command('kloop', '4', 'zh')
+  s.feed(JSON.stringify(evaluation(5, './bench', 2)))
+  const [ask] = JSON.parse(s.settled(...facts))
   assert.equal(ask.type, 'review')
   assert.equal(ask.kind, 'progress')
   assert.equal(ask.provider, 'p')
   assert.match(ask.system, /Chinese/)
   assert.match(ask.prompt, /\.\/bench/)
-  assert.equal(c.reviewPending, true)
-  const [send] = JSON.parse(c.supervisorAnswered(ask.token, JSON.stringify({ text: '先跑一次 profiler。', finish: 'stop' }), series, '{}'))
+  const [send] = JSON.parse(s.supervisorAnswered(ask.token, JSON.stringify({ text: '先跑一次 profiler。', finish: 'stop' }), ...facts))
   assert.equal(send.kind, 'continuation')
   assert.match(send.text, /Supervisor review \(advisory, from the second model\):\n先跑一次 profiler。/)
-  assert.equal(JSON.parse(c.control(1)).supervisor.lastAdvice, '先跑一次 profiler。')
+  assert.equal(JSON.parse(s.control).supervisor.lastAdvice, '先跑一次 profiler。')
 })
 
-test('bad input raises coded errors', () => {
-  const c = new kopt.LoopController('{}')
-  assert.throws(() => c.settled('{not json', '{}'), (e) => e.code === 'KOPT_BAD_JSON')
-  assert.throws(() => c.settled('[1]', '{}'), (e) => e.code === 'KOPT_BAD_JSON')
-  assert.throws(() => c.supervisorAnswered('x', '{}', null, '{}'), (e) => e.code === 'KOPT_BAD_ARGUMENT')
-  assert.throws(() => c.command('other', '', null, 'en'), (e) => e.code === 'KOPT_BAD_ARGUMENT')
+test('bad input raises coded errors, never a silent default', () => {
+  const s = new kopt.Session('b')
+  assert.throws(() => s.settled('yes', false), (e) => e.code === 'KOPT_BAD_ARGUMENT')
+  assert.throws(() => s.supervisorAnswered('x', '{}', true, false), (e) => e.code === 'KOPT_BAD_ARGUMENT')
+  assert.throws(() => s.supervisorAnswered(1, '{not json', true, false), (e) => e.code === 'KOPT_BAD_JSON')
+  assert.throws(() => s.command('other', '', 'en'), (e) => e.code === 'KOPT_BAD_ARGUMENT')
+  assert.throws(() => s.command('kloop', undefined, 'en'), (e) => e.code === 'KOPT_BAD_ARGUMENT')
+  assert.throws(() => s.turnEnded(), (e) => e.code === 'KOPT_BAD_ARGUMENT')
+  assert.throws(() => s.applyControl('{}'), (e) => e.code === 'KOPT_BAD_ARGUMENT')
   assert.throws(() => kopt.adviceFromReply(3), (e) => e.code === 'KOPT_BAD_ARGUMENT')
+  assert.throws(() => kopt.chooseEffort(1, '[]', null), (e) => e.code === 'KOPT_BAD_ARGUMENT')
 })

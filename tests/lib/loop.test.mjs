@@ -1,15 +1,18 @@
-// lib/loop.mjs against a scripted stand-in host (agents, sessions, llm, commands) and the real
-// addon: the controller's actions are carried out, and the projection reads the messages back.
+// lib/loop.mjs against a scripted stand-in host (agents, sessions, llm, commands), the real store
+// (lib/store.mjs) and the real addon: the loop of each kopt.Session decides, its actions are
+// carried out, and the projection reads the messages back.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { kopt } from '../addon/addon.mjs'
 import { registerLoop, registerLoopCommands, configLanguage, humanQueued } from '../../lib/loop.mjs'
+import { createStore } from '../../lib/store.mjs'
+import { loopJson, resolveConfig } from '../../lib/config.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '../..')
-const kopt = createRequire(import.meta.url)(process.env.KOPT_ADDON || path.join(root, 'build/kopt.node'))
 
 const sleep = (ms) => new Promise(resolve => setTimeout(resolve, ms))
 async function until(cond, what, ms = 3000) {
@@ -81,8 +84,8 @@ function fakeHost({ evalsPerTurn = 1, hang = false, llm } = {}) {
     commands: { register(def) { commands.set(def.name, def); return () => commands.delete(def.name) } },
     llm,
   }
-  const getProjector = (id) => {
-    if (id !== session.id) return undefined
+  // The whole log read afresh by the test build's oracle (the series as /series shows it).
+  const getProjector = () => {
     const p = new kopt.Projector('{}')
     p.feed(JSON.stringify(events))
     return p
@@ -99,13 +102,23 @@ const baseConfig = (extra = {}) => ({
   ...extra,
 })
 
+// The loop service over the real store, wired as lib/index.mjs wires them (the loop's listener
+// first, then the store's; both drop a disposed agent's session).
+function wire(h, config, opts = {}) {
+  const resolved = resolveConfig(config, kopt.loopRules).config
+  const store = createStore(kopt, resolved, { sessions: () => h.ctx.sessions, persistence: () => undefined, loopJson: () => loopJson(resolved, true) })
+  const svc = registerLoop(h.ctx, { store, kopt, config: resolved, settleMs: opts.settleMs ?? 5, supervisorTimeoutMs: opts.timeoutMs ?? 1000, llm: opts.llm })
+  h.ctx.on('session/event', (session, event) => store.onEvent(session, event, 'kernel-opt'))
+  h.ctx.on('agent/disposed', (payload) => store.forget(payload.agent.id))
+  registerLoopCommands(h.ctx, { loop: svc })
+  const control = () => JSON.parse(store.getLive(h.session.id).control)
+  const act = (body) => svc.act(h.session.id, store.getLive(h.session.id), body)
+  return { svc, store, control, act }
+}
+
 function setup(opts = {}, config = baseConfig()) {
   const h = fakeHost(opts)
-  const svc = registerLoop(h.ctx, {
-    getProjector: h.getProjector, kopt, config, settleMs: 5, supervisorTimeoutMs: opts.timeoutMs ?? 1000, llm: opts.llm,
-  })
-  registerLoopCommands(h.ctx, { loop: svc })
-  return { h, svc }
+  return { h, ...wire(h, config, opts) }
 }
 
 /** A scripted supervisor: each call takes the next reply ({text, finish, delayMs}). */
@@ -132,16 +145,16 @@ function fakeLlm(replies, efforts = ['off', 'low', 'high']) {
 }
 
 test('/kloop 3 runs to a wrap-up and stops', async () => {
-  const { h, svc } = setup()
+  const { h, svc, control, act, store } = setup()
   h.human('Optimize k.cu')
   const r = h.runCommand('kloop', '3')
   assert.equal(r.kind, 'success')
   await until(() => h.sent.some(t => t.startsWith('[kernel-loop wrap-up]')), 'the wrap-up')
   await sleep(50)
-  const control = svc.control('session-1')
-  assert.equal(control.loop.armed, false)
-  assert.equal(control.loop.stopReason, 'budget')
-  assert.equal(control.loop.outputLanguage, 'en')
+  const ctl = control()
+  assert.equal(ctl.loop.armed, false)
+  assert.equal(ctl.loop.stopReason, 'budget')
+  assert.equal(ctl.loop.outputLanguage, 'en')
   // Rounds 1..3 then the wrap-up, and nothing after it.
   assert.match(h.sent[0], /^\[kernel-loop round 1\] 0\/3 evaluations used/)
   assert.match(h.sent[1], /^\[kernel-loop round 2\] 1\/3 evaluations used/)
@@ -159,7 +172,7 @@ test('/kloop 3 runs to a wrap-up and stops', async () => {
 })
 
 test('/kloop stop mid-turn aborts the running turn and sends nothing more', async () => {
-  const { h, svc } = setup({ hang: true })
+  const { h, svc, control, act, store } = setup({ hang: true })
   h.human('Optimize k.cu')
   h.runCommand('kloop', '5')
   await until(() => h.sent.length === 1 && h.agent.status === 'running', 'the first continuation')
@@ -170,25 +183,25 @@ test('/kloop stop mid-turn aborts the running turn and sends nothing more', asyn
   assert.equal(h.agent.status, 'idle')
   await sleep(50)
   assert.equal(h.sent.length, 1)
-  assert.equal(svc.control('session-1').loop.stopReason, 'stopped')
+  assert.equal(control().loop.stopReason, 'stopped')
   assert.match(h.runCommand('kloop', 'status').text, /not armed \(last stop: stopped\)/)
 })
 
 test('an aborted turn disarms the loop', async () => {
-  const { h, svc } = setup({ hang: true })
+  const { h, svc, control, act, store } = setup({ hang: true })
   h.human('Optimize k.cu')
   h.runCommand('kloop', '')
   await until(() => h.sent.length === 1, 'the first continuation')
   h.agent.cancel({ kind: 'user' }, { keepInbox: true }) // the host's own stop button
   await sleep(50)
-  assert.equal(svc.control('session-1').loop.armed, false)
-  assert.equal(svc.control('session-1').loop.stopReason, 'stopped')
+  assert.equal(control().loop.armed, false)
+  assert.equal(control().loop.stopReason, 'stopped')
   assert.equal(h.sent.length, 1)
 })
 
 test('the host\'s stop while no turn runs (a review in flight) disarms; the late answer sends nothing', async () => {
   const llm = fakeLlm([{ text: 'Keep going.', delayMs: 150 }])
-  const { h, svc } = setup({ llm, timeoutMs: 2000 }, baseConfig({ supervisor: { provider: 'fake', model: 'judge' } }))
+  const { h, svc, control, act, store } = setup({ llm, timeoutMs: 2000 }, baseConfig({ supervisor: { provider: 'fake', model: 'judge' } }))
   h.human('Optimize k.cu')
   h.runCommand('supervise', 'on')
   h.runCommand('kloop', '5')
@@ -196,8 +209,8 @@ test('the host\'s stop while no turn runs (a review in flight) disarms; the late
   assert.equal(h.agent.status, 'idle')
   const sent = h.sent.length
   h.agent.cancel({ kind: 'user' }, { keepInbox: true }) // session.cancel: the composer's stop button
-  assert.equal(svc.control('session-1').loop.armed, false)
-  assert.equal(svc.control('session-1').loop.stopReason, 'stopped')
+  assert.equal(control().loop.armed, false)
+  assert.equal(control().loop.stopReason, 'stopped')
   await sleep(300)
   assert.equal(h.sent.length, sent, h.sent.join('\n---\n'))
   // The next human turn gets no continuation either.
@@ -209,8 +222,7 @@ test('the host\'s stop while no turn runs (a review in flight) disarms; the late
 
 test('the host\'s stop in the settle window disarms before the checkpoint', async () => {
   const h = fakeHost()
-  const svc = registerLoop(h.ctx, { getProjector: h.getProjector, kopt, config: baseConfig(), settleMs: 80 })
-  registerLoopCommands(h.ctx, { loop: svc })
+  const { svc, control } = wire(h, baseConfig(), { settleMs: 80 })
   const original = h.agent.cancel
   h.human('Optimize k.cu')
   h.runCommand('kloop', '4')
@@ -219,7 +231,7 @@ test('the host\'s stop in the settle window disarms before the checkpoint', asyn
   h.agent.cancel({ kind: 'user' }, { keepInbox: true })
   await sleep(200)
   assert.equal(h.sent.length, 1, h.sent.join('\n---\n'))
-  assert.equal(svc.control('session-1').loop.stopReason, 'stopped')
+  assert.equal(control().loop.stopReason, 'stopped')
   svc.dispose()
   assert.equal(h.agent.cancel, original, 'dispose gives the agent its own cancel back')
 })
@@ -227,7 +239,7 @@ test('the host\'s stop in the settle window disarms before the checkpoint', asyn
 test('supervisor advice rides the next continuation and is read back into the rounds', async () => {
   const llm = fakeLlm([{ text: 'OK: baseline measured' }, { text: 'Profile once before more variants.' }, { text: 'OK: fine' }])
   const config = baseConfig({ supervisor: { provider: 'fake', model: 'judge', reasoningEffort: 'low' } })
-  const { h, svc } = setup({ llm }, config)
+  const { h, svc, control, act, store } = setup({ llm }, config)
   h.human('Optimize k.cu')
   assert.equal(h.runCommand('supervise', 'on').kind, 'success')
   h.runCommand('kloop', '3')
@@ -238,7 +250,7 @@ test('supervisor advice rides the next continuation and is read back into the ro
   const rounds = h.series().rounds
   assert.ok(rounds.some(r => r.review === 'Profile once before more variants.'))
   assert.ok(rounds.some(r => r.review === 'ok' && r.reviewNote === 'baseline measured') || rounds.some(r => r.review === 'ok'))
-  assert.equal(svc.control('session-1').supervisor.lastAdvice, 'Profile once before more variants.')
+  assert.equal(control().supervisor.lastAdvice, 'Profile once before more variants.')
   // The messages carrying a review name the model that gave it (source.supervisor, not in the text);
   // the first continuation, reviewed by nobody, does not.
   const loopMessages = h.session.events.filter(e => e.type === 'user/message' && e.data.source?.kind === 'plugin')
@@ -296,18 +308,18 @@ test('an empty supervisor answer is no advice and never an approval: the record 
 })
 
 test('the panel arms in Chinese through /control and stops through it', async () => {
-  const { h, svc } = setup({ hang: true })
+  const { h, svc, control, act, store } = setup({ hang: true })
   h.human('Optimize k.cu')
-  let r = await svc.act('session-1', { sessionId: 'session-1', action: 'loop-arm', budget: 4, outputLanguage: 'zh' })
+  let r = await act({ sessionId: 'session-1', action: 'loop-arm', budget: 4, outputLanguage: 'zh' })
   assert.equal(r.status, 200)
   assert.equal(r.body.control.loop.outputLanguage, 'zh')
   await until(() => h.sent.length === 1, 'the continuation')
   assert.match(h.sent[0], /^\[kernel-loop round 1\] 0\/4 evaluations used/)
   assert.match(h.sent[0], /节奏/)
   assert.equal(kopt.languageOfMessage(h.sent[0]), 'zh')
-  r = await svc.act('session-1', { sessionId: 'session-1', action: 'supervise-on' })
+  r = await act({ sessionId: 'session-1', action: 'supervise-on' })
   assert.equal(r.status, 409) // locked while the loop runs (and no route)
-  r = await svc.act('session-1', { sessionId: 'session-1', action: 'loop-stop' })
+  r = await act({ sessionId: 'session-1', action: 'loop-stop' })
   assert.equal(r.status, 200)
   assert.equal(r.body.control.loop.stopReason, 'stopped')
   assert.equal(h.cancels.length, 1)
@@ -353,11 +365,11 @@ test('helpers: config language and queued human messages', () => {
 })
 
 test('/supervise commands and errors', () => {
-  const { h, svc } = setup()
+  const { h, svc, control, act, store } = setup()
   assert.equal(h.runCommand('supervise', 'on').kind, 'error')
   assert.equal(h.runCommand('supervise', 'use fake/judge low').kind, 'success')
   assert.equal(h.runCommand('supervise', 'on').kind, 'success')
-  const c = svc.control('session-1')
+  const c = control()
   assert.deepEqual(c.supervisor.effective, { provider: 'fake', model: 'judge', reasoningEffort: 'low', source: 'session' })
   assert.equal(h.runCommand('supervise', 'use nothing').kind, 'error')
   assert.equal(h.runCommand('kloop', 'abc').kind, 'error')
@@ -365,15 +377,15 @@ test('/supervise commands and errors', () => {
 })
 
 test('a disposed agent takes its loop with it: no entry, no timer, no more continuations', async () => {
-  const { h, svc } = setup()
+  const { h, svc, control, act, store } = setup()
   h.human('Optimize k.cu')
-  const r = await svc.act('session-1', { sessionId: 'session-1', action: 'loop-arm', budget: 50 })
+  const r = await act({ sessionId: 'session-1', action: 'loop-arm', budget: 50 })
   assert.equal(r.status, 200)
   await until(() => h.sent.length >= 1, 'the first continuation')
-  assert.ok(svc.controllerOf('session-1'))
+  assert.ok(svc.drives('session-1'))
   h.dispose()
-  assert.equal(svc.controllerOf('session-1'), undefined)
-  assert.equal(svc.control('session-1'), undefined)
+  assert.equal(svc.drives('session-1'), false)
+  assert.equal(store.peek('session-1'), undefined, 'the session, its loop included, is dropped')
   const sent = h.sent.length
   // The agent's turn in flight still ends; nothing is scheduled from it.
   await new Promise((resolve) => setTimeout(resolve, 60))

@@ -1,4 +1,4 @@
-// The session store behind the routes (lib/index.mjs createStore): catch-up and live feeding into
+// The session store behind the routes (lib/store.mjs createStore): catch-up and live feeding into
 // one kopt.Session per session, unreadable events skipped and counted, past sessions from the
 // host's persistence with a reason when their log cannot be read.
 import { test } from 'node:test'
@@ -8,12 +8,12 @@ import os from 'node:os'
 import path from 'node:path'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
-import { createStore } from '../../lib/index.mjs'
-import { resolveConfig } from '../../lib/config.mjs'
+import { kopt } from '../addon/addon.mjs'
+import { createStore } from '../../lib/store.mjs'
+import { loopJson, resolveConfig } from '../../lib/config.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const kopt = createRequire(import.meta.url)(process.env.KOPT_ADDON || path.join(root, 'build/kopt.node'))
-const { config } = resolveConfig({})
+const { config } = resolveConfig({}, kopt.loopRules)
 const events = JSON.parse(fs.readFileSync(path.join(root, 'tests/fixtures/vectors/z03-large-60-evals.events.json'), 'utf8'))
   .map((e, i) => ({ ...e, seq: i, time: 1000 + i }))
 
@@ -28,8 +28,9 @@ test('a live session: catch-up and later events give the body of the whole log; 
   session.events.splice(5, 0, { type: 'tool/call', seq: 5, data: { callId: 'deep', name: 'kernel_evaluate', arguments: deep(5000) } })
   session.events.forEach((e, i) => { e.seq = i })
   const store = createStore(kopt, config, { sessions: () => new Map([['s', session]]), persistence: () => undefined })
-  const st = store.getProjector('s')
+  const st = store.getLive('s')
   assert.equal(st.unreadable, 1)
+  assert.equal(st.fed, session.events.length)
   for (const e of events.slice(40)) {
     const ev = { ...e, seq: session.events.length }
     session.events.push(ev)
@@ -37,10 +38,10 @@ test('a live session: catch-up and later events give the body of the whole log; 
   }
   const whole = new kopt.Session('s')
   whole.feed(JSON.stringify(session.events.filter(e => e.data?.callId !== 'deep')))
-  whole.revise('{}')
-  st.s.revise('{}')
-  assert.equal(st.s.body().toString(), whole.body().toString())
-  assert.equal(st.s.updatedAt, session.events.at(-1).time)
+  whole.reviseWith('{}')
+  st.reviseWith('{}')
+  assert.equal(st.body().toString(), whole.body().toString())
+  assert.equal(st.updatedAt, session.events.at(-1).time)
 })
 
 test('past sessions: unknown → undefined, an unreadable log → its reason, a readable one → projected', async () => {
@@ -56,7 +57,12 @@ test('past sessions: unknown → undefined, an unreadable log → its reason, a 
   assert.deepEqual(await store.getView('bad'), { error: 'session "bad" contains malformed pre-react-loop turn/end at seq 7' })
   const view = await store.getView('old')
   assert.equal(view.live, false)
-  assert.ok(view.st.s.completedEvals > 0)
+  assert.equal(view.reader, 'host')
+  // What the compare route reads without waiting: the past Session already read, nothing for the others.
+  assert.deepEqual(store.held('old'), { session: view.session, live: false, reader: 'host' })
+  assert.equal(store.held('gone'), undefined)
+  assert.equal(store.held('never-asked'), undefined)
+  assert.ok(view.session.completedEvals > 0)
 })
 
 test('a request on a caught-up live session does not read session.events (the host copies the whole log for it)', () => {
@@ -64,12 +70,12 @@ test('a request on a caught-up live session does not read session.events (the ho
   let reads = 0
   const session = { id: 'q', header: { agentPreset: 'kernel-opt' }, get seq () { return log.length }, get events () { reads++; return [...log] } }
   const store = createStore(kopt, config, { sessions: () => new Map([['q', session]]), persistence: () => undefined })
-  store.getProjector('q')
+  store.getLive('q')
   assert.equal(reads, 1)
-  for (let i = 0; i < 5; i++) store.getProjector('q')
+  for (let i = 0; i < 5; i++) store.getLive('q')
   assert.equal(reads, 1)
   log.push({ ...events[30], seq: 30 })
-  store.getProjector('q')
+  store.getLive('q')
   assert.equal(reads, 2, 'a grown log is caught up')
 })
 
@@ -92,18 +98,18 @@ test('past sessions without waiting: loading at once, then the projection; a re-
   await new Promise((resolve) => setImmediate(resolve))
   const view = await store.getView('old', { wait: false })
   assert.equal(view.live, false)
-  assert.ok(view.st.s.completedEvals > 0)
+  assert.ok(view.session.completedEvals > 0)
   // Past the re-read interval the log is read again; until then the previous projection answers.
   store.past.get('old').at -= 600_000
   const again = await store.getView('old', { wait: false })
   assert.equal(reads, 2)
-  assert.equal(again.st, view.st)
-  assert.equal((await store.getView('old', { wait: false })).st, view.st)
+  assert.equal(again.session, view.session)
+  assert.equal((await store.getView('old', { wait: false })).session, view.session)
   release()
   await new Promise((resolve) => setImmediate(resolve))
   const fresh = await store.getView('old', { wait: false })
-  assert.notEqual(fresh.st, view.st)
-  assert.equal(fresh.st.s.completedEvals, view.st.s.completedEvals)
+  assert.notEqual(fresh.session, view.session)
+  assert.equal(fresh.session.completedEvals, view.session.completedEvals)
   // An unreadable log: loading, then its reason (and it is read again when asked again).
   assert.deepEqual(await store.getView('bad', { wait: false }), { loading: true })
   release()
@@ -145,24 +151,24 @@ test('past sessions from the log file: read and projected off this thread, re-re
     const store = createStore(kopt, config, { sessions: () => new Map(), persistence: () => persistence })
     const reference = new kopt.Session('old')
     reference.feed(JSON.stringify(events.slice(0, 50)))
-    reference.revise('{}')
+    reference.reviseWith('{}')
     const view = await store.getView('old')
-    view.st.s.revise('{}')
-    assert.equal(view.st.s.body().toString(), reference.body().toString(), 'the same body as feeding the events')
-    assert.equal(view.st.s.updatedAt, events[49].time)
+    view.session.reviseWith('{}')
+    assert.equal(view.session.body().toString(), reference.body().toString(), 'the same body as feeding the events')
+    assert.equal(view.session.updatedAt, events[49].time)
     assert.equal(await store.getView('gone'), undefined)
     assert.deepEqual(await store.getView('dup'), { error: 'duplicate JSONL session id "dup" appears in multiple project directories' })
     assert.match((await store.getView('bad')).error, /zstd/)
     // Unchanged file: the same projection, however often it is asked.
     store.past.get('old').checkedAt -= 10_000
-    assert.equal((await store.getView('old', { wait: false })).st, view.st)
+    assert.equal((await store.getView('old', { wait: false })).session, view.session)
     // The log grew (another process continued it): read again; the old projection answers meanwhile.
     fs.appendFileSync(file, events.slice(50).map((e) => JSON.stringify(e)).join('\n') + '\n')
     store.past.get('old').checkedAt -= 10_000
     const during = await store.getView('old', { wait: false })
-    assert.ok(during.st === view.st || during.st.s.completedEvals > view.st.s.completedEvals)
+    assert.ok(during.session === view.session || during.session.completedEvals > view.session.completedEvals)
     const after = await store.getView('old')
-    assert.ok(after.st.s.completedEvals > view.st.s.completedEvals, 'the grown log is projected')
+    assert.ok(after.session.completedEvals > view.session.completedEvals, 'the grown log is projected')
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }
@@ -183,13 +189,13 @@ test('past sessions are bounded by the bytes they hold: the least recently asked
   await store.getView('a') // a is now the most recently asked for
   await store.getView('c')
   assert.deepEqual([...store.past.keys()], ['a', 'c'], 'b, least recently asked for, was dropped')
-  assert.equal((await store.getView('a')).st, a.st, 'a kept its projection')
+  assert.equal((await store.getView('a')).session, a.session, 'a kept its projection')
   // Its body assembled, a session holds more: measured again, it pushes the others out.
   const grown = store.past.get('c')
-  const c = await grown.promise
-  c.s.revise('{}')
-  c.s.body()
-  assert.ok(c.s.memoryBytes > grown.bytes)
+  const c = (await grown.promise).session
+  c.reviseWith('{}')
+  c.body()
+  assert.ok(c.memoryBytes > grown.bytes)
   // Whatever its size, the session asked for last is kept.
   const tiny = createStore(kopt, config, { sessions: () => new Map(), persistence: () => persistence, pastCacheBytes: 1 })
   await tiny.getView('a')
@@ -206,10 +212,11 @@ test('a live session met with a long log is caught up a slice per turn: loading 
   const caught = []
   const store = createStore(kopt, config, { sessions: () => new Map([['r', session]]), persistence: () => undefined, caughtUp: (id) => caught.push(id) })
   store.onEvent(session, long.at(-1), 'kernel-opt')
-  const st = store.live.get('r')
-  assert.ok(st.job !== undefined, 'a paced catch-up')
-  assert.ok(st.next < long.length)
+  const st = store.peek('r')
+  assert.ok(store.catchingUp('r'), 'a paced catch-up')
+  assert.ok(st.fed < long.length)
   assert.deepEqual(await store.getView('r', { wait: false }), { loading: true })
+  assert.equal(store.held('r'), undefined, 'a live session still catching up is not held whole')
   // An event that arrives meanwhile is taken when the catch-up ends.
   const more = { ...events[3], seq: long.length, time: 99999 }
   long.push(more)
@@ -217,14 +224,16 @@ test('a live session met with a long log is caught up a slice per turn: loading 
   // /control waits for it without finishing it here.
   const view = await store.getView('r')
   assert.equal(view.live, true)
-  assert.equal(st.job, undefined)
-  assert.equal(st.next, long.length)
+  assert.equal(view.session, st)
+  assert.deepEqual(store.held('r'), { session: st, live: true })
+  assert.equal(store.catchingUp('r'), false)
+  assert.equal(st.fed, long.length)
   assert.deepEqual(caught, ['r'])
   const whole = new kopt.Session('r')
   whole.feed(JSON.stringify(long))
-  whole.revise('{}')
-  st.s.revise('{}')
-  assert.equal(st.s.body().toString(), whole.body().toString())
+  whole.reviseWith('{}')
+  st.reviseWith('{}')
+  assert.equal(st.body().toString(), whole.body().toString())
 })
 
 test('a caller that needs the whole projection now finishes a paced catch-up at once; a dropped session stops it', () => {
@@ -234,17 +243,31 @@ test('a caller that needs the whole projection now finishes a paced catch-up at 
   const sessions = new Map([['r', session]])
   const store = createStore(kopt, config, { sessions: () => sessions, persistence: () => undefined })
   store.onEvent(session, long[0], 'kernel-opt')
-  assert.ok(store.live.get('r').job !== undefined)
-  const st = store.getProjector('r')
-  assert.equal(st.job, undefined)
-  assert.equal(st.next, long.length)
+  assert.ok(store.catchingUp('r'))
+  const st = store.getLive('r')
+  assert.equal(store.catchingUp('r'), false)
+  assert.equal(st.fed, long.length)
   // Dropped while catching up: the job stops and nothing is kept.
   const other = { id: 'q', header: { agentPreset: 'kernel-opt' }, events: long.map(e => ({ ...e })) }
   sessions.set('q', other)
   store.onEvent(other, other.events[0], 'kernel-opt')
-  const q = store.live.get('q')
-  assert.ok(q.job !== undefined)
+  assert.ok(store.catchingUp('q'))
   store.forget('q')
-  assert.equal(q.job, undefined)
-  assert.equal(store.live.has('q'), false)
+  assert.equal(store.catchingUp('q'), false)
+  assert.equal(store.peek('q'), undefined)
+})
+
+test('a past session armed from the panel hands its loop to the live session when it resumes', async () => {
+  const persistence = { async inspect () { return { meta: {}, events: events.slice(0, 10) } } }
+  const sessions = new Map()
+  const store = createStore(kopt, config, { sessions: () => sessions, persistence: () => persistence, loopJson: () => loopJson(config, true) })
+  const view = await store.getView('p')
+  assert.equal(view.live, false)
+  const reply = JSON.parse(view.session.applyControl(JSON.stringify({ action: 'loop-arm', budget: 3 }), 'en'))
+  assert.equal(reply.status, 200)
+  sessions.set('p', { id: 'p', header: { agentPreset: 'kernel-opt' }, events: events.slice(0, 12) })
+  const live = store.getLive('p')
+  assert.equal(live.armed, true)
+  assert.equal(JSON.parse(live.control).loop.budget, 3)
+  assert.equal(JSON.parse(live.control).loop.defaultBudget, config.loop.defaultBudget)
 })

@@ -17,5 +17,5 @@ ubsan=$(g++ -print-file-name=libubsan.so)
 node_tests=(tests/addon/*.test.mjs)
 [ -d tests/lib ] && node_tests+=(tests/lib/*.test.mjs)
 # unpreload.mjs: the commands the tests run (replays under a data limit) do not inherit the runtimes.
-no_skips env ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 LD_PRELOAD="$asan $ubsan" KOPT_ADDON="$KOPT_ROOT/$B/kopt.node" \
+no_skips env ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 LD_PRELOAD="$asan $ubsan" KOPT_ADDON="$KOPT_ROOT/$B/kopt.node" KOPT_TEST_ADDON="$KOPT_ROOT/$B/kopt-test.node" \
   NODE_OPTIONS="--import=$KOPT_ROOT/tests/sanitize/unpreload.mjs" node --test "${node_tests[@]}"

@@ -7,6 +7,7 @@
 #include <limits>
 #include <utility>
 
+#include "kopt/chart.hpp"
 #include "kopt/events.hpp"
 #include "kopt/utf16.hpp"
 
@@ -126,8 +127,9 @@ RunSummary summarize_run(std::string id, const Series& s, const RowTable& rows, 
   }
   r.final = final_number(rows, finalized);
   r.finalSelfPlugin = r.final && r.final->self && *r.final->self < s.iterations.size() && s.iterations[*r.final->self].plugin;
-  // The overlay's items (compare_text): [index, latency to 7 significant digits, ok, speedup to 4].
-  r.pointsText.reserve(r.points.size() * 32);
+  // The overlay's items (compare_text): [index, latency to 7 significant digits, ok, speedup to 4
+  // or null, the latency's label (format_latency: the tab shows it, never formats one of its own)].
+  r.pointsText.reserve(r.points.size() * 44);
   char buf[32];
   for (const auto& p : r.points) {
     if (!r.pointsText.empty()) r.pointsText += ',';
@@ -138,8 +140,12 @@ RunSummary summarize_run(std::string id, const Series& s, const RowTable& rows, 
     if (p.speedup) {
       n = std::snprintf(buf, sizeof buf, ",%.4g", *p.speedup);
       r.pointsText.append(buf, static_cast<std::size_t>(std::clamp(n, 0, 31)));
+    } else {
+      r.pointsText += ",null";
     }
-    r.pointsText += ']';
+    r.pointsText += ",\"";
+    r.pointsText += format_latency(p.latency);  // digits, a unit and a dot: nothing JSON escapes
+    r.pointsText += "\"]";
   }
   if (s.bestIndex && *s.bestIndex < n && rs[*s.bestIndex].measured()) {
     const std::size_t b = *s.bestIndex;

@@ -2,6 +2,7 @@
 #include "kopt/loop.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace kopt {
 
@@ -30,20 +31,42 @@ double finalize_mark(const Series& s) { return latest_finalized_seq(s).value_or(
 
 }  // namespace
 
+bool valid_budget(double v) {
+  return v >= static_cast<double>(kBudgetMin) && v <= static_cast<double>(kBudgetMax) && v == std::floor(v);
+}
+
+json loop_rules_json() {
+  json out = json::object();
+  for (const LoopKnob& k : {kDefaultBudget, kEvalsPerTurn, kMaxNoProgressRounds}) {
+    json r = json::object();
+    r["default"] = k.fallback;
+    r["min"] = k.min;
+    r["max"] = k.max;
+    out[k.name] = r;
+  }
+  json c = json::object();
+  c["default"] = kChallengeFinalize;
+  out["challengeFinalize"] = c;
+  json b = json::object();
+  b["min"] = kBudgetMin;
+  b["max"] = kBudgetMax;
+  out["budget"] = b;
+  return out;
+}
+
 LoopSettings LoopSettings::from_json(const json& j) {
   LoopSettings s;
   if (!j.is_object()) return s;
-  const auto int_in = [&](const char* key, long long& out, long long lo, long long hi) {
-    if (auto it = j.find(key); it != j.end()) {
-      if (auto v = as_number(*it); v && *v >= static_cast<double>(lo) && *v <= static_cast<double>(hi) &&
-                                   *v == static_cast<double>(static_cast<long long>(*v))) {
+  const auto knob = [&](const LoopKnob& k, long long& out) {
+    if (auto it = j.find(k.name); it != j.end()) {
+      if (auto v = as_number(*it); v && *v >= static_cast<double>(k.min) && *v <= static_cast<double>(k.max) && *v == std::floor(*v)) {
         out = static_cast<long long>(*v);
       }
     }
   };
-  int_in("defaultBudget", s.defaultBudget, 1, 9999);
-  int_in("evalsPerTurn", s.evalsPerTurn, 0, 9999);
-  int_in("maxNoProgressRounds", s.maxNoProgressRounds, 1, 9999);
+  knob(kDefaultBudget, s.defaultBudget);
+  knob(kEvalsPerTurn, s.evalsPerTurn);
+  knob(kMaxNoProgressRounds, s.maxNoProgressRounds);
   if (auto it = j.find("challengeFinalize"); it != j.end() && it->is_boolean()) s.challengeFinalize = it->get<bool>();
   if (auto it = j.find("available"); it != j.end() && it->is_boolean()) s.available = it->get<bool>();
   if (auto it = j.find("finalizeHint"); it != j.end() && it->is_string() && !it->get<std::string>().empty()) {
@@ -119,7 +142,7 @@ LoopState LoopController::loop_state() const {
 
 Actions LoopController::arm(std::optional<long long> budget, Lang lang) {
   everArmed_ = armed_ = true;
-  budget_ = budget && *budget >= 1 && *budget <= 9999 ? *budget : settings_.defaultBudget;
+  budget_ = budget && valid_budget(static_cast<double>(*budget)) ? *budget : settings_.defaultBudget;
   round_ = lastEvalCount_ = noProgressRounds_ = 0;
   stopReason_.reset();
   challengedFinalizeSeq_.reset();
@@ -221,16 +244,8 @@ Actions LoopController::commit(const Series& s, const HostFacts& facts, const st
       // The supervisor overruled the finalize: it is spent, the run goes on (M-8).
       challengedFinalizeSeq_ = latest_finalized_seq(s);
       noProgressRounds_ = 0;
-      ++round_;
-      lastEvalCount_ = done;
-      ContinuationText t;
-      t.lang = lang;
-      t.round = round_;
-      t.evalsDone = done;
-      t.budget = budget_;
+      ContinuationText t = next_round(lang, done, review);
       t.challenge = true;
-      t.finalizeHint = settings_.finalizeHint;
-      t.review = review;
       out.push_back(send_action("challenge", continuation_text(t)));
       return out;
     }
@@ -244,13 +259,7 @@ Actions LoopController::commit(const Series& s, const HostFacts& facts, const st
     return out;
   }
   noProgressRounds_ = round_ > 0 && done <= lastEvalCount_ ? noProgressRounds_ + 1 : 0;
-  ++round_;
-  lastEvalCount_ = done;
-  ContinuationText t;
-  t.lang = lang;
-  t.round = round_;
-  t.evalsDone = done;
-  t.budget = budget_;
+  ContinuationText t = next_round(lang, done, review);
   // The pace never asks for more than the budget has left: the drive itself stays within it.
   t.paceEvals = settings_.evalsPerTurn > 0 ? std::min(settings_.evalsPerTurn, budget_ - done) : 0;
   t.stagnant = stagnation_count(s);
@@ -258,10 +267,21 @@ Actions LoopController::commit(const Series& s, const HostFacts& facts, const st
   t.planKnown = !s.plans.empty();
   t.envKnown = !s.envs.empty();
   t.planStale = plan_stale(s, settings_.evalsPerTurn);
-  t.finalizeHint = settings_.finalizeHint;
-  t.review = review;
   out.push_back(send_action("continuation", continuation_text(t)));
   return out;
+}
+
+ContinuationText LoopController::next_round(Lang lang, long long done, const ReviewOutcome& review) {
+  ++round_;
+  lastEvalCount_ = done;
+  ContinuationText t;
+  t.lang = lang;
+  t.round = round_;
+  t.evalsDone = done;
+  t.budget = budget_;
+  t.finalizeHint = settings_.finalizeHint;
+  t.review = review;
+  return t;
 }
 
 Actions LoopController::supervisor_answered(std::uint64_t token, const SupervisorAnswer& answer, const Series& s,

@@ -49,6 +49,30 @@ bool route_too_long(std::string_view provider, std::string_view model, std::stri
 
 }  // namespace
 
+json actions_json(const Actions& actions) {
+  json out = json::array();
+  for (const auto& a : actions) out.push_back(a.to_json());
+  return out;
+}
+
+json ControlReply::to_json() const {
+  json j = json::object();
+  j["status"] = status;
+  j["body"] = body;
+  j["actions"] = actions_json(actions);
+  j["armed"] = armed;
+  return j;
+}
+
+json CommandReply::to_json() const {
+  json j = json::object();
+  j["ok"] = ok;
+  j["text"] = text;
+  j["actions"] = actions_json(actions);
+  j["armed"] = armed;
+  return j;
+}
+
 ControlReply apply_control(LoopController& c, std::string_view body_text, const Series* s, Lang fallback_lang) {
   if (body_text.size() > 16384) return error_reply(400, "JSON body required");
   const auto parsed = parse_json(body_text);
@@ -71,8 +95,8 @@ ControlReply apply_control(LoopController& c, std::string_view body_text, const 
     }
     std::optional<long long> budget;
     if (auto it = body.find("budget"); it != body.end()) {
-      // Anything but an integer 1..9999 means the default.
-      if (auto v = as_number(*it); v && *v >= 1 && *v <= 9999 && *v == static_cast<double>(static_cast<long long>(*v))) {
+      // Anything but a valid_budget means the default.
+      if (auto v = as_number(*it); v && valid_budget(*v)) {
         budget = static_cast<long long>(*v);
       }
     }
@@ -150,9 +174,9 @@ CommandReply kloop_command(LoopController& c, std::string_view raw_in, const Ser
   std::optional<long long> budget;
   if (!raw.empty()) {
     budget = parse_count(raw);
-    if (!budget || *budget < 1 || *budget > 9999) {
+    if (!budget || !valid_budget(static_cast<double>(*budget))) {
       r.ok = false;
-      r.text = "Usage: /kloop [budget 1-9999] | stop | status";
+      r.text = "Usage: /kloop [budget " + std::to_string(kBudgetMin) + "-" + std::to_string(kBudgetMax) + "] | stop | status";
       return r;
     }
   }

@@ -1,6 +1,7 @@
 #include "kopt/chart.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -66,23 +67,6 @@ double round_step(double raw) {
   return mag * 10;
 }
 
-Seq seq_of(const json& raw) {
-  Seq s;
-  s.raw = raw;
-  s.num = as_number(raw).value_or(std::numeric_limits<double>::quiet_NaN());
-  return s;
-}
-
-std::optional<std::string> str_of(const json& o, const char* k) {
-  auto it = o.find(k);
-  if (it != o.end() && it->is_string()) return it->get<std::string>();
-  return std::nullopt;
-}
-std::optional<bool> bool_of(const json& o, const char* k) {
-  auto it = o.find(k);
-  if (it != o.end() && it->is_boolean()) return it->get<bool>();
-  return std::nullopt;
-}
 std::optional<double> num_of(const json& o, const char* k) {
   auto it = o.find(k);
   if (it == o.end()) return std::nullopt;
@@ -262,14 +246,15 @@ const TextPiece& between_phases_and_rounds() {
   return k;
 }
 
-// A phase as an item of the `phases` array.
+// A phase as an item of the `phases` array: its name (phase_name, derived.cpp) quoted.
 std::string_view phase_item_text(Phase p) {
-  switch (p) {
-    case Phase::OverBudget: return "\"over-budget\"";
-    case Phase::WrapUp: return "\"wrap-up\"";
-    case Phase::Optimization: break;
-  }
-  return "\"optimization\"";
+  static const std::array<std::string, 3> items = [] {
+    std::array<std::string, 3> a;
+    for (Phase q : {Phase::Optimization, Phase::OverBudget, Phase::WrapUp})
+      a[static_cast<std::size_t>(q)] = std::string("\"") + phase_name(q) + "\"";
+    return a;
+  }();
+  return items[static_cast<std::size_t>(p)];
 }
 
 // Cuts `rope` at item `k` and appends again, with `item_at(i)`, the items the cut took before it
@@ -286,32 +271,82 @@ bool ChartWriter::Point::operator==(const Point& o) const {
          flags == o.flags && seq_text == o.seq_text;
 }
 
-void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases, const ChartOptions& opt, std::size_t rows_same_before) {
-  const double W = opt.width, H = opt.height;
-  const double left = 66, right = W - 22, top = 22, bottom = H - 56;
-  const double baseline = bottom + 16, profile_row = bottom + 32, xlabel_row = H - 6;
-  // Decisions read the packed row facts; only a point formatted anew reads its Iteration.
-  const auto& its = s.iterations;
-  const auto& rs = rows.rows;
-  const std::size_t n = rs.size();
+// One write's geometry: the plot box, the scale and the axes, derived from the rows' facts alone
+// (stage `frame`); every later stage reads it.
+struct ChartWriter::Frame {
+  double W = 0, H = 0, left = 0, right = 0, top = 0, bottom = 0, baseline = 0, profile_row = 0, xlabel_row = 0;
+  const std::vector<RowFacts>* rs = nullptr;
+  std::size_t n = 0;
+  bool was_written = false;     // a write came before this one
+  std::size_t suffix_from = 0;  // the first suffix minimum written again
+  std::optional<double> ref;    // the pooled reference latency
+  bool speedup_mode = false, log_scale = false, any_measured = false;
+  double lat_min = 0, lat_max = 0;
+  double dy = 0, y0 = 0, vlo = 0, vhi = 1;  // the y frame and the value domain (for the ticks)
+  double span = 0, pad = 0, dx = 1, x0 = 0;  // the x axis and frame
 
+  // Axis value of a measured point: higher is faster.
+  double value_of(double lat) const { return speedup_mode ? *ref / lat : 1.0 / lat; }
+  double y_of_latency(double lat) const { return r1(y0 + dy * (log_scale ? std::log10(lat) : 1.0 / lat)); }
+  // Where point i sits, in viewBox units (for the markers; the points themselves carry frame values).
+  double y_at(std::size_t i) const { return (*rs)[i].measured() ? y_of_latency((*rs)[i].latency) : baseline; }
+  double y_of_value(double v) const { return y_of_latency(speedup_mode ? *ref / v : 1.0 / v); }
+  double x_of(double i) const { return r1(x0 + dx * i); }
+};
+
+// The named stages, in order: frame (the per-row facts taken on, the axes and scale, the head text
+// up to the points), points (the points and the line through the ok ones), ticks, markers, profile
+// (the profile marks), phases (reference, drift, phases and rounds in force), final (counts and the
+// final number).
+void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases, const ChartOptions& opt, std::size_t rows_same_before) {
+  // Rows before rows_same_before are as the last write saw them (nothing is vouched for before a first write).
+  if (!written_) rows_same_before = 0;
   std::string head;
+  const Frame f = frame(rows, opt, rows_same_before, head);
+  const PointsWritten pw = points(s, rows, f, rows_same_before);
+  // From the end of the line to the profile marks.
+  std::string marks = "\"";  // the line's closing quote
+  ticks(f, marks);
+  markers(s, f, marks);
+  const std::size_t first_mark = profile(s, f);
+  std::string after_marks;
+  const PhasesWritten ph = phases_and_rounds(rows, phases, f, after_marks);
+  // The first item that differs from the last write's: a kept point is the same text; phases and
+  // rounds in force compare as codes.
+  first_change_ = f.was_written && pw.same_scale ? std::min({pw.first_point, ph.first_phase, ph.first_round}) : 0;
+  profiled_first_change_ = first_mark;
+  head_ = piece(std::move(head));
+  before_line_ = piece(std::string(pw.before_line));
+  before_profiled_ = piece(std::move(marks));
+  before_phases_ = piece(std::move(after_marks));
+  tail_ = piece(final_number(rows, phases));
+}
+
+ChartWriter::Frame ChartWriter::frame(const RowTable& rows, const ChartOptions& opt, std::size_t rows_same_before, std::string& head) {
+  Frame f;
+  f.W = opt.width, f.H = opt.height;
+  f.left = 66, f.right = f.W - 22, f.top = 22, f.bottom = f.H - 56;
+  f.baseline = f.bottom + 16, f.profile_row = f.bottom + 32, f.xlabel_row = f.H - 6;
+  f.rs = &rows.rows;
+  f.was_written = written_;
+  const auto& rs = rows.rows;
+  const std::size_t n = f.n = rs.size();
+  const double left = f.left, right = f.right, top = f.top, bottom = f.bottom;
+
   head.reserve(512);
   Text t(head);
   t.open('{');
-  t.key("width").num(W);
-  t.key("height").num(H);
+  t.key("width").num(f.W);
+  t.key("height").num(f.H);
   t.key("plot").open('{');
   t.key("left").num(left);
   t.key("top").num(top);
   t.key("right").num(right);
   t.key("bottom").num(bottom);
   t.close('}');
-  t.key("baselineY").num(baseline);
-  t.key("profileY").num(profile_row);
+  t.key("baselineY").num(f.baseline);
+  t.key("profileY").num(f.profile_row);
 
-  // Rows before rows_same_before are as the last write saw them (nothing is vouched for before a first write).
-  if (!written_) rows_same_before = 0;
   refs_.update(rows, rows_same_before);
   // The per-row facts in prefix form, kept for the rows vouched for and taken on from there.
   const std::size_t rows_kept = std::min({rows_same_before, lat_min_before_.empty() ? 0 : lat_min_before_.size() - 1, n});
@@ -336,14 +371,12 @@ void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases
     suffix_min_[i] = v;
     suffix_from = i;
   }
-  const std::optional<double> ref = refs_.median();
-  const bool speedup_mode = ref.has_value() && *ref > 0;
-  // Axis value of a measured point: higher is faster.
-  auto value_of = [&](double lat) { return speedup_mode ? *ref / lat : 1.0 / lat; };
-
-  const double lat_min = lat_min_before_[n], lat_max = lat_max_before_[n];
-  const bool any_measured = lat_max > 0;
-  const bool log_scale = any_measured && lat_max / lat_min > 20;
+  f.suffix_from = suffix_from;
+  const std::optional<double> ref = f.ref = refs_.median();
+  const bool speedup_mode = f.speedup_mode = ref.has_value() && *ref > 0;
+  const double lat_min = f.lat_min = lat_min_before_[n], lat_max = f.lat_max = lat_max_before_[n];
+  const bool any_measured = f.any_measured = lat_max > 0;
+  const bool log_scale = f.log_scale = any_measured && lat_max / lat_min > 20;
   t.key("mode").str(speedup_mode ? "speedup" : "latency");
   t.key("scale").str(log_scale ? "log" : "linear");
   t.key("empty").boolean(n == 0);
@@ -368,18 +401,12 @@ void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases
   }
   // The y frame: a measured point sits at y0 + dy × v (its frame value); only these two numbers
   // follow the y domain.
-  const double dy = (log_scale ? 1 : -1) * (bottom - top) / (dhi - dlo);
-  const double y0 = (log_scale ? top : bottom) - dlo * dy;
-  auto y_of_latency = [&](double lat) { return r1(y0 + dy * (log_scale ? std::log10(lat) : 1.0 / lat)); };
-  // Where point i sits, in viewBox units (for the markers; the points themselves carry frame values).
-  auto y_at = [&](std::size_t i) { return rs[i].measured() ? y_of_latency(rs[i].latency) : baseline; };
-  auto latency_of_value = [&](double v) { return speedup_mode ? *ref / v : 1.0 / v; };
-  auto y_of_value = [&](double v) { return y_of_latency(latency_of_value(v)); };
+  const double dy = f.dy = (log_scale ? 1 : -1) * (bottom - top) / (dhi - dlo);
+  const double y0 = f.y0 = (log_scale ? top : bottom) - dlo * dy;
   // The value domain (for the ticks): slowest at the bottom, fastest at the top.
-  double vlo = 0, vhi = 1;
   if (any_measured) {
-    vlo = log_scale ? value_of(std::pow(10.0, dhi)) : (speedup_mode ? *ref : 1.0) * dlo;
-    vhi = log_scale ? value_of(std::pow(10.0, dlo)) : (speedup_mode ? *ref : 1.0) * dhi;
+    f.vlo = log_scale ? f.value_of(std::pow(10.0, dhi)) : (speedup_mode ? *ref : 1.0) * dlo;
+    f.vhi = log_scale ? f.value_of(std::pow(10.0, dlo)) : (speedup_mode ? *ref : 1.0) * dhi;
   }
 
   // The x axis spans `span` iterations: all of them up to kExactSpan, then a round number at
@@ -400,11 +427,11 @@ void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases
   }
   // The x frame: iteration i sits at x0 + dx × i. One point has no spacing (xStep 0) and sits in
   // the middle; its dx is 1 so that the frame stays an invertible transform for every reader.
-  const double pad = n > 1 ? 14 : 0;
-  const double dx = n > 1 ? (right - left - 2 * pad) / span : 1;
-  const double x0 = n > 1 ? left + pad : (left + right) / 2;
+  f.span = span;
+  const double pad = f.pad = n > 1 ? 14 : 0;
+  const double dx = f.dx = n > 1 ? (right - left - 2 * pad) / span : 1;
+  const double x0 = f.x0 = n > 1 ? left + pad : (left + right) / 2;
   t.key("xStep").num(n > 1 ? std::round(dx * 1000) / 1000 : 0);
-  auto x_of = [&](double i) { return r1(x0 + dx * i); };
   t.key("frame").open('{');
   t.key("x0").num(x0);
   t.key("dx").num(dx);
@@ -413,7 +440,15 @@ void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases
   t.close('}');
 
   t.key("points").open('[');
+  return f;
+}
 
+ChartWriter::PointsWritten ChartWriter::points(const Series& s, const RowTable& rows, const Frame& f, std::size_t rows_same_before) {
+  const auto& its = s.iterations;
+  const auto& rs = rows.rows;
+  const std::size_t n = f.n;
+  const bool log_scale = f.log_scale, speedup_mode = f.speedup_mode;
+  const std::optional<double>& ref = f.ref;
   // Points and the line through the successful ones, in frame units (index, v): the axes moving
   // changes the frame, not them. A point's item and its piece of the line follow from its inputs
   // and the scale alone, so a write formats only the points whose inputs changed: the lists keep
@@ -533,18 +568,22 @@ void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases
       line_text_.append(item);
     }
   }
-  const bool was_written = written_;
   written_ = true;
   log_scale_ = log_scale;
   reference_ = reference;
   // The line is "M", " L", spaces and finite numbers only: nothing in it to escape.
-  std::string before_line = "],\"line\":\"";
-  if (line_text_.items()) before_line.push_back('M');
+  PointsWritten out{first_point, same_scale, line_text_.items() ? "],\"line\":\"M" : "],\"line\":\""};
+  return out;
 
-  // From the end of the line to the profile marks.
-  std::string marks;
+}
+
+void ChartWriter::ticks(const Frame& f, std::string& marks) const {
   Text m(marks);
-  m.raw("\"").value_done();
+  m.value_done();  // goes on after the value before
+  const std::size_t n = f.n;
+  const bool speedup_mode = f.speedup_mode, log_scale = f.log_scale;
+  const double vlo = f.vlo, vhi = f.vhi, lat_max = f.lat_max, top = f.top, bottom = f.bottom, span = f.span;
+  const bool any_measured = f.any_measured;
   // Y ticks: nice values of the displayed quantity (×speedup or latency), spaced at least 30 units.
   m.key("ticks").open('[');
   if (any_measured) {
@@ -556,7 +595,7 @@ void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases
       qlo = 1.0 / vhi;  // fastest latency
       qhi = vlo > 0 ? 1.0 / vlo : lat_max * 10;
     }
-    const auto chosen = quantity_ticks(qlo, qhi, speedup_mode, log_scale, [&](double q) { return y_of_value(speedup_mode ? q : 1.0 / q); }, top, bottom);
+    const auto chosen = quantity_ticks(qlo, qhi, speedup_mode, log_scale, [&](double q) { return f.y_of_value(speedup_mode ? q : 1.0 / q); }, top, bottom);
     for (auto [y, q] : chosen) {
       m.open('{');
       m.key("y").num(y);
@@ -573,7 +612,7 @@ void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases
     const std::size_t axis_n = n > 1 ? static_cast<std::size_t>(span) + 1 : 1;
     for (std::size_t k : evaluation_ticks(axis_n)) {
       m.open('{');
-      m.key("x").num(x_of(static_cast<double>(k - 1)));
+      m.key("x").num(f.x_of(static_cast<double>(k - 1)));
       // appended, not `"#" + to_string(k)`: GCC 12 misreports that operator+ as an overlapping memcpy (-Wrestrict)
       std::string label(1, '#');
       label += std::to_string(k);
@@ -583,15 +622,23 @@ void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases
   }
   m.close(']');
 
+}
+
+void ChartWriter::markers(const Series& s, const Frame& f, std::string& marks) const {
+  Text m(marks);
+  m.value_done();  // goes on after the value before
+  const auto& rs = *f.rs;
+  const std::size_t n = f.n;
+  const bool speedup_mode = f.speedup_mode;
   // Best line (before the markers, as the object has always listed them).
   const bool best_drawn = s.bestIndex && *s.bestIndex < n && rs[*s.bestIndex].measured();
   m.key("bestLine");
   if (best_drawn) {
     const RowFacts& b = rs[*s.bestIndex];
     std::string label = format_latency(b.latency);
-    if (speedup_mode) label = "×" + short_number(labelled_speedup(b, *ref)) + " · " + label;
+    if (speedup_mode) label = "×" + short_number(labelled_speedup(b, *f.ref)) + " · " + label;
     m.open('{');
-    m.key("y").num(y_at(*s.bestIndex));
+    m.key("y").num(f.y_at(*s.bestIndex));
     m.key("label").str(label);
     m.close('}');
   } else {
@@ -604,8 +651,8 @@ void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases
   if (best_drawn) {
     m.open('{');
     m.key("index").num(static_cast<double>(*s.bestIndex));
-    m.key("x").num(x_of(static_cast<double>(*s.bestIndex)));
-    m.key("y").num(y_at(*s.bestIndex));
+    m.key("x").num(f.x_of(static_cast<double>(*s.bestIndex)));
+    m.key("y").num(f.y_at(*s.bestIndex));
     m.close('}');
   } else {
     m.null().value_done();
@@ -614,20 +661,26 @@ void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases
   for (std::size_t i : finalized_) {
     m.open('{');
     m.key("index").num(static_cast<double>(i));
-    m.key("x").num(x_of(static_cast<double>(i)));
-    m.key("y").num(y_at(i));
+    m.key("x").num(f.x_of(static_cast<double>(i)));
+    m.key("y").num(f.y_at(i));
     m.close('}');
   }
   m.close(']');
+  m.key("profiled").open('[');
+}
+
+std::size_t ChartWriter::profile(const Series& s, const Frame& f) {
+  const std::size_t n = f.n, suffix_from = f.suffix_from;
+  const bool was_written = f.was_written;
+  const double left = f.left, right = f.right, pad = f.pad;
   // A profile mark sits after the last iteration whose seq is below its own: with the suffix
   // minima of the seqs (non-decreasing) that iteration is found by binary search. A mark is placed
   // again only when the x axis moved, or when the first row whose suffix minimum is at least its
   // seq (where the search ended) is at or past the first suffix minimum written again; any other
   // mark keeps its text.
-  const std::array<double, 6> marks_axis{x0, dx, left, right, n == 0 ? 1.0 : 0.0, n > 1 ? 1.0 : 0.0};
+  const std::array<double, 6> marks_axis{f.x0, f.dx, left, right, n == 0 ? 1.0 : 0.0, n > 1 ? 1.0 : 0.0};
   const bool axis_kept = was_written && marks_axis == marks_axis_;
   marks_axis_ = marks_axis;
-  m.key("profiled").open('[');
   auto mark = [](std::string_view text, const std::vector<std::size_t>& ends, std::size_t i) {
     const std::size_t from = i ? ends[i - 1] + 1 : 0;  // past the comma
     return text.substr(from, ends[i] - from);
@@ -654,11 +707,11 @@ void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases
     if (n == 0) {
       x = r1((left + right) / 2);
     } else if (before < 0) {
-      x = r1(std::max(left + 2, x_of(0) - (n > 1 ? pad * 0.6 : 8)));
+      x = r1(std::max(left + 2, f.x_of(0) - (n > 1 ? pad * 0.6 : 8)));
     } else if (static_cast<std::size_t>(before) + 1 >= n) {
-      x = r1(std::min(right - 2, x_of(static_cast<double>(before)) + (n > 1 ? pad * 0.6 : 8)));
+      x = r1(std::min(right - 2, f.x_of(static_cast<double>(before)) + (n > 1 ? pad * 0.6 : 8)));
     } else {
-      x = r1((x_of(static_cast<double>(before)) + x_of(static_cast<double>(before + 1))) / 2);
+      x = r1((f.x_of(static_cast<double>(before)) + f.x_of(static_cast<double>(before + 1))) / 2);
     }
     one.clear();
     Text pm(one);
@@ -674,8 +727,17 @@ void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases
     if (i < first_mark && (i >= profiled_ends_.size() || one != mark(*profiled_, profiled_ends_, i))) first_mark = i;
   }
 
+  profiled_ = piece(std::move(prof));
+  profiled_ends_ = std::move(prof_ends);
+  return first_mark;
+}
+
+ChartWriter::PhasesWritten ChartWriter::phases_and_rounds(const RowTable& rows, RowPhases& phases, const Frame& f, std::string& after_marks) {
+  const std::size_t n = f.n;
+  const bool was_written = f.was_written, speedup_mode = f.speedup_mode;
+  const std::optional<double>& ref = f.ref;
+  const double xlabel_row = f.xlabel_row;
   // From the end of the marks to the phases.
-  std::string after_marks;
   Text a(after_marks);
   a.close(']');
   a.close('}');
@@ -709,7 +771,6 @@ void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases
   const auto& row_phases = phases.phases();
   const auto& row_rounds = phases.row_rounds();
   const RowPhases::Changes changed = phases.take_changes();
-  const long long c_opt = phases.count(Phase::Optimization), c_over = phases.count(Phase::OverBudget), c_wrap = phases.count(Phase::WrapUp);
   a.key("phases").open('[');
   auto phase_item = [&](std::size_t i) { return phase_item_text(row_phases[i]); };
   const std::size_t first_phase = was_written ? changed.phase : 0;
@@ -720,11 +781,13 @@ void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases
   const std::size_t first_round = was_written ? changed.round : 0;
   cut_keeping(round_text_, first_round, round_item);
   for (std::size_t i = round_text_.items(); i < n; ++i) round_text_.append(round_item(i));
-  // The first item that differs from the last write's: a kept point is the same text; phases and
-  // rounds in force compare as codes.
-  first_change_ = was_written && same_scale ? std::min({first_point, first_phase, first_round}) : 0;
-  profiled_first_change_ = first_mark;
+  return {first_phase, first_round};
 
+}
+
+std::string ChartWriter::final_number(const RowTable& rows, const RowPhases& phases) const {
+  const auto& rs = rows.rows;
+  const long long c_opt = phases.count(Phase::Optimization), c_over = phases.count(Phase::OverBudget), c_wrap = phases.count(Phase::WrapUp);
   // From the end of the rounds in force to the end.
   std::string tail;
   Text z(tail);
@@ -737,7 +800,7 @@ void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases
 
   // The final number (final_number, derived.hpp: the plugin's replay of the finalized command when there is one).
   z.key("final");
-  if (const auto f = final_number(rows, finalized_)) {
+  if (const auto f = kopt::final_number(rows, finalized_)) {
     z.open('{');
     z.key("index").num(static_cast<double>(f->index));
     z.key("latencyMs").num(f->latency);
@@ -759,13 +822,7 @@ void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases
   }
   z.close('}');
 
-  head_ = piece(std::move(head));
-  before_line_ = piece(std::move(before_line));
-  before_profiled_ = piece(std::move(marks));
-  profiled_ = piece(std::move(prof));
-  profiled_ends_ = std::move(prof_ends);
-  before_phases_ = piece(std::move(after_marks));
-  tail_ = piece(std::move(tail));
+  return tail;
 }
 
 void ChartWriter::pieces(std::vector<TextPiece>& out) {
@@ -851,46 +908,7 @@ json chart_json(const Series& s, const ChartOptions& opt) {
 }
 
 json chart_json_from_wire(const json& series, const ChartOptions& opt) {
-  Series s;
-  ChartOptions o = opt;
-  if (series.is_object()) {
-    if (auto it = series.find("iterations"); it != series.end() && it->is_array()) {
-      for (const auto& w : *it) {
-        if (!w.is_object()) continue;
-        Iteration p;
-        p.seq = seq_of(w.contains("seq") ? w["seq"] : json());
-        p.tool = str_of(w, "tool").value_or("");
-        p.channel = str_of(w, "channel");
-        p.compiled = bool_of(w, "compiled");
-        p.correct = bool_of(w, "correct");
-        p.latencyMs = num_of(w, "latencyMs");
-        p.speedup = num_of(w, "speedup");
-        p.error = str_of(w, "error");
-        p.rewardHack = bool_of(w, "rewardHack").value_or(false);
-        p.pending = bool_of(w, "pending").value_or(false);
-        p.finalized = bool_of(w, "finalized").value_or(false);
-        p.evaluatorFailed = bool_of(w, "evaluatorFailed").value_or(false);
-        s.iterations.push_back(std::move(p));
-      }
-    }
-    if (auto it = series.find("profileSeqs"); it != series.end() && it->is_array())
-      for (const auto& v : *it) s.profileSeqs.push_back(seq_of(v));
-    if (auto it = series.find("rounds"); it != series.end() && it->is_array()) {
-      for (const auto& w : *it) {
-        if (!w.is_object()) continue;
-        Round r;
-        r.seq = seq_of(w.contains("seq") ? w["seq"] : json());
-        if (auto v = num_of(w, "round")) r.round = static_cast<long long>(*v);
-        r.wrapUp = bool_of(w, "wrapUp").value_or(false);
-        r.audit = bool_of(w, "audit").value_or(false);
-        if (auto v = num_of(w, "budget"); v && *v >= 1 && *v <= 1e9) r.budget = static_cast<long long>(*v);
-        s.rounds.push_back(std::move(r));
-      }
-    }
-    if (auto b = num_of(series, "bestIndex"); b && *b >= 0 && *b < static_cast<double>(s.iterations.size()))
-      s.bestIndex = static_cast<std::size_t>(*b);
-  }
-  return chart_json(s, o);
+  return chart_json(series_from_wire(series), opt);  // the one reader of the wire form (series.cpp)
 }
 
 }  // namespace kopt

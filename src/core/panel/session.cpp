@@ -7,6 +7,7 @@
 
 #include "kopt/derived.hpp"
 #include "kopt/events.hpp"
+#include "kopt/report.hpp"
 
 namespace kopt {
 
@@ -35,6 +36,31 @@ FeedStats Session::feed(const json& events) {
   else
     note(events);
   return projector_->feed(events);
+}
+
+std::string Session::control_json() {
+  json c = loop_.control_json(completed_evals());
+  if (evaluation_) c["evaluation"] = *evaluation_;
+  return js_stringify(c);
+}
+
+std::string Session::run_csv() const {
+  ReportInput in;
+  in.series = projector_->series();
+  in.source = id_;
+  return report_csv(build_report(std::move(in)));
+}
+
+EventsText Session::feed_text(std::string_view text) {
+  EventsText r = read_events_text(text, [&](const json& ev) {
+    note_time(event_time(ev));
+    projector_->feed_event(ev);
+  });
+  if (r.ok) {
+    fed_ += r.positions;
+    unreadable_ += r.unreadable;
+  }
+  return r;
 }
 
 void Session::refresh_outline() {

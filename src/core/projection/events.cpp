@@ -318,6 +318,25 @@ bool read_log_text(std::string_view text, const EventSink& sink, LogReadStats& s
   return true;
 }
 
+EventsText read_events_text(std::string_view text, const EventSink& sink) {
+  EventsText out;
+  LogReadStats stats;
+  if (looks_like_array(text)) {
+    out.ok = take_array(text, sink, stats) || stats.events > 0;
+  } else if (auto one = parse_json(text); one && one->is_object()) {
+    sink(*one);
+    stats.lines = 1;
+  } else {
+    LineSplitter split(sink, stats);
+    split.push(text);
+    split.finish();
+    out.ok = stats.lines == 0 || stats.events > 0;
+  }
+  out.positions = stats.lines;
+  out.unreadable = stats.skipped;
+  return out;
+}
+
 bool read_log_file(const std::string& path, const EventSink& sink, LogReadStats& stats) {
   std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
   if (!f) {

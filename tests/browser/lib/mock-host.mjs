@@ -34,7 +34,9 @@ export function startMockHost ({ kopt, port = 0, sessions, clientPath }) {
     st.fed = st.events.length
     st.control.loop.evalsDone = s.completedEvals
     st.control.loop.evalsOverBudget = Math.max(0, st.control.loop.evalsDone - st.control.loop.budget)
-    st.revision = s.revise(JSON.stringify(st.control))
+    // This stand-in plays its own loop: the test build's reviseWith takes its control (an older
+    // addon, bench/tab's reference, takes it in revise).
+    st.revision = s.reviseWith ? s.reviseWith(JSON.stringify(st.control)) : s.revise(JSON.stringify(st.control))
     st.etag = s.etag
     st.body = s.body()
   }
@@ -49,7 +51,7 @@ export function startMockHost ({ kopt, port = 0, sessions, clientPath }) {
       if (st.unreadable) return { error: st.unreadable }
       if (st.body === null || st.fed < st.events.length) project(st, id)
       log.push({ path: 'compare', id })
-      return { st: { s: st.s }, live: true }
+      return { session: st.s, live: true }
     },
   })
   const json = (res, status, obj, headers = {}) => { res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers }); res.end(JSON.stringify(obj)) }
@@ -91,6 +93,15 @@ export function startMockHost ({ kopt, port = 0, sessions, clientPath }) {
         if (req.headers['if-none-match'] === st.etag) { res.writeHead(304, { etag: st.etag, ...rev }); res.end(); return }
         res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', etag: st.etag, 'cache-control': 'no-cache', ...rev })
         res.end(since === null ? st.body : st.s.delta(/^\d{1,16}$/.test(since) ? Number(since) : -1))
+        return
+      }
+      if (url.pathname === '/plugins/kernel-opt/csv') {
+        const st = state.get(id)
+        if (!st) return json(res, 404, { error: 'unknown session' })
+        if (st.body === null) project(st, id)
+        log.push({ path: 'csv', id })
+        res.writeHead(200, { 'content-type': 'text/csv; charset=utf-8', 'cache-control': 'no-store' })
+        res.end(st.s.csv())
         return
       }
       if (url.pathname === '/plugins/kernel-opt/control' && req.method === 'POST') {

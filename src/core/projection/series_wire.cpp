@@ -1,7 +1,9 @@
-// Series from its wire form (P-2, P-3): lets a host hand the loop the /series body it already has.
+// Series from its wire form (P-2, P-3): the one reader of a /series body (or a vector's `series`),
+// for the loop's and the chart's tests and oracles alike. Numbers outside what the projector could
+// have written are left out: a round's budget must be a whole 1…1e9, bestIndex a row that exists.
 #include <cmath>
 
-#include "kopt/loop.hpp"
+#include "kopt/series.hpp"
 
 namespace kopt {
 
@@ -26,9 +28,10 @@ std::optional<double> opt_num(const json& o, const char* key) {
   return as_number(*it);
 }
 
-std::optional<long long> opt_int(const json& o, const char* key) {
+// A whole number in [lo, hi], else nothing.
+std::optional<long long> opt_int(const json& o, const char* key, double lo = -9007199254740992.0, double hi = 9007199254740992.0) {
   auto v = opt_num(o, key);
-  if (!v) return std::nullopt;
+  if (!v || !(*v >= lo && *v <= hi) || *v != std::floor(*v)) return std::nullopt;
   return static_cast<long long>(*v);
 }
 
@@ -71,7 +74,7 @@ Series series_from_wire(const json& body) {
     it.evaluationId = opt_str(j, "evaluationId");
     it.channel = opt_str(j, "channel");
     it.command = opt_str(j, "command");
-    if (auto n = opt_int(j, "commandLength")) it.commandLength = static_cast<std::size_t>(*n);
+    if (auto n = opt_int(j, "commandLength", 0)) it.commandLength = static_cast<std::size_t>(*n);
     it.fullCommand = it.command.value_or("");
     it.artifactPath = opt_str(j, "artifactPath");
     it.compiled = opt_bool(j, "compiled");
@@ -143,7 +146,7 @@ Series series_from_wire(const json& body) {
     r.seq = seq_of(j.value("seq", json()));
     r.round = opt_int(j, "round");
     r.evalsUsed = opt_int(j, "evalsUsed");
-    r.budget = opt_int(j, "budget");
+    r.budget = opt_int(j, "budget", 1, 1e9);
     r.review = opt_str(j, "review");
     r.reviewNote = opt_str(j, "reviewNote");
     r.reviewFailed = flag(j, "reviewFailed");
@@ -152,9 +155,8 @@ Series series_from_wire(const json& body) {
     r.challenge = flag(j, "challenge");
     s.rounds.push_back(std::move(r));
   }
-  if (auto b = body.find("bestIndex"); b != body.end()) {
-    if (auto n = as_number(*b); n && *n >= 0) s.bestIndex = static_cast<std::size_t>(*n);
-  }
+  if (auto n = opt_int(body, "bestIndex", 0); n && static_cast<std::size_t>(*n) < s.iterations.size())
+    s.bestIndex = static_cast<std::size_t>(*n);
   return s;
 }
 
