@@ -92,6 +92,17 @@ void expect_flagged(const BenchRun& r, const std::string& why_pattern, bool as_h
   EXPECT_TRUE(has(r.out, why_pattern)) << "expected /" << why_pattern << "/ in\n" << r.out;
 }
 
+// A wrong output fails every trial on the declared values (DEVIATION counts them). A trial off the
+// declared distribution may pass by chance: relu of values shifted far below zero is all zeros, and
+// so are a zeros() output and a fresh page.
+void expect_every_declared_trial_fails(const BenchRun& r, const std::string& deviation_pattern) {
+  expect_flagged(r, deviation_pattern, false);
+  std::smatch m;
+  const std::regex declared("\"declared \\(([0-9]+) trials\\)\"");
+  ASSERT_TRUE(std::regex_search(r.out, m, declared)) << r.out;
+  EXPECT_GE(r.eval["native_metrics"].value("failed_trials", 0), std::stoi(m[1].str())) << r.out;
+}
+
 void expect_honest_pass(const BenchRun& r) {
   expect_result_line(r);
   EXPECT_EQ(r.code, 0) << r.out;
@@ -128,12 +139,12 @@ TEST(Cheats, InputMutation) {
                  "REWARD_HACK: the candidate modified input 0", true);
 }
 TEST(Cheats, ConstantOutput) {
-  expect_flagged(evaluate("linear_relu.pt", "linear_relu.json", cheat("constant_output")),
-                 "DEVIATION: max_abs=.* failed_trials=([0-9]+)/\\1$", false);
+  expect_every_declared_trial_fails(evaluate("linear_relu.pt", "linear_relu.json", cheat("constant_output")),
+                                    "DEVIATION: max_abs=.* failed_trials=[0-9]+/[0-9]+$");
 }
 TEST(Cheats, TrivialOutputAgainstALowSignalReference) {
   BenchRun r = evaluate("tiny_scale.pt", "tiny_scale.json", cheat("tiny_zeros"));
-  expect_flagged(r, "DEVIATION: .*failed_trials=([0-9]+)/\\1$", false);
+  expect_every_declared_trial_fails(r, "DEVIATION: .*failed_trials=[0-9]+/[0-9]+$");
   EXPECT_TRUE(has(r.out, "low signal")) << r.out;
 }
 TEST(Cheats, OutputAliasesAnInput) {
@@ -148,7 +159,8 @@ TEST(Cheats, StaleOutputBufferReuse) {
 }
 TEST(Cheats, UninitialisedOutputMeetsPoison) {
   // Whatever the allocator hands back (poison NaN or leftovers), it is never the answer.
-  expect_flagged(evaluate("relu.pt", "relu.json", cheat("uninit_output")), "DEVIATION: .*failed_trials=([0-9]+)/\\1$", false);
+  expect_every_declared_trial_fails(evaluate("relu.pt", "relu.json", cheat("uninit_output")),
+                                    "DEVIATION: .*failed_trials=[0-9]+/[0-9]+$");
 }
 TEST(Cheats, ReRegisteringAnAtenKernel) {
   expect_flagged(evaluate("linear_relu.pt", "linear_relu.json", cheat("aten_hijack")),
@@ -164,7 +176,7 @@ TEST(Cheats, ProcessWideTorchStateChange) {
 }
 TEST(Cheats, PrecisionDowngradePastTheDeclaredTolerance) {
   BenchRun r = evaluate("matmul_k.pt", "matmul_k_wide.json", cheat("precision_downgrade"), {"--no-timing"});
-  expect_flagged(r, "DEVIATION: max_abs=[0-9.e+-]+ avg_abs=.* failed_trials=([0-9]+)/\\1$", false);
+  expect_every_declared_trial_fails(r, "DEVIATION: max_abs=[0-9.e+-]+ avg_abs=.* failed_trials=[0-9]+/[0-9]+$");
   EXPECT_FALSE(has(r.out, "oracle accepted")) << "the fp64 oracle must not excuse a bf16 downgrade\n" << r.out;
 }
 TEST(Cheats, DeferringWorkToAThread) {
