@@ -4,12 +4,13 @@ import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { benchEnv } from './bench-env.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
 test('bench/catchup prints one figure line per mode, both caught up to the whole log', () => {
   // More events than the paced backlog (4 × 2048), so the paced mode really paces.
-  const out = execFileSync(process.execPath, [path.join(root, 'bench/catchup/run.mjs'), '--events', '12000'], { encoding: 'utf8' })
+  const out = execFileSync(process.execPath, [path.join(root, 'bench/catchup/run.mjs'), '--events', '12000'], { encoding: 'utf8', env: benchEnv() })
   const lines = out.trim().split('\n').map(l => JSON.parse(l))
   assert.deepEqual(lines.map(l => l.mode), ['at-once', 'paced'])
   for (const l of lines) {

@@ -4,17 +4,9 @@ import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { benchEnv } from './bench-env.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-
-// Under the sanitize suite the bench's processes load the sanitized addon: they get its runtimes
-// back, and are no test's processes (tests/sanitize/unpreload.mjs would drop the runtimes again).
-function benchEnv() {
-  if (!process.env.KOPT_SANITIZE_PRELOAD) return process.env
-  const env = { ...process.env, LD_PRELOAD: process.env.KOPT_SANITIZE_PRELOAD }
-  delete env.NODE_TEST_CONTEXT
-  return env
-}
 
 test('bench/compare prints one figure line per mode, every session drawn', () => {
   const out = execFileSync(process.execPath, [path.join(root, 'bench/compare/run.mjs'), '--events', '3000', '--sessions', '3',
