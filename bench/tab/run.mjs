@@ -72,8 +72,15 @@ if (!refAddon && refName.includes(':')) {
     writeFileSync(refAddon, bin)
   } catch { refAddon = '' }
 }
-const refKopt = refAddon ? createRequire(import.meta.url)(path.resolve(refAddon)) : kopt
-const clients = [[`reference (${refName}${refAddon ? ' + its prebuilt addon' : ''})`, refPath, refKopt], ['new', path.join(root, 'lib/client.js'), kopt]]
+// A product build since the boundary change (issue 42) ships no test oracles (Session body/delta),
+// which the mock host reads: such a reference runs against this checkout's test build, and says so.
+let refKopt = refAddon ? createRequire(import.meta.url)(path.resolve(refAddon)) : kopt
+let refCore = refAddon ? ' + its prebuilt addon' : ''
+if (typeof refKopt.Session?.prototype?.body !== 'function') {
+  refKopt = kopt
+  refCore = refAddon ? ' + this checkout\'s test build: its prebuilt ships no body/delta' : ''
+}
+const clients = [[`reference (${refName}${refCore})`, refPath, refKopt], ['new', path.join(root, 'lib/client.js'), kopt]]
 
 const ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage']
