@@ -86,7 +86,7 @@ class ChartWriter {
   // the previous write (0 when that is not known: every row is compared again; ignored on a
   // first write). `phases` must be updated for these rows, s.rounds and opt's budget; the write
   // takes its changes (the chart's phases and rounds in force are rewritten from them).
-  void write(const Series& s, const RowTable& rows, RowPhases& phases, const ChartOptions& opt, std::size_t rows_same_before = 0);
+  void write(SeriesView s, const RowTable& rows, RowPhases& phases, const ChartOptions& opt, std::size_t rows_same_before = 0);
   // After a write: the first iteration whose item (point, phase or round in force) may differ from
   // the previous write's (never after the true first change; 0 after the first write or a change
   // of scale), and the first profile mark that differs (the shorter count when one list of marks is
@@ -116,10 +116,10 @@ class ChartWriter {
     std::size_t first_phase, first_round;  // the first rows whose phase, round in force changed
   };
   Frame frame(const RowTable& rows, const ChartOptions& opt, std::size_t rows_same_before, std::string& head);
-  PointsWritten points(const Series& s, const RowTable& rows, const Frame& f, std::size_t rows_same_before);
+  PointsWritten points(SeriesView s, const RowTable& rows, const Frame& f, std::size_t rows_same_before);
   void ticks(const Frame& f, std::string& marks) const;
-  void markers(const Series& s, const Frame& f, std::string& marks) const;
-  std::size_t profile(const Series& s, const Frame& f);  // the first mark that changed
+  void markers(SeriesView s, const Frame& f, std::string& marks) const;
+  std::size_t profile(SeriesView s, const Frame& f);  // the first mark that changed
   PhasesWritten phases_and_rounds(const RowTable& rows, RowPhases& phases, const Frame& f, std::string& after_marks);
   std::string final_number(const RowTable& rows, const RowPhases& phases) const;
 

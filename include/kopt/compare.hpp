@@ -85,7 +85,7 @@ struct RunSummary {
 std::optional<std::string> reference_hash(const Iteration& it);
 
 // Builds a row from a series (outline or full), its row facts, its phase counts and its facts.
-RunSummary summarize_run(std::string id, const Series& s, const RowTable& rows, long long used, RunFacts facts);
+RunSummary summarize_run(std::string id, SeriesView s, const RowTable& rows, long long used, RunFacts facts);
 // The same with the phases derived here (the report; the tab's session keeps its own).
 RunSummary summarize_run(std::string id, const Series& s, RunFacts facts);
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kopt/config.hpp"
+#include "kopt/row_facts.hpp"
 #include "kopt/json.hpp"
 #include "kopt/series.hpp"
 #include "kopt/text_rope.hpp"
@@ -52,11 +53,16 @@ class Projector {
   // what the chart and the loop counters read, at a fraction of series()'s copying.
   Series series_outline() const;
   void series_outline(Series& into) const;  // the same, reusing into's storage
-  // The same kept up to date in `into`, which must hold what the last call left (one such outline
-  // per projector: the session's): only the iterations changed in place or appended since are
-  // copied, and the rounds and profileSeqs past into's (they only grow). O(changed), not O(points).
-  // Returns the first iteration it copied (every one before it is as the last call left it).
-  std::size_t update_outline(Series& into);
+  // The same kept up to date in `into` and `rows`, which must hold what the last call left (one
+  // such outline per projector: the session's): into gets the rounds and profileSeqs past its own
+  // (they only grow) and no iterations (its readers read points() in place, SeriesView); rows gets
+  // the facts of the iterations changed in place or appended since, as series_outline()'s rows
+  // would read (no Slurm node: the outline never carried one). O(changed), not O(points).
+  // Returns the first row it wrote (every one before it is as the last call left it).
+  std::size_t update_outline(Series& into, RowTable& rows);
+  // The points as projected, read in place (their `finalized` is the explicit mark only: the
+  // outline's rows carry the whole rule). Valid until the next feed.
+  const std::vector<Iteration>& points() const;
   // The /series body without its closing brace, as shared immutable pieces appended to `out` (no
   // copy of the body: a piece stays valid while held, whatever the projector does next). Cost: the
   // fragments changed since the last call, the open block of each list, and the few bytes after.
@@ -72,8 +78,8 @@ class Projector {
   // take_touched appends to `out` the iterations changed in place since its last call (each once,
   // any order) and returns false when more changed than it keeps (then treat all as changed).
   bool take_touched(std::vector<std::uint32_t>& out);
-  // One iteration's wire text, as it stands in series_json's body (the same cached fragment).
-  const std::string& iteration_json(std::size_t i);
+  // One iteration's wire text, as it stands in series_json's body; valid until the next call.
+  std::string_view iteration_json(std::size_t i);
   struct Lengths {
     std::size_t iterations, plans, envs, rounds, profileSeqs, uncollectedSeqs, echoedSeqs;
   };

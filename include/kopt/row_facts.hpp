@@ -46,6 +46,8 @@ struct RowTable {
   explicit RowTable(const std::vector<Iteration>& its) { update(its, 0); }
   // Rows [from, its.size()) read again from `its`; rows before `from` are kept as they are.
   void update(const std::vector<Iteration>& its, std::size_t from);
+  // One point's facts, its finalized mark and Slurm node given (node_of's number, 0 for none).
+  static RowFacts facts_of(const Iteration& it, bool finalized, std::uint32_t node);
   std::size_t size() const { return rows.size(); }
   std::size_t approx_bytes() const;
 

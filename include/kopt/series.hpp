@@ -2,6 +2,7 @@
 #pragma once
 #include <cstddef>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -10,6 +11,46 @@
 #include "kopt/json.hpp"
 
 namespace kopt {
+
+// An optional value kept off its struct, behind one pointer: for an Iteration's rarely present
+// parts, so that a point without them pays 8 bytes each rather than the value's size (a live
+// session holds tens of thousands of points). Reads like std::optional; copies are deep.
+template <class T>
+class Boxed {
+ public:
+  Boxed() = default;
+  Boxed(std::nullopt_t) {}  // NOLINT(google-explicit-constructor): as std::optional
+  Boxed(T v) : p_(std::make_unique<T>(std::move(v))) {}  // NOLINT(google-explicit-constructor)
+  Boxed(std::optional<T> v) : p_(v ? std::make_unique<T>(std::move(*v)) : nullptr) {}  // NOLINT(google-explicit-constructor)
+  Boxed(const Boxed& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  Boxed(Boxed&&) noexcept = default;
+  Boxed& operator=(const Boxed& o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  Boxed& operator=(Boxed&&) noexcept = default;
+  ~Boxed() = default;
+  template <class... A>
+  T& emplace(A&&... a) {
+    p_ = std::make_unique<T>(std::forward<A>(a)...);
+    return *p_;
+  }
+  void reset() { p_.reset(); }
+  bool has_value() const { return p_ != nullptr; }
+  explicit operator bool() const { return has_value(); }
+  operator std::optional<T>() const { return p_ ? std::optional<T>(*p_) : std::nullopt; }  // NOLINT(google-explicit-constructor)
+  T& operator*() { return *p_; }
+  const T& operator*() const { return *p_; }
+  T* operator->() { return p_.get(); }
+  const T* operator->() const { return p_.get(); }
+  const T& value() const {
+    if (!p_) throw std::bad_optional_access();
+    return *p_;
+  }
+
+ private:
+  std::unique_ptr<T> p_;
+};
 
 // A seq as logged (copied verbatim) plus its numeric value for comparisons (NaN when not a number).
 struct Seq {
@@ -52,7 +93,7 @@ struct Iteration {
   bool commandUpgraded = false;  // internal: F-3 applies once per point
   std::optional<std::string> channel;  // "shell" | "replay"; absent for evaluator tools
   std::optional<std::string> error;
-  std::optional<SlurmWhere> slurm;
+  Boxed<SlurmWhere> slurm;
   std::string tool;
   std::optional<std::string> jobId, evaluationId;
   std::optional<std::string> command;  // wire form (D-7)
@@ -60,12 +101,12 @@ struct Iteration {
   std::string fullCommand;  // internal: the whole command, for judgement and replay
   std::optional<std::string> artifactPath;
   std::vector<std::pair<std::string, double>> metrics;
-  std::optional<std::vector<std::string>> blocking, advisory, notMeasured;
-  std::optional<json> workloadSubset;
+  Boxed<std::vector<std::string>> blocking, advisory, notMeasured;
+  Boxed<json> workloadSubset;
   std::vector<Change> changes;
   // DV-13: measured by the plugin's evaluator (kernel_evaluate), never by anything the agent ran.
   bool plugin = false;
-  std::optional<MeasuredSources> sources;  // only on plugin points
+  Boxed<MeasuredSources> sources;  // only on plugin points
   // Internal (not on the wire): the `time` of the event that settled the point (NaN when it had none).
   double time = std::numeric_limits<double>::quiet_NaN();
 
@@ -106,6 +147,21 @@ struct Series {
 };
 
 // Wire form of each piece (keys as in spec P-3; absent optionals are absent).
+// What a chart and a run's summary read of a series: its points, profile marks, rounds and best
+// index, wherever they are kept (a Series; or a session's points, read in place from its projector,
+// beside the outline's other lists: Session keeps no second copy of its points).
+struct SeriesView {
+  const std::vector<Iteration>& iterations;
+  const std::vector<Seq>& profileSeqs;
+  const std::vector<Round>& rounds;
+  std::optional<std::size_t> bestIndex;
+
+  SeriesView(const Series& s)  // NOLINT(google-explicit-constructor): a Series is a view of itself
+      : iterations(s.iterations), profileSeqs(s.profileSeqs), rounds(s.rounds), bestIndex(s.bestIndex) {}
+  SeriesView(const std::vector<Iteration>& its, const Series& lists)
+      : iterations(its), profileSeqs(lists.profileSeqs), rounds(lists.rounds), bestIndex(lists.bestIndex) {}
+};
+
 json to_json(const Iteration& it);
 json to_json(const Plan& p);
 json to_json(const Env& e);

@@ -181,7 +181,7 @@ class Session {
   double seen_updated_ = 0;
   std::uint64_t outline_version_ = UINT64_MAX;
   Series outline_;
-  RowTable rows_;  // the packed facts of outline_.iterations, kept up to date with it
+  RowTable rows_;  // the packed facts of the projector's points (as the outline reads them), kept up to date
   RowPhases phases_;  // of rows_: the chart's phases and the completed evaluations, kept up to date with them
   // The chart, kept from revision to revision: each one rewrites only what changed.
   ChartWriter chart_writer_;

@@ -10,6 +10,7 @@
 #include "kopt/derived.hpp"
 #include "kopt/events.hpp"
 #include "kopt/projector.hpp"
+#include "kopt/session.hpp"
 
 using kopt::json;
 
@@ -161,8 +162,9 @@ TEST(Hostile, TruncatedAndGarbageZstd) {
   std::remove(path.c_str());
 }
 
-// 1M-event logs. Memory follows what the projection keeps (per point), never the log's size:
-// events it does not read cost nothing, and each point costs a bounded amount. Reported.
+// 1M-event logs. Memory follows what a session keeps (per point), never the log's size: events it
+// does not read cost nothing, and each point costs a bounded amount, its part of the body (text
+// held to answer /series) included. Reported.
 std::string million_event_log(int every) {
   std::string path = (std::filesystem::temp_directory_path() / ("kopt-million-" + std::to_string(::getpid()))).string();
   std::ofstream out(path);
@@ -191,18 +193,18 @@ SoakFigures soak(int every) {
   std::size_t log_mb = std::filesystem::file_size(path) >> 20;
   long before = rss_kb();
   kopt::Projector p;
+  kopt::Session session(p, "m");
   kopt::LogReadStats st;
   EXPECT_TRUE(kopt::read_log_file(path, [&](const json& e) { p.feed_event(e); }, st));
-  // The body as the route holds it: the projector's shared pieces (series_json would add a copy).
-  std::vector<kopt::TextPiece> pieces;
-  p.series_pieces(pieces, "m", 0);
-  std::size_t series_bytes = 0;
-  for (const auto& piece : pieces) series_bytes += piece->size();
+  // The whole session as the route holds it after an answer: its outline, rows and chart beside
+  // the projection, and the body's shared pieces (series and chart, never joined into one copy).
+  session.revise("{}");
+  std::size_t series_bytes = session.answer_parts(std::nullopt).size();
   std::size_t series_kb = series_bytes >> 10;
   long after = rss_kb();
   std::remove(path.c_str());
   SoakFigures f{st.events, p.series().iterations.size(), log_mb, series_kb, after - before};
-  std::printf("[ soak ] 1M events, %zu MB log: %zu points, series %zu KB, RSS +%ld MB (%.0f bytes per point)\n", f.log_mb,
+  std::printf("[ soak ] 1M events, %zu MB log: %zu points, body %zu KB, RSS +%ld MB (%.0f bytes per point)\n", f.log_mb,
               f.points, f.series_kb, f.rss_delta_kb >> 10, f.points ? f.rss_delta_kb * 1024.0 / f.points : 0.0);
   return f;
 }

@@ -110,3 +110,15 @@ TEST(TextRope, SealedBlocksAreSharedNotCopied) {
   r.pieces(c);
   EXPECT_EQ(c.back().get(), b.back().get());
 }
+
+// A sealed block holds its text and no more: the open block grew by doubling, and a block kept at
+// that capacity would cost up to twice its text for as long as the session lives (issue 42).
+TEST(TextRope, SealedBlocksHoldNoSpareRoom) {
+  TextRope r;
+  const std::string item(100, 'x');
+  for (int i = 0; i < 20000; ++i) r.append(item);
+  std::vector<TextPiece> pieces;
+  r.pieces(pieces);
+  ASSERT_GE(pieces.size(), 7u);
+  for (std::size_t i = 0; i + 1 < pieces.size(); ++i) EXPECT_EQ(pieces[i]->capacity(), pieces[i]->size()) << "block " << i;
+}

@@ -15,6 +15,8 @@ void TextRope::append(std::string_view item) {
 
 void TextRope::seal() {
   sealed_bytes_ += open_.size();
+  // open_ grew by doubling: a block kept as it is would hold up to twice its text for its life.
+  open_.shrink_to_fit();
   sealed_.push_back({std::make_shared<const std::string>(std::move(open_)), open_first_});
   open_ = std::string();
   open_first_ = count_;

@@ -90,7 +90,7 @@ std::optional<std::string> reference_hash(const Iteration& it) {
   return it.sources->reference->sha256;
 }
 
-RunSummary summarize_run(std::string id, const Series& s, const RowTable& rows, long long used, RunFacts facts) {
+RunSummary summarize_run(std::string id, SeriesView s, const RowTable& rows, long long used, RunFacts facts) {
   RunSummary r;
   r.id = std::move(id);
   r.facts = std::move(facts);

@@ -298,7 +298,7 @@ struct ChartWriter::Frame {
 // up to the points), points (the points and the line through the ok ones), ticks, markers, profile
 // (the profile marks), phases (reference, drift, phases and rounds in force), final (counts and the
 // final number).
-void ChartWriter::write(const Series& s, const RowTable& rows, RowPhases& phases, const ChartOptions& opt, std::size_t rows_same_before) {
+void ChartWriter::write(SeriesView s, const RowTable& rows, RowPhases& phases, const ChartOptions& opt, std::size_t rows_same_before) {
   // Rows before rows_same_before are as the last write saw them (nothing is vouched for before a first write).
   if (!written_) rows_same_before = 0;
   std::string head;
@@ -443,7 +443,7 @@ ChartWriter::Frame ChartWriter::frame(const RowTable& rows, const ChartOptions& 
   return f;
 }
 
-ChartWriter::PointsWritten ChartWriter::points(const Series& s, const RowTable& rows, const Frame& f, std::size_t rows_same_before) {
+ChartWriter::PointsWritten ChartWriter::points(SeriesView s, const RowTable& rows, const Frame& f, std::size_t rows_same_before) {
   const auto& its = s.iterations;
   const auto& rs = rows.rows;
   const std::size_t n = f.n;
@@ -624,7 +624,7 @@ void ChartWriter::ticks(const Frame& f, std::string& marks) const {
 
 }
 
-void ChartWriter::markers(const Series& s, const Frame& f, std::string& marks) const {
+void ChartWriter::markers(SeriesView s, const Frame& f, std::string& marks) const {
   Text m(marks);
   m.value_done();  // goes on after the value before
   const auto& rs = *f.rs;
@@ -669,7 +669,7 @@ void ChartWriter::markers(const Series& s, const Frame& f, std::string& marks) c
   m.key("profiled").open('[');
 }
 
-std::size_t ChartWriter::profile(const Series& s, const Frame& f) {
+std::size_t ChartWriter::profile(SeriesView s, const Frame& f) {
   const std::size_t n = f.n, suffix_from = f.suffix_from;
   const bool was_written = f.was_written;
   const double left = f.left, right = f.right, pad = f.pad;

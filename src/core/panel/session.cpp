@@ -65,8 +65,7 @@ EventsText Session::feed_text(std::string_view text) {
 
 void Session::refresh_outline() {
   if (outline_version_ == projector_->version()) return;
-  const std::size_t from = projector_->update_outline(outline_);
-  rows_.update(outline_.iterations, from);
+  const std::size_t from = projector_->update_outline(outline_, rows_);
   chart_rows_from_ = std::min(chart_rows_from_, from);
   phases_.update(rows_, outline_.rounds, chart_.budget, chart_.fixedBudget, from);
   outline_version_ = projector_->version();
@@ -76,7 +75,7 @@ const RunSummary& Session::summary() {
   refresh_outline();
   const RunFacts& facts = projector_->run_facts();
   if (summary_version_ != projector_->version() || summary_facts_ != facts.version) {
-    summary_ = summarize_run(id_, outline_, rows_, phases_.completed(), facts);
+    summary_ = summarize_run(id_, SeriesView(projector_->points(), outline_), rows_, phases_.completed(), facts);
     summary_version_ = projector_->version();
     summary_facts_ = facts.version;
   }
@@ -125,7 +124,7 @@ void Session::write_chart() {
   if (chart_ok_) return;
   refresh_outline();
   // Rows before chart_rows_from_ are as the last chart saw them: not compared again.
-  chart_writer_.write(outline_, rows_, phases_, chart_, chart_rows_from_);
+  chart_writer_.write(SeriesView(projector_->points(), outline_), rows_, phases_, chart_, chart_rows_from_);
   chart_rows_from_ = std::numeric_limits<std::size_t>::max();
   chart_ok_ = true;
   if (!history_.empty() && history_.back().rev == revision_) {
@@ -291,7 +290,7 @@ std::size_t Session::approx_bytes() const {
   m = {projector_->version(), head, chart_ok_, 0};
   std::size_t& b = m.bytes;
   b = sizeof(Session) + projector_->approx_bytes();
-  b += outline_.iterations.capacity() * sizeof(Iteration) + outline_.rounds.capacity() * sizeof(Round);
+  b += outline_.rounds.capacity() * sizeof(Round);
   b += outline_.profileSeqs.capacity() * sizeof(Seq) + rows_.approx_bytes() + phases_.approx_bytes();
   // The head's pieces are the projector's blocks and the chart, counted with them.
   b += head_.capacity() * sizeof(TextPiece) + chart_writer_.approx_bytes() + control_.capacity();

@@ -25,18 +25,19 @@ constexpr std::size_t kNoPoint = std::numeric_limits<std::size_t>::max();
 constexpr std::size_t kChangesPerPath = 8;
 constexpr std::size_t kMaxPendingChanges = 4096;
 
-enum class Branch { None, Plan, Env, Profile, Finalize, Change, Bench, Shell, Job };
+enum class Branch : std::uint8_t { None, Plan, Env, Profile, Finalize, Change, Bench, Shell, Job };
 
 struct Call {
   std::string name;
   Seq seq;
   Branch branch = Branch::None;
-  bool answered = false;
   std::size_t point = kNoPoint;  // bench
   bool evaluate_tool = false;    // bench: the plugin's own evaluator tool by its exact name (DV-13)
-  bool has_command = false;      // shell: a non-empty string command
-  std::string command;           // shell: the full command (freed once answered)
-  std::optional<std::string> job_id;
+  bool has_command = false;      // shell: a non-empty string command, in `arg`
+  bool has_job_id = false;       // job: a string job_id, in `arg`
+  // shell: the full command; job: the job id (a call is one or the other). A call is kept whole
+  // only until its result claims it (Impl::calls), then as one bit (Impl::settled_calls).
+  std::string arg;
 };
 
 Seq make_seq(const json& ev) {
@@ -128,7 +129,8 @@ struct Projector::Impl {
   std::uint64_t version = 0;
   bool user_task = false;
 
-  std::unordered_map<std::string, Call> calls;
+  std::unordered_map<std::string, Call> calls;          // call id -> a call whose result is still to claim
+  std::unordered_map<std::string, bool> settled_calls;  // call id -> reads_only(name), for every other call
   std::vector<Iteration> iterations;
   std::vector<Plan> plans;
   std::vector<Env> envs;
@@ -151,13 +153,15 @@ struct Projector::Impl {
   std::optional<std::size_t> best;          // I-1
   std::size_t min_dirty = kNoPoint;
 
-  // Serialisation cache: one fragment per iteration, re-rendered when it changes.
-  std::vector<std::string> frag;
-  std::vector<char> frag_ok;
+  // A point's text lives in iter_text only (no second copy per point): in_text[i] says that
+  // iter_text holds point i's current text; a point changed or added since is written when asked.
+  std::vector<char> in_text;
   // The /series lists' texts, kept between calls as shared blocks: the iterations are cut back to
   // the first fragment that changed (usually near the end); the other lists only grow.
   TextRope iter_text, plans_text, envs_text, rounds_text, profile_text, uncollected_text, echoed_text;
   std::string item_scratch;
+  std::string kept;                  // series_pieces: the current texts a cut drops, copied aside
+  std::vector<std::size_t> kept_at;  // where each dropped point's text starts in kept
   std::string joined;  // series_json's copy
 
   // Points changed in place since the last take_touched() (for /series deltas): each listed once,
@@ -174,8 +178,8 @@ struct Projector::Impl {
   double event_time = std::numeric_limits<double>::quiet_NaN();
 
   void touch(std::size_t point) {
-    if (point >= frag_ok.size()) return;
-    frag_ok[point] = 0;
+    if (point >= in_text.size()) return;
+    in_text[point] = 0;
     min_dirty = std::min(min_dirty, point);
     outline_from = std::min(outline_from, point);
     if (touched_mark.size() <= point) touched_mark.resize(iterations.size(), 0);
@@ -188,23 +192,20 @@ struct Projector::Impl {
     touched.push_back(static_cast<std::uint32_t>(point));
   }
 
-  void render(std::size_t i) {
-    if (frag_ok[i]) return;
+  // Point i's text (the wire form, with finalized as it stands now), appended to out.
+  void render(std::string& out, std::size_t i) {
     Iteration& it = iterations[i];
     bool keep = it.finalized;
     it.finalized = finalized(i);
-    frag[i].clear();
-    write_json(frag[i], it);
+    write_json(out, it);
     it.finalized = keep;
-    frag_ok[i] = 1;
   }
 
   // Appends a point; `settled` when its measurement is complete (everything but a pending bench call).
   std::size_t add_point(Iteration it, bool settled = true) {
     it.time = event_time;
     iterations.push_back(std::move(it));
-    frag.emplace_back();
-    frag_ok.push_back(0);
+    in_text.push_back(0);
     fin_refs.push_back(0);
     std::size_t i = iterations.size() - 1;
     min_dirty = std::min(min_dirty, i);
@@ -370,14 +371,23 @@ struct Projector::Impl {
       call.branch = Branch::Shell;
       if (const std::string* cmd = nonempty_str(args, "command")) {
         call.has_command = true;
-        call.command = *cmd;
+        call.arg = *cmd;
         if (matches_profile_command(*cmd, cfg.profileCommands)) profile_seqs.push_back(call.seq);
       }
     } else if (matches_any_tool(*name, cfg.jobTools)) {
       call.branch = Branch::Job;
-      if (const std::string* j = str_field(args, "job_id")) call.job_id = *j;
+      if (const std::string* j = str_field(args, "job_id")) {
+        call.has_job_id = true;
+        call.arg = *j;
+      }
     }
-    calls[*id] = std::move(call);
+    if (call.branch == Branch::Bench || call.branch == Branch::Shell || call.branch == Branch::Job || call.branch == Branch::Finalize) {
+      settled_calls.erase(*id);
+      calls.insert_or_assign(*id, std::move(call));
+    } else {
+      calls.erase(*id);
+      settle_call(*id, call.name);
+    }
   }
 
   void on_plan(const Call& call, const json& args) {
@@ -435,11 +445,20 @@ struct Projector::Impl {
     add_change(std::move(c));
   }
 
-  void uncollect(const Seq& result_seq, const Call& call, std::size_t payloads) {
-    if (call.name == "read" || call.name == "glob" || call.name == "grep" || call.name == "notebook_read" ||
-        call.name == "skill")
-      return;
+  // A reading tool's result may quote a contract line without reporting one (no uncollected seq).
+  static bool reads_only(std::string_view name) {
+    return name == "read" || name == "glob" || name == "grep" || name == "notebook_read" || name == "skill";
+  }
+  void uncollect(const Seq& result_seq, bool reading, std::size_t payloads) {
+    if (reading) return;
     for (std::size_t i = 0; i < payloads; ++i) uncollected.push_back(result_seq);
+  }
+  void uncollect(const Seq& result_seq, const Call& call, std::size_t payloads) { uncollect(result_seq, reads_only(call.name), payloads); }
+  // A call whose result claims nothing (any branch but bench, shell, job and finalize), or one
+  // answered already: a later result of it only counts its contract lines as uncollected, so all
+  // that is kept of it is whether it reads (every call is kept for the whole session).
+  void settle_call(const std::string& id, std::string_view name) {
+    settled_calls.insert_or_assign(id, reads_only(name));
   }
 
   void on_result(const json& ev) {
@@ -451,21 +470,20 @@ struct Projector::Impl {
     auto id = result_call_id(*d);
     if (!id) return;
     auto found = calls.find(*id);
-    if (found == calls.end()) return;
-    Call& call = found->second;
+    auto settled = found == calls.end() ? settled_calls.find(*id) : settled_calls.end();
+    if (found == calls.end() && settled == settled_calls.end()) return;
     ++version;
     Seq rseq = make_seq(ev);
     static const json kNull;
     auto m = d->find("message");
     std::string text = result_text(m != d->end() ? *m : kNull);
 
-    bool claims = !call.answered && (call.branch == Branch::Bench || call.branch == Branch::Shell ||
-                                     call.branch == Branch::Job || call.branch == Branch::Finalize);
-    if (!claims) {
-      uncollect(rseq, call, contract_payloads(text).size());
+    if (found == calls.end()) {
+      uncollect(rseq, settled->second, contract_payloads(text).size());
       return;
     }
-    call.answered = true;
+    // The first result of a bench, shell, job or finalize call claims it; the call is settled then.
+    Call& call = found->second;
     switch (call.branch) {
       case Branch::Bench: on_bench_result(call, text, m != d->end() && result_is_error(*m)); break;
       case Branch::Shell: on_shell_result(call, text); break;
@@ -473,7 +491,8 @@ struct Projector::Impl {
       case Branch::Finalize: on_finalize_result(call, rseq, text); break;
       default: break;
     }
-    std::string().swap(call.command);
+    settle_call(*id, call.name);
+    calls.erase(found);
   }
 
   // DV-13: kernel_evaluate's `solution` argument (a path, or a list whose first entry) names the artifact
@@ -535,8 +554,8 @@ struct Projector::Impl {
 
   void on_shell_result(const Call& call, std::string_view text) {
     if (call.has_command)
-      if (auto job = job_announcement(text)) jobs[*job] = call.command;
-    CommandKind kind = call.has_command ? command_kind(call.command) : CommandKind::Run;
+      if (auto job = job_announcement(text)) jobs[*job] = call.arg;
+    CommandKind kind = call.has_command ? command_kind(call.arg) : CommandKind::Run;
     if (kind == CommandKind::ReadBack) return;
     auto payloads = contract_payloads(text);
     if (kind == CommandKind::Echo) {
@@ -545,7 +564,7 @@ struct Projector::Impl {
     }
     std::size_t produced = 0;
     std::optional<CommandSpelling> spelled;  // D-8, built only when a payload needs judging
-    if (call.has_command && !payloads.empty()) spelled.emplace(call.command);
+    if (call.has_command && !payloads.empty()) spelled.emplace(call.arg);
     for (auto& cp : payloads) {
       if (spelled && spelled->spells(cp.text, cp.payload)) {
         echoed.push_back(call.seq);
@@ -555,7 +574,7 @@ struct Projector::Impl {
       std::string key = js_stringify(cp.payload);
       if (dedup.count(key)) continue;
       Iteration it = contract_point(call, cp.payload);
-      if (call.has_command) set_command(it, call.command);
+      if (call.has_command) set_command(it, call.arg);
       it.changes = matching_changes(it.artifactPath);
       dedup.emplace(std::move(key), add_point(std::move(it)));
       ++produced;
@@ -565,8 +584,8 @@ struct Projector::Impl {
 
   void on_job_result(const Call& call, std::string_view text) {
     const std::string* launch = nullptr;
-    if (call.job_id)
-      if (auto j = jobs.find(*call.job_id); j != jobs.end()) launch = &j->second;
+    if (call.has_job_id)
+      if (auto j = jobs.find(call.arg); j != jobs.end()) launch = &j->second;
     std::size_t produced = 0;
     auto payloads = contract_payloads(text);
     std::optional<CommandSpelling> spelled;  // D-8: judged against the launching command
@@ -588,7 +607,7 @@ struct Projector::Impl {
         continue;
       }
       Iteration it = contract_point(call, cp.payload);
-      if (call.job_id && !call.job_id->empty()) it.jobId = *call.job_id;
+      if (call.has_job_id && !call.arg.empty()) it.jobId = call.arg;
       if (launch) set_command(it, *launch);
       it.changes = matching_changes(it.artifactPath);
       dedup.emplace(std::move(key), add_point(std::move(it)));
@@ -730,16 +749,16 @@ const FeedStats& Projector::stats() const { return impl_->stats; }
 std::size_t Projector::approx_bytes() const {
   const Impl& m = *impl_;
   std::size_t b = sizeof(Impl);
-  b += m.iterations.capacity() * sizeof(Iteration) + m.frag.capacity() * sizeof(std::string);
-  // A point's own strings (command, error, metrics …) are about as long as its cached text.
-  for (const auto& f : m.frag) b += 2 * f.capacity();
-  b += m.frag_ok.capacity() + m.joined.capacity() + m.item_scratch.capacity();
+  b += m.iterations.capacity() * sizeof(Iteration);
+  // A point's own strings (command, error, metrics …) are about as long as its text.
+  b += m.iter_text.text_bytes();
+  b += m.in_text.capacity() + m.joined.capacity() + m.item_scratch.capacity() + m.kept.capacity() + m.kept_at.capacity() * sizeof(std::size_t);
   for (const TextRope* t : {&m.iter_text, &m.plans_text, &m.envs_text, &m.rounds_text, &m.profile_text, &m.uncollected_text, &m.echoed_text})
     b += t->approx_bytes();
   b += m.plans.capacity() * (sizeof(Plan) + 128) + m.envs.capacity() * (sizeof(Env) + 128) + m.rounds.capacity() * (sizeof(Round) + 128);
   b += (m.profile_seqs.capacity() + m.uncollected.capacity() + m.echoed.capacity()) * (sizeof(Seq) + 16);
   constexpr std::size_t kNode = 64;  // a hash node and its bucket, about
-  b += m.calls.size() * (sizeof(Call) + kNode + 32);
+  b += m.calls.size() * (sizeof(Call) + kNode + 32) + m.settled_calls.size() * (kNode + 32);
   for (const auto& [key, point] : m.dedup) b += key.capacity() + kNode;
   for (const auto& [key, cmd] : m.jobs) b += key.capacity() + cmd.capacity() + kNode;
   for (const auto& [key, pts] : m.points_by_eval_id) b += key.capacity() + pts.capacity() * sizeof(std::size_t) + kNode;
@@ -749,6 +768,7 @@ std::size_t Projector::approx_bytes() const {
 }
 
 std::uint64_t Projector::version() const { return impl_->version; }
+const std::vector<Iteration>& Projector::points() const { return impl_->iterations; }
 bool Projector::has_user_task() const { return impl_->user_task; }
 const RunFacts& Projector::run_facts() const { return impl_->facts; }
 const ProjectionConfig& Projector::config() const { return impl_->cfg; }
@@ -818,19 +838,19 @@ void Projector::series_outline(Series& s) const {
   s.bestIndex = m.best;
 }
 
-std::size_t Projector::update_outline(Series& s) {
+std::size_t Projector::update_outline(Series& s, RowTable& rows) {
   Impl& m = *impl_;
-  if (s.iterations.size() > m.iterations.size() || s.rounds.size() > m.rounds.size() ||
-      s.profileSeqs.size() > m.profile_seqs.size()) {
+  if (rows.rows.size() > m.iterations.size() || s.rounds.size() > m.rounds.size() || s.profileSeqs.size() > m.profile_seqs.size()) {
     m.outline_from = 0;  // not an outline of this projector: copy it all
-    s.iterations.clear(), s.rounds.clear(), s.profileSeqs.clear();
+    rows.rows.clear(), s.rounds.clear(), s.profileSeqs.clear();
   }
-  const std::size_t from = std::min(m.outline_from, s.iterations.size());
+  s.iterations.clear();
+  const std::size_t from = std::min(m.outline_from, rows.rows.size());
   // Room to grow: filled from empty, resize would leave no spare capacity, and the next point
-  // would then move every point into fresh pages (≈0.2 s at 50k points). Unused room costs no RSS.
-  if (s.iterations.capacity() < m.iterations.size()) s.iterations.reserve(2 * m.iterations.size());
-  s.iterations.resize(m.iterations.size());
-  for (std::size_t i = from; i < m.iterations.size(); ++i) copy_outline(s.iterations[i], m.iterations[i], m.finalized(i));
+  // would then move every row (a small copy: 32 bytes a row).
+  if (rows.rows.capacity() < m.iterations.size()) rows.rows.reserve(2 * m.iterations.size());
+  rows.rows.resize(m.iterations.size());
+  for (std::size_t i = from; i < m.iterations.size(); ++i) rows.rows[i] = RowTable::facts_of(m.iterations[i], m.finalized(i), 0);
   m.outline_from = m.iterations.size();
   // The other lists only grow.
   s.profileSeqs.insert(s.profileSeqs.end(), m.profile_seqs.begin() + static_cast<std::ptrdiff_t>(s.profileSeqs.size()), m.profile_seqs.end());
@@ -852,9 +872,31 @@ void Projector::series_pieces(std::vector<TextPiece>& out, std::string_view sess
   // Cost: the fragments from the first that changed (or the start of its sealed block) on, and
   // the small tail; the blocks before are handed out as they are.
   const std::size_t dirty = std::min(m.min_dirty, m.iterations.size());
-  for (std::size_t i = dirty; i < m.iterations.size(); ++i) m.render(i);
   m.min_dirty = kNoPoint;
-  for (std::size_t i = m.iter_text.cut(dirty); i < m.frag.size(); ++i) m.iter_text.append(m.frag[i]);
+  // The points the cut drops whose text is still current are copied aside and appended again,
+  // the others written anew.
+  const std::size_t from = m.iter_text.kept_by_cut(dirty), had = m.iter_text.items();
+  m.kept.clear();
+  m.kept_at.clear();
+  for (std::size_t i = from; i < had; ++i) {
+    m.kept_at.push_back(m.kept.size());
+    if (m.in_text[i]) m.kept += m.iter_text.item(i);
+  }
+  m.kept_at.push_back(m.kept.size());
+  m.iter_text.cut(dirty);
+  for (std::size_t i = from; i < m.iterations.size(); ++i) {
+    if (i < had && m.in_text[i]) {
+      m.iter_text.append(std::string_view(m.kept).substr(m.kept_at[i - from], m.kept_at[i - from + 1] - m.kept_at[i - from]));
+    } else {
+      m.item_scratch.clear();
+      m.render(m.item_scratch, i);
+      m.iter_text.append(m.item_scratch);
+      m.in_text[i] = 1;
+    }
+  }
+  // The copy aside is at most a block in the usual case (a change near the end); a larger one goes.
+  if (m.kept.capacity() > TextRope::kBlockBytes) std::string().swap(m.kept);
+  if (m.kept_at.capacity() > TextRope::kBlockBytes / 64) std::vector<std::size_t>().swap(m.kept_at);
   m.append_items(m.plans_text, m.plans);
   m.append_items(m.envs_text, m.envs);
   m.append_items(m.rounds_text, m.rounds);
@@ -908,9 +950,12 @@ bool Projector::take_touched(std::vector<std::uint32_t>& out) {
   return complete;
 }
 
-const std::string& Projector::iteration_json(std::size_t i) {
-  impl_->render(i);
-  return impl_->frag[i];
+std::string_view Projector::iteration_json(std::size_t i) {
+  Impl& m = *impl_;
+  if (m.in_text[i]) return m.iter_text.item(i);
+  m.item_scratch.clear();
+  m.render(m.item_scratch, i);
+  return m.item_scratch;
 }
 
 Projector::Lengths Projector::lengths() const {

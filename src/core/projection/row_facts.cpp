@@ -25,19 +25,22 @@ std::uint32_t RowTable::node_of(const Iteration& it) {
 void RowTable::update(const std::vector<Iteration>& its, std::size_t from) {
   from = std::min(from, rows.size());
   rows.resize(its.size());
-  for (std::size_t i = from; i < its.size(); ++i) {
-    const Iteration& it = its[i];
-    RowFacts& r = rows[i];
+  for (std::size_t i = from; i < its.size(); ++i) rows[i] = facts_of(its[i], its[i].finalized, node_of(its[i]));
+}
+
+RowFacts RowTable::facts_of(const Iteration& it, bool finalized, std::uint32_t node) {
+  RowFacts r;
+  {
     r.seq = it.seq.num;
     r.latency = it.latencyMs.value_or(0);
     r.speedup = it.speedup.value_or(0);
-    r.node = node_of(it);
+    r.node = node;
     std::uint16_t f = 0;
     if (it.latencyMs) f |= RowFacts::kLatency;
     if (it.speedup) f |= RowFacts::kSpeedup;
     if (it.pending) f |= RowFacts::kPending;
     if (it.is_replay()) f |= RowFacts::kReplay;
-    if (it.finalized) f |= RowFacts::kFinalized;
+    if (finalized) f |= RowFacts::kFinalized;
     if (it.correct == std::optional<bool>(false) || it.rewardHack || it.error.has_value() || it.evaluatorFailed ||
         it.compiled == std::optional<bool>(false))
       f |= RowFacts::kBad;
@@ -45,6 +48,7 @@ void RowTable::update(const std::vector<Iteration>& its, std::size_t from) {
     if (it.seq.raw.is_number()) f |= RowFacts::kSeqNumber;
     r.flags = f;
   }
+  return r;
 }
 
 std::size_t RowTable::approx_bytes() const {
