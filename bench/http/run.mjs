@@ -22,9 +22,16 @@
 //             and events are appended, a GET /ping every 20 ms (from a process of its own):
 //             its worst and p99 latency
 //   rss       the host's RSS after all that (the session held)
+//   held      the host's memory after two full garbage collections in its Node process
+//             (bench/http/heap-probe.cjs, preloaded into every `dsh web`, runs them on SIGUSR2):
+//             held_mb is the Node process's RSS less the V8 heap's free space (heapTotal - heapUsed:
+//             pages V8 keeps committed after its peak, which differ from host to host by hundreds
+//             of MB and are no one's data), with its parts (rss, heap used/total, external)
 // With --host-only, first a `dsh web` with only the feeder (no kernel-opt plugin) gets the same
 // events in a session of the default preset: its RSS is the host's own share, which no plugin can
-// take below (printed as plugin "host-only").
+// take below (printed as plugin "host-only"), and each plugin gets a line with plugin_over_host_mb:
+// its held_mb less the host-only's at the same size (the plugin's share of the process, its
+// sessions of every size so far included; its session has up to (changed + 20) × 100 more events).
 // Then `dsh web` is restarted on the same DSH_HOME, left to settle (settle_ms until a 3 s window
 // without a ping over 50 ms; settle_worst_ms, its own start-up's worst), and each session, now past
 // (read from the host's persistence), is opened like the tab opens it (asking again through 202
@@ -120,8 +127,9 @@ async function startHost(label, pluginDir, env) {
   const home = join(work, `home-${label}`)
   const ws = join(work, `ws-${label}`)
   mkdirSync(ws, { recursive: true })
-  const gcEnv = GC ? { NODE_OPTIONS: `--require ${join(here, 'gc-watch.cjs')}`, KOPT_GC_LOG: gcLog(label) } : {}
-  const baseEnv = hostEnv(home, { key: 'bench', ...gcEnv, ...env })
+  const preload = [join(here, 'heap-probe.cjs'), ...(GC ? [join(here, 'gc-watch.cjs')] : [])]
+  const probeEnv = { NODE_OPTIONS: preload.map(p => `--require ${p}`).join(' '), KOPT_HEAP_FILE: join(work, `heap-${label}.json`), ...(GC ? { KOPT_GC_LOG: gcLog(label) } : {}) }
+  const baseEnv = hostEnv(home, { key: 'bench', ...probeEnv, ...env })
   await webProfile(DSH, baseEnv, { plugins: pluginDir === null ? [FEEDER] : [pluginDir, FEEDER] })
   const web = await startWeb(procs, DSH, baseEnv, `dsh-${label}.log`, { plugin: pluginDir !== null, feeder: true })
   return { web, port: web.port, ws, label, baseEnv }
@@ -191,6 +199,24 @@ async function rssKb(pid) {
     const { stdout } = await run('ps', ['-o', 'rss=', '-g', String(pid)])
     return stdout.trim().split(/\s+/).map(Number).reduce((a, b) => a + b, 0)
   } catch { return null }
+}
+
+// The host's memory after two full collections in its Node process (heap-probe.cjs), in MB:
+// {held_mb, rss, heap_used, heap_total, external}; null when the probe did not answer in 30 s.
+async function held(host) {
+  const file = host.baseEnv.KOPT_HEAP_FILE
+  const asked = Date.now()
+  process.kill(host.web.child.pid, 'SIGUSR2')
+  for (let waited = 0; waited < 30_000; waited += 100) {
+    await sleep(100)
+    let line
+    try { line = JSON.parse(readFileSync(file, 'utf8')) } catch { continue }
+    if (line.at >= asked) {
+      const mb = (b) => Math.round(b / 1048576)
+      return { held_mb: mb(line.rss - (line.heapTotal - line.heapUsed)), rss: mb(line.rss), heap_used: mb(line.heapUsed), heap_total: mb(line.heapTotal), external: mb(line.external) }
+    }
+  }
+  return null
 }
 
 async function measure(host, n, events) {
@@ -269,7 +295,7 @@ async function measure(host, n, events) {
     p50_changed_ms: r2(pct(changed, 0.5)), p90_changed_ms: r2(pct(changed, 0.9)), changed_answers: kinds,
     stall_max_ms: pings.length ? r2(Math.max(...pings)) : null, stall_p99_ms: r2(pct(pings, 0.99)), pings: pings.length,
     ...(errors.ping + errors.poll + errors.append > 0 ? { stall_phase_errors: errors, stall_first_error: firstError } : {}),
-    sid, rss_mb: Math.round(((await rssKb(host.web.child.pid)) ?? 0) / 1024),
+    sid, rss_mb: Math.round(((await rssKb(host.web.child.pid)) ?? 0) / 1024), held: await held(host),
     append_failed: append.failed, ...(append.firstError ? { append_first_error: append.firstError } : {}),
   }
   console.log(JSON.stringify(out))
@@ -282,7 +308,7 @@ async function measureHostOnly(host, n, events) {
   append.failed = 0
   await append(host.port, created.sessionId, events.slice(0, n))
   await sleep(3000)
-  const out = { plugin: host.label, events: n, rss_mb: Math.round(((await rssKb(host.web.child.pid)) ?? 0) / 1024), append_failed: append.failed }
+  const out = { plugin: host.label, events: n, rss_mb: Math.round(((await rssKb(host.web.child.pid)) ?? 0) / 1024), held: await held(host), append_failed: append.failed }
   console.log(JSON.stringify(out))
   return out
 }
@@ -308,6 +334,12 @@ for (const v of variants) {
   for (const n of sizes) {
     log(`${v.label}: ${n} events`)
     results[`${v.label}/${n}`] = await measure(host, n, all)
+    const alone = results[`host-only/${n}`]
+    if (alone !== undefined) {
+      const mine = results[`${v.label}/${n}`]
+      const over = mine.held !== null && alone.held !== null ? mine.held.held_mb - alone.held.held_mb : null
+      console.log(JSON.stringify({ plugin: v.label, events: n, plugin_over_host_mb: over, held_mb: mine.held?.held_mb ?? null, host_only_held_mb: alone.held?.held_mb ?? null }))
+    }
   }
   const past = await restartHost(host)
   for (const n of sizes) {
