@@ -16,8 +16,9 @@ const FEED_SLICE = 2048
 // log file is read and projected on a worker thread as a past session's is (kopt.loadSession), and
 // only the events past the file's end are fed here; when the host names no file, or the file is not
 // a prefix of the session's events, one slice per event-loop turn. Meanwhile /series answers as for a
-// past session being read.
-const PACED_BACKLOG = 4 * FEED_SLICE
+// past session being read. KOPT_CATCHUP_BACKLOG sets it for tests (e2e: a short resumed log takes
+// the file's path in a real host).
+const PACED_BACKLOG = /^\d{1,9}$/.test(process.env.KOPT_CATCHUP_BACKLOG ?? '') ? Number(process.env.KOPT_CATCHUP_BACKLOG) : 4 * FEED_SLICE
 // Past sessions kept projected: at most this many, and at most this many bytes held in C++ in all
 // (session.memoryBytes; a 50k-point session holds ~100–200 MB), least recently asked for first out.
 // The session asked for last is kept whatever its size.
@@ -134,6 +135,7 @@ export function createStore(kopt, config, hooks) {
         tellEvaluation(id, loaded)
         live.set(id, loaded)
         next = loaded
+        console.log(`[kernel-opt] caught ${id} up from its log file: ${loaded.fed} log positions read off this thread, ${now.seq - loaded.fed} to feed after`)
       }
       try {
         catchUp(id, next, now, true, false)
