@@ -11,6 +11,7 @@
 // appends events through the host's Session.append and answers a trivial ping) added to the web
 // profile, one `dsh web` on 127.0.0.1. Per size N: a live session in the kernel-opt mode gets the
 // first N events of tests/fixtures/vectors/gen-large.mjs, then
+// and, once the host has settled (as for the past session below),
 //   cold      the first GET /series (catch-up + projection + body)
 // Every poll is made like the tab makes it: If-None-Match of the last ETag and, once the plugin has
 // named a revision (X-Kopt-Revision), since=<that revision> (docs/protocol.md); a plugin without
@@ -203,6 +204,10 @@ async function measure(host, n, events) {
   append.firstError = undefined
   await append(port, sid, events.slice(0, n))
   let rest = events.slice(n, n + extra)
+  // The host's own work after the appends (its persistence writing them, its collections) is left to
+  // end first, as before the past session's opening: otherwise one of its pauses lands on one of the
+  // polls below, and which one is chance (seen: the first 304 at 110–220 ms, either plugin).
+  await settle(port)
   const tab = tabPoller(port, path)
   const cold = await tab.poll()
   await tab.poll()
