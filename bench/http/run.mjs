@@ -58,7 +58,7 @@ const BATCH = 5000
 
 const work = mkdtempSync(join(tmpdir(), 'kopt-bench-http-'))
 const procs = detachedProcesses(work)
-process.on('exit', () => { procs.killAll(); rmSync(work, { recursive: true, force: true }) })
+process.on('exit', () => { procs.killAll(); if (!process.env.KOPT_BENCH_KEEP) rmSync(work, { recursive: true, force: true }) })
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130))
 const log = (m) => console.error(`[bench] ${m}`)
 
@@ -124,7 +124,7 @@ async function startHost(label, pluginDir, env) {
   const baseEnv = hostEnv(home, { key: 'bench', ...gcEnv, ...env })
   await webProfile(DSH, baseEnv, { plugins: pluginDir === null ? [FEEDER] : [pluginDir, FEEDER] })
   const web = await startWeb(procs, DSH, baseEnv, `dsh-${label}.log`, { plugin: pluginDir !== null, feeder: true })
-  return { web, port: web.port, ws, label, baseEnv }
+  return { web, port: web.port, ws, label, baseEnv, addon: env.KOPT_ADDON || 'prebuilt' }
 }
 
 async function restartHost(host) {
@@ -210,7 +210,7 @@ async function measure(host, n, events) {
   for (let i = 0; i < REPS; i++) {
     const r = await tab.poll()
     // The seed sends no ETag: its unchanged poll is a 200 with the whole body, measured as such.
-    if (r.status !== 304 && !(r.status === 200 && !r.etag)) throw new Error(`expected 304, got ${r.status}`)
+    if (r.status !== 304 && !(r.status === 200 && !r.etag)) throw new Error(`expected 304, got ${r.status}: ${r.body.subarray(0, 300).toString()}`)
     n304.push(r.ms)
   }
   const changed = []
@@ -265,7 +265,8 @@ async function measure(host, n, events) {
     if (!ok) failed('ping', 'a ping failed')
   }
   const out = {
-    plugin: host.label, events: n, cold_ms: r2(cold.ms), bytes, p50_304_ms: r2(pct(n304, 0.5)), p90_304_ms: r2(pct(n304, 0.9)),
+    plugin: host.label, addon: host.addon, events: n, cold_ms: r2(cold.ms), bytes, p50_304_ms: r2(pct(n304, 0.5)), p90_304_ms: r2(pct(n304, 0.9)),
+    ...(process.argv.includes('--samples') ? { samples_304_ms: n304.map(r2) } : {}),
     p50_changed_ms: r2(pct(changed, 0.5)), p90_changed_ms: r2(pct(changed, 0.9)), changed_answers: kinds,
     stall_max_ms: pings.length ? r2(Math.max(...pings)) : null, stall_p99_ms: r2(pct(pings, 0.99)), pings: pings.length,
     ...(errors.ping + errors.poll + errors.append > 0 ? { stall_phase_errors: errors, stall_first_error: firstError } : {}),
@@ -287,7 +288,10 @@ async function measureHostOnly(host, n, events) {
   return out
 }
 
-const variants = [{ label: 'after', dir: ROOT, env: { KOPT_ADDON: process.env.KOPT_ADDON ?? join(ROOT, 'build/kopt.node') } }]
+// This checkout loads what the plugin itself loads: its committed prebuilt (scripts/check-prebuilt.sh
+// ties it to the sources), unless KOPT_ADDON names another build. Never build/kopt.node by default:
+// a stale dev build would be measured under this checkout's name.
+const variants = [{ label: 'after', dir: ROOT, env: { KOPT_ADDON: process.env.KOPT_ADDON ?? '' } }]
 // The other checkouts load their own committed prebuilt, never a KOPT_ADDON set for this one.
 if (before) variants.unshift({ label: 'before', dir: resolve(before), env: { KOPT_ADDON: '' } })
 if (seed) variants.unshift({ label: 'seed', dir: resolve(seed), env: { KOPT_ADDON: '' } })
