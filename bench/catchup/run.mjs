@@ -28,6 +28,8 @@ const events = Number(arg('events', 1000000))
 const addon = path.resolve(arg('addon', path.join(root, 'lib/native/linux-x64/kopt.node')))
 
 if (arg('child')) {
+  // The store's own lines (a catch-up from the file names itself) go to stderr: stdout is the figures.
+  console.log = (...a) => console.error(...a)
   const { createStore } = await import('../../lib/store.mjs')
   const { resolveConfig, routingJson } = await import('../../lib/config.mjs')
   const kopt = createRequire(import.meta.url)(addon)
@@ -62,7 +64,7 @@ if (arg('child')) {
   const body = performance.now() - t0
   await new Promise((resolve) => setTimeout(resolve, 20)) // the tick after a block
   ticker.stop()
-  console.log(JSON.stringify({ what: 'catchup', mode, events: all.length, points: s.completedEvals, totalMs: Math.round(total), bodyMs: Math.round(body), bodyBytes: bytes, worstWaitMs: +ticker.worst().toFixed(1) }))
+  process.stdout.write(JSON.stringify({ what: 'catchup', mode, events: all.length, points: s.completedEvals, totalMs: Math.round(total), bodyMs: Math.round(body), bodyBytes: bytes, worstWaitMs: +ticker.worst().toFixed(1) }) + '\n')
   process.exit(0)
 }
 
