@@ -1289,11 +1289,6 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       'cmp.axisSpeedup': '纵轴：相对参考的加速比（越高越快）。各会话测量所对的参考一致，加速比可以放在一根轴上。',
       'cmp.axisLatency': '纵轴：延迟（越高越快）。加速比不能放在一根轴上，按延迟比较：',
       'cmp.axisLatencyPlain': '纵轴：延迟（越高越快）。',
-      'cmp.why.no-reference': '{a} 没有报告加速比，没有可比的参考',
-      'cmp.why.drift': '{a} 自己的隐含参考耗时相差 {pct}%（漂移）',
-      'cmp.why.hash-mixed': '{a} 测量时用过不止一个参考文件',
-      'cmp.why.hash-differs': '{a} 与 {b} 的参考文件不同（SHA-256）',
-      'cmp.why.references-differ': '{a} 与 {b} 的参考耗时相差 {pct}%（{ra} 对 {rb}）',
       'cmp.col.run': '会话', 'cmp.col.model': '模型', 'cmp.col.budget': '预算 · 已用', 'cmp.col.best': '最佳', 'cmp.col.final': '最终',
       'cmp.col.near': '达到最佳 90%', 'cmp.col.wall': '到最佳用时', 'cmp.col.ref': '参考',
       'cmp.supervisor': '监督', 'cmp.noModel': '日志里没有记录', 'cmp.unreadable': '读不出来', 'cmp.evalN': '第 {n} 次',
@@ -1313,11 +1308,6 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       'cmp.axisSpeedup': 'Y axis: speedup over the reference (higher is faster). The sessions measured against the same reference, so their speedups share one axis.',
       'cmp.axisLatency': 'Y axis: latency (higher is faster). The speedups cannot share one axis, so the sessions are compared by latency:',
       'cmp.axisLatencyPlain': 'Y axis: latency (higher is faster).',
-      'cmp.why.no-reference': '{a} reports no speedup: no reference to compare against',
-      'cmp.why.drift': '{a}’s own implied references drift by {pct}%',
-      'cmp.why.hash-mixed': '{a} measured against more than one reference file',
-      'cmp.why.hash-differs': '{a} and {b} measured against different reference files (SHA-256)',
-      'cmp.why.references-differ': 'the references of {a} and {b} differ by {pct}% ({ra} vs {rb})',
       'cmp.col.run': 'Session', 'cmp.col.model': 'Model', 'cmp.col.budget': 'Budget · used', 'cmp.col.best': 'Best', 'cmp.col.final': 'Final',
       'cmp.col.near': 'Evaluations to 90 %', 'cmp.col.wall': 'Time to best', 'cmp.col.ref': 'Reference',
       'cmp.supervisor': 'supervisor', 'cmp.noModel': 'not in the log', 'cmp.unreadable': 'unreadable', 'cmp.evalN': '#{n}',
@@ -1328,8 +1318,9 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
 
     // The sessions picked per session (kept while the tab comes and goes).
     const comparePicks = new Map()
-    const letterOf = (i) => String.fromCharCode(65 + (i % 26))
-    const runName = (s, i) => `${letterOf(i)} · ${s?.title || s?.id || '?'}`
+    // A run's name ("A · title") and the reasons' words come from the core (compare_json), as the
+    // comparison page draws them.
+    const runName = (s) => s?.name ?? '?'
     function fmtDuration(ms) {
       const sec = Math.round(Math.max(0, ms) / 1000)
       if (sec < 60) return `${sec}s`
@@ -1480,7 +1471,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         hover ? h('div', { className: 'kopt-pop kopt-cmp-pop', 'data-kopt': 'compare-popover', style: hover.x / c.width > 0.55 ? { right: `${100 - (hover.x / c.width) * 100 + 1.5}%`, top: `${(hover.y / c.height) * 100}%` } : { left: `${(hover.x / c.width) * 100 + 1.5}%`, top: `${(hover.y / c.height) * 100}%` } },
           hover.hits.map(({ session, p }) => h('div', { key: `${session}-${p.index}`, 'data-kopt': 'compare-hit', 'data-session': session, 'data-index': p.index },
             h('span', { className: 'kopt-sw', style: { background: sessions[session]?.color } }),
-            h('b', null, runName(sessions[session], session)), ` · #${p.index + 1} · ${p.label}${p.speedup !== undefined ? ` · ${fmtX(p.speedup)}` : ''}`))) : null)
+            h('b', null, runName(sessions[session])), ` · #${p.index + 1} · ${p.label}${p.speedup !== undefined ? ` · ${fmtX(p.speedup)}` : ''}`))) : null)
     }
 
     function CompareTable({ cmp, t }) {
@@ -1490,7 +1481,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         h('table', { className: 'kopt-table', 'data-kopt': 'compare-table' },
           h('thead', null, h('tr', null, ['run', 'model', 'budget', 'best', 'final', 'near', 'wall', 'ref'].map(c => h('th', { key: c }, t(`cmp.col.${c}`))))),
           h('tbody', null, cmp.sessions.map((s, i) => {
-            const who = h('td', { style: { minWidth: 160 } }, h('span', { className: 'kopt-sw', style: { background: s.color } }), h('b', null, runName(s, i)),
+            const who = h('td', { style: { minWidth: 160 } }, h('span', { className: 'kopt-sw', style: { background: s.color } }), h('b', null, runName(s)),
               i === 0 ? h('span', { className: 'kopt-note' }, ` · ${t('cmp.this')}`) : null,
               s.startMs ? h('div', { className: 'kopt-note' }, fmtDate(s.startMs)) : null)
             if (s.error || s.loading) {
@@ -1513,13 +1504,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
           }))))
     }
 
-    function compareReasonText(why, sessions, t) {
-      const [a, b] = why.sessions ?? []
-      return t(`cmp.why.${why.code}`, {
-        a: runName(sessions[a], a), b: runName(sessions[b], b), pct: Math.round(((why.ratio ?? 1) - 1) * 100),
-        ra: sessions[a]?.reference?.label ?? '?', rb: sessions[b]?.reference?.label ?? '?',
-      })
-    }
+    const compareReasonText = (why) => why.text?.[activeLang()] ?? why.code
 
     function CompareCard({ sessionId, picked, onClose, t, cmpState }) {
       const [hover, setHover] = useState(null)
@@ -1537,11 +1522,11 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
             ? h('div', { className: 'kopt-okbox', 'data-kopt': 'axis-rule', 'data-axis': 'speedup' }, t('cmp.axisSpeedup'))
             : h('div', { className: cmp.reasons.length ? 'kopt-warnbox' : 'kopt-note', 'data-kopt': 'axis-rule', 'data-axis': 'latency' },
               t(cmp.reasons.length ? 'cmp.axisLatency' : 'cmp.axisLatencyPlain'),
-              cmp.reasons.length ? h('ul', { style: { margin: '4px 0 0', paddingLeft: 18 } }, cmp.reasons.map((why, i) => h('li', { key: i, 'data-kopt': 'reason', 'data-code': why.code }, compareReasonText(why, cmp.sessions, t)))) : null),
+              cmp.reasons.length ? h('ul', { style: { margin: '4px 0 0', paddingLeft: 18 } }, cmp.reasons.map((why, i) => h('li', { key: i, 'data-kopt': 'reason', 'data-code': why.code }, compareReasonText(why)))) : null),
           h(CompareChart, { cmp, t, hover, onHover }),
           h('div', { className: 'kopt-legend', 'data-kopt': 'compare-legend' },
             cmp.sessions.map((s, i) => h('span', { key: i, 'data-kopt': 'legend-item', 'data-session': i },
-              h('span', { className: 'kopt-sw', style: { background: s.color } }), runName(s, i),
+              h('span', { className: 'kopt-sw', style: { background: s.color } }), runName(s),
               s.models.length ? ` · ${s.models.join(', ')}` : '', s.startMs ? ` · ${fmtDate(s.startMs)}` : '')),
             h('span', { className: 'kopt-grow' }), h('span', null, t('cmp.hover'))),
           h(CompareTable, { cmp, t })) : null)

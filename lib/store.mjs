@@ -1,8 +1,9 @@
 // dsh-kernel-opt — the sessions the routes serve: one kopt.Session per session, live or past.
 //
 // A live session's Session is fed from the host's `session/event`s (a first sight catches up from
-// `session.events`, a long backlog a slice per event-loop turn); a past one is read from the host's
-// persistence (the log file on a worker thread, kopt.loadSession, else `inspect` fed here). The
+// `session.events`; a long backlog is read from its log file on a worker thread, then the events
+// past the file's end are fed, or without a file a slice per event-loop turn); a past one is read from
+// the host's persistence (the log file on a worker thread, kopt.loadSession, else `inspect` fed here). The
 // Session holds the whole session (projection, revisions, body, loop); this module only finds it,
 // feeds it and bounds how many past ones are kept. Host-independent: tests/lib/store.test.mjs.
 import { stat } from 'node:fs/promises'
@@ -11,9 +12,13 @@ import { routingJson } from './config.mjs'
 // Catch-up feeds the addon slices of the log, never the whole log as one JSON tree.
 const FEED_SLICE = 2048
 // A live session first met with a longer backlog than this (a past session resumed, a plugin loaded
-// late) is caught up one slice per event-loop turn, not in one go on the host's thread (a 1M-event
-// log costs seconds to feed). Meanwhile /series answers as for a past session being read.
-const PACED_BACKLOG = 4 * FEED_SLICE
+// late) is not caught up in one go on the host's thread (a 1M-event log costs seconds to feed): its
+// log file is read and projected on a worker thread as a past session's is (kopt.loadSession), and
+// only the events past the file's end are fed here; when the host names no file, or the file is not
+// a prefix of the session's events, one slice per event-loop turn. Meanwhile /series answers as for a
+// past session being read. KOPT_CATCHUP_BACKLOG sets it for tests (e2e: a short resumed log takes
+// the file's path in a real host).
+const PACED_BACKLOG = /^\d{1,9}$/.test(process.env.KOPT_CATCHUP_BACKLOG ?? '') ? Number(process.env.KOPT_CATCHUP_BACKLOG) : 4 * FEED_SLICE
 // Past sessions kept projected: at most this many, and at most this many bytes held in C++ in all
 // (session.memoryBytes; a 50k-point session holds ~100–200 MB), least recently asked for first out.
 // The session asked for last is kept whatever its size.
@@ -107,6 +112,54 @@ export function createStore(kopt, config, hooks) {
     return s
   }
 
+  // A catch-up from the log file: the file read and projected off this thread; the Session it makes
+  // takes the loop of the one it replaces and the events past the file's end (a few batches the
+  // host has not written yet), and becomes the live one. A file that cannot be read, or that holds
+  // more than the session's events (not this log's prefix), gives way to a paced catch-up.
+  const startFromFile = (id, s) => {
+    const job = { events: undefined, timer: undefined }
+    job.done = new Promise((resolve) => { job.resolve = resolve })
+    jobs.set(id, job)
+    const finish = (loaded) => {
+      if (jobs.get(id) !== job) return // forgotten, or a caller finished the catch-up at once
+      jobs.delete(id)
+      const now = hostSession(id)
+      if (now === undefined) {
+        forget(id)
+        job.resolve()
+        return
+      }
+      let next = s
+      if (loaded !== undefined && live.get(id) === s && typeof now.seq === 'number' && loaded.fed <= now.seq) {
+        loaded.adoptLoop(s)
+        tellEvaluation(id, loaded)
+        live.set(id, loaded)
+        next = loaded
+        console.log(`[kernel-opt] caught ${id} up from its log file: ${loaded.fed} log positions read off this thread, ${now.seq - loaded.fed} to feed after`)
+      }
+      try {
+        catchUp(id, next, now, true, false)
+      } catch (error) {
+        console.warn(`[kernel-opt] catch-up of ${id} failed: ${error?.message ?? error}`)
+      }
+      const after = jobs.get(id)
+      if (after === undefined) {
+        job.resolve()
+        hooks.caughtUp?.(id)
+      } else {
+        after.done.then(job.resolve) // the rest is long: paced, and it says when it ends
+      }
+    }
+    const read = async () => {
+      const where = await logFile(hooks.persistence(), id)
+      return where ? kopt.loadSession(id, where.file, routing, loopJson()) : undefined
+    }
+    read().then(finish, (error) => {
+      console.warn(`[kernel-opt] reading the log of ${id} failed (${error?.message ?? error}); catching up from its events`)
+      finish(undefined)
+    })
+  }
+
   // A paced catch-up: the log as it was when it began, fed a slice per turn; events appended
   // meanwhile are caught up when it ends. finishPaced feeds what is left at once.
   const startPaced = (id, s, session, events) => {
@@ -141,13 +194,14 @@ export function createStore(kopt, config, hooks) {
     job.resolve()
     return job
   }
-  // paced: a long backlog may be caught up over several turns (a job meanwhile); otherwise the
-  // projection is whole when this returns.
-  const catchUp = (id, s, session, paced = false) => {
+  // paced: a long backlog may be caught up off this thread or over several turns (a job meanwhile);
+  // otherwise the projection is whole when this returns. fromFile: a long backlog may be read from
+  // the session's log file (not again once that was tried).
+  const catchUp = (id, s, session, paced = false, fromFile = true) => {
     if (jobs.has(id)) {
       if (paced) return
       const job = stopPaced(id)
-      if (job.events.length > s.fed) feedEvents(s, job.events.slice(s.fed))
+      if (job.events !== undefined && job.events.length > s.fed) feedEvents(s, job.events.slice(s.fed))
     }
     // session.seq is the log's length; session.events copies and freezes the whole log whenever
     // it grew, so it is read only when there is something to catch up.
@@ -155,7 +209,8 @@ export function createStore(kopt, config, hooks) {
     const events = session.events
     if (Array.isArray(events) && events.length > s.fed) {
       if (paced && events.length - s.fed > PACED_BACKLOG) {
-        startPaced(id, s, session, events)
+        if (fromFile && s.fed === 0 && typeof hooks.persistence()?.findLog === 'function') startFromFile(id, s)
+        else startPaced(id, s, session, events)
         return
       }
       feedEvents(s, events.slice(s.fed))

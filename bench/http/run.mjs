@@ -11,6 +11,7 @@
 // appends events through the host's Session.append and answers a trivial ping) added to the web
 // profile, one `dsh web` on 127.0.0.1. Per size N: a live session in the kernel-opt mode gets the
 // first N events of tests/fixtures/vectors/gen-large.mjs, then
+// and, once the host has settled (as for the past session below),
 //   cold      the first GET /series (catch-up + projection + body)
 // Every poll is made like the tab makes it: If-None-Match of the last ETag and, once the plugin has
 // named a revision (X-Kopt-Revision), since=<that revision> (docs/protocol.md); a plugin without
@@ -65,7 +66,7 @@ const BATCH = 5000
 
 const work = mkdtempSync(join(tmpdir(), 'kopt-bench-http-'))
 const procs = detachedProcesses(work)
-process.on('exit', () => { procs.killAll(); rmSync(work, { recursive: true, force: true }) })
+process.on('exit', () => { procs.killAll(); if (!process.env.KOPT_BENCH_KEEP) rmSync(work, { recursive: true, force: true }) })
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130))
 const log = (m) => console.error(`[bench] ${m}`)
 
@@ -132,7 +133,7 @@ async function startHost(label, pluginDir, env) {
   const baseEnv = hostEnv(home, { key: 'bench', ...probeEnv, ...env })
   await webProfile(DSH, baseEnv, { plugins: pluginDir === null ? [FEEDER] : [pluginDir, FEEDER] })
   const web = await startWeb(procs, DSH, baseEnv, `dsh-${label}.log`, { plugin: pluginDir !== null, feeder: true })
-  return { web, port: web.port, ws, label, baseEnv }
+  return { web, port: web.port, ws, label, baseEnv, addon: env.KOPT_ADDON || 'prebuilt' }
 }
 
 async function restartHost(host) {
@@ -229,6 +230,10 @@ async function measure(host, n, events) {
   append.firstError = undefined
   await append(port, sid, events.slice(0, n))
   let rest = events.slice(n, n + extra)
+  // The host's own work after the appends (its persistence writing them, its collections) is left to
+  // end first, as before the past session's opening: otherwise one of its pauses lands on one of the
+  // polls below, and which one is chance (seen: the first 304 at 110–220 ms, either plugin).
+  await settle(port)
   const tab = tabPoller(port, path)
   const cold = await tab.poll()
   await tab.poll()
@@ -236,7 +241,7 @@ async function measure(host, n, events) {
   for (let i = 0; i < REPS; i++) {
     const r = await tab.poll()
     // The seed sends no ETag: its unchanged poll is a 200 with the whole body, measured as such.
-    if (r.status !== 304 && !(r.status === 200 && !r.etag)) throw new Error(`expected 304, got ${r.status}`)
+    if (r.status !== 304 && !(r.status === 200 && !r.etag)) throw new Error(`expected 304, got ${r.status}: ${r.body.subarray(0, 300).toString()}`)
     n304.push(r.ms)
   }
   const changed = []
@@ -291,7 +296,8 @@ async function measure(host, n, events) {
     if (!ok) failed('ping', 'a ping failed')
   }
   const out = {
-    plugin: host.label, events: n, cold_ms: r2(cold.ms), bytes, p50_304_ms: r2(pct(n304, 0.5)), p90_304_ms: r2(pct(n304, 0.9)),
+    plugin: host.label, addon: host.addon, events: n, cold_ms: r2(cold.ms), bytes, p50_304_ms: r2(pct(n304, 0.5)), p90_304_ms: r2(pct(n304, 0.9)),
+    ...(process.argv.includes('--samples') ? { samples_304_ms: n304.map(r2) } : {}),
     p50_changed_ms: r2(pct(changed, 0.5)), p90_changed_ms: r2(pct(changed, 0.9)), changed_answers: kinds,
     stall_max_ms: pings.length ? r2(Math.max(...pings)) : null, stall_p99_ms: r2(pct(pings, 0.99)), pings: pings.length,
     ...(errors.ping + errors.poll + errors.append > 0 ? { stall_phase_errors: errors, stall_first_error: firstError } : {}),
@@ -302,18 +308,22 @@ async function measure(host, n, events) {
   return out
 }
 
-// The host alone holding the same events: its RSS after the appends (and a moment to settle).
+// The host alone holding the same events: its memory once its own work after the appends (its
+// persistence writing them) has ended, as a plugin's is measured after its polls.
 async function measureHostOnly(host, n, events) {
   const created = await rpc(host.port, 'session.create', { cwd: host.ws })
   append.failed = 0
   await append(host.port, created.sessionId, events.slice(0, n))
-  await sleep(3000)
+  await settle(host.port)
   const out = { plugin: host.label, events: n, rss_mb: Math.round(((await rssKb(host.web.child.pid)) ?? 0) / 1024), held: await held(host), append_failed: append.failed }
   console.log(JSON.stringify(out))
   return out
 }
 
-const variants = [{ label: 'after', dir: ROOT, env: { KOPT_ADDON: process.env.KOPT_ADDON ?? join(ROOT, 'build/kopt.node') } }]
+// This checkout loads what the plugin itself loads: its committed prebuilt (scripts/check-prebuilt.sh
+// ties it to the sources), unless KOPT_ADDON names another build. Never build/kopt.node by default:
+// a stale dev build would be measured under this checkout's name.
+const variants = [{ label: 'after', dir: ROOT, env: { KOPT_ADDON: process.env.KOPT_ADDON ?? '' } }]
 // The other checkouts load their own committed prebuilt, never a KOPT_ADDON set for this one.
 if (before) variants.unshift({ label: 'before', dir: resolve(before), env: { KOPT_ADDON: '' } })
 if (seed) variants.unshift({ label: 'seed', dir: resolve(seed), env: { KOPT_ADDON: '' } })

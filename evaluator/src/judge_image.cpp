@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "proc.hpp"
 #include "zygote.hpp"
 
 namespace kopt::bench::judge_image {
@@ -37,26 +38,13 @@ bool single_threaded() {
 
 // In the process the image cloned (the service's child). Never returns.
 [[noreturn]] void become_judge(int in, int log, pid_t service, int (*judge)()) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != service) _exit(1);
+  if (!die_with_parent(service)) _exit(1);
   setpgid(0, 0);
-  const int hin = fcntl(in, F_DUPFD_CLOEXEC, 100);
-  const int hlog = fcntl(log, F_DUPFD_CLOEXEC, 100);
-  if (hin < 0 || hlog < 0) _exit(125);
-  dup2(hin, 0);
-  dup2(hlog, 1);
-  dup2(hlog, 2);
-  for (int fd = 3; fd < 1024; ++fd) ::close(fd);  // the image's channel included
+  if (!place_fds(in, log, log, nullptr, 0, true)) _exit(125);  // closes the image's channel too
   // The judge proper is one more fork, through glibc (its thread state is the image's after the clone).
-  const pid_t me = getpid();
-  const pid_t j = fork();
-  if (j < 0) _exit(125);
-  if (j > 0) {
-    for (int fd = 0; fd < 3; ++fd) ::close(fd);
-    zygote::mirror(j);
-  }
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != me) _exit(1);
+  const int forked = zygote::fork_behind_mirror(3);
+  if (forked < 0) _exit(125);
+  if (forked == 0) _exit(1);
   prctl(PR_SET_NAME, "kopt-judge");
   std::exit(judge());
 }
@@ -64,8 +52,7 @@ bool single_threaded() {
 }  // namespace
 
 int serve(pid_t service, int channel, int (*judge)()) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != service) return 0;
+  if (!die_with_parent(service)) return 0;
   prctl(PR_SET_NAME, "kopt-judge-img");
   for (;;) {
     char buf[64];
@@ -100,29 +87,21 @@ bool Image::start(const std::string& worker_exe, const std::string& log_path, st
     return false;
   }
   const std::string me = std::to_string(getpid());
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
+  // Its own output (nothing, unless it fails): a file when one is named, else our stderr.
+  const int out = log_path.empty() ? 2 : open_log(log_path, 0600);
+  SpawnOptions o;
+  o.argv = {worker_exe, "--image", me};
+  o.out = o.err = out >= 0 ? out : kKeep;
+  o.pass = {sv[1]};                             // fd 3: the only way in
+  o.group = SpawnOptions::Group::kOwn;          // not in the group a cancel kills
+  o.die_with_parent = true;
+  const pid_t pid = spawn(o);
+  if (out > 2) ::close(out);
   if (pid < 0) {
     *why = std::string("fork: ") + std::strerror(errno);
     ::close(sv[0]);
     ::close(sv[1]);
     return false;
-  }
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(1);
-    setpgid(0, 0);  // not in the group a cancel kills
-    const int nul = ::open("/dev/null", O_RDONLY);
-    if (nul >= 0) dup2(nul, 0);
-    // Its own output (nothing, unless it fails): a file when one is named, else our stderr.
-    const int out = log_path.empty() ? 2 : ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (out >= 0) {
-      dup2(out, 1);
-      dup2(out, 2);
-    }
-    dup2(sv[1], 3);  // inherited (dup2 clears close-on-exec); the only way in
-    execl(worker_exe.c_str(), worker_exe.c_str(), "--image", me.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
   }
   ::close(sv[1]);
   pid_ = pid;
@@ -156,11 +135,7 @@ pid_t Image::fork_judge(int stdin_fd, int log_fd, std::string* why) {
 void Image::stop() {
   if (sock_ >= 0) ::close(sock_);
   sock_ = -1;
-  if (pid_ > 0) {
-    ::kill(pid_, SIGKILL);
-    while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
-    }
-  }
+  kill_and_reap(pid_, false, -1);
   pid_ = -1;
 }
 

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <utility>
 
 #include "baseline.hpp"
 #include "compile_cache.hpp"
@@ -94,7 +95,7 @@ class PendingJudge {
     if (pipe2(p, O_CLOEXEC) != 0) return;
     if (ctx.start_judge) {
       JudgeStart js = ctx.start_judge(log_path, p[0]);
-      child_ = js.child;
+      child_ = std::move(js.child);
       how_ = js.how;
     } else {
       child_ = start_process({exe, "-"}, log_path, {}, p[0]);
@@ -124,12 +125,7 @@ class PendingJudge {
   void cancel() {
     if (write_fd_ >= 0) ::close(write_fd_);
     write_fd_ = -1;
-    if (child_.pid > 0) {
-      ::kill(-child_.pid, SIGKILL);
-      ::kill(child_.pid, SIGKILL);
-      wait_process(child_, 0);
-      reap_all_children(1.0, spare_);  // its zygote, reparented to us (the subreaper)
-    }
+    if (child_.end()) reap_all_children(1.0, spare_);  // its zygote, reparented to us (the subreaper)
   }
 
  private:

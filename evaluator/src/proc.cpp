@@ -1,11 +1,15 @@
 #include "proc.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -44,6 +48,11 @@ void cancel_all() {
 bool cancel_requested() { return g_cancel != 0; }
 void reset_cancel() { g_cancel = 0; }
 
+std::string describe_signal(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return std::string("SIG") + (abbrev ? abbrev : "?") + " (" + strsignal(sig) + ")";
+}
+
 std::string ProcStatus::describe() const {
   char b[200];
   if (!started) return "could not start";
@@ -52,55 +61,100 @@ std::string ProcStatus::describe() const {
     return b;
   }
   if (exited) return "exit " + std::to_string(code);
-  const char* abbrev = sigabbrev_np(signal);
-  std::snprintf(b, sizeof b, "killed by SIG%s (%s)", abbrev ? abbrev : "?", strsignal(signal));
-  return b;
+  return "killed by " + describe_signal(signal);
+}
+
+bool die_with_parent(pid_t parent) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  return getppid() == parent;
+}
+
+bool place_fds(int in, int out, int err, const int* pass, int n, bool close_others) {
+  // Lifted to 100 and above (close-on-exec copies, closed below or at exec) before any is placed.
+  auto lift = [](int fd) { return fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 100) : fd; };
+  int high[3 + 16];
+  if (n > 16) return false;
+  const int std_fds[3] = {in, out, err};
+  for (int i = 0; i < 3 + n; ++i) {
+    const int fd = i < 3 ? std_fds[i] : pass[i - 3];
+    high[i] = lift(fd);
+    if (fd >= 0 && high[i] < 0) return false;
+  }
+  for (int i = 0; i < 3; ++i)
+    if (std_fds[i] == kNull) high[i] = ::open("/dev/null", (i == 0 ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
+  for (int i = 0; i < 3 + n; ++i)
+    if (high[i] >= 0) dup2(high[i], i);
+  if (close_others)
+    for (int fd = 3 + n; fd < 1024; ++fd) ::close(fd);
+  return true;
+}
+
+int open_log(const std::string& path, mode_t mode) {
+  return ::open(path.empty() ? "/dev/null" : path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+}
+
+pid_t spawn(const SpawnOptions& o) {
+  if (o.argv.empty()) return -1;
+  // Everything the child needs is built here: between fork and exec it only calls the kernel.
+  std::vector<std::string> args_store = o.argv;
+  std::vector<char*> args;
+  for (auto& a : args_store) args.push_back(a.data());
+  args.push_back(nullptr);
+  std::vector<std::string> env_store;
+  if (!o.own_env)
+    for (char** e = environ; *e; ++e) env_store.emplace_back(*e);
+  env_store.insert(env_store.end(), o.env.begin(), o.env.end());
+  std::vector<char*> envp;
+  for (auto& e : env_store) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid != 0) {
+    if (pid > 0 && o.group == SpawnOptions::Group::kOwn)
+      setpgid(pid, pid);  // also from the parent, so a kill of its group never races the child's own call
+    return pid < 0 ? -1 : pid;
+  }
+  if (o.die_with_parent && !die_with_parent(parent)) _exit(1);
+  if (o.group == SpawnOptions::Group::kOwn) setpgid(0, 0);
+  if (o.group == SpawnOptions::Group::kSession) setsid();
+  place_fds(o.in, o.out, o.err, o.pass.data(), int(o.pass.size()), o.close_others);
+  if (o.search_path) execvpe(args[0], args.data(), envp.data());
+  else execve(args[0], args.data(), envp.data());
+  std::fprintf(stderr, "kopt-bench: cannot start %s: %s\n", args[0], std::strerror(errno));
+  _exit(127);
+}
+
+bool Child::end() {
+  const pid_t pid = release();
+  if (pid <= 0) return false;
+  kill_and_reap(pid, true, -1);
+  kill(-pid, SIGKILL);  // what it left in its group
+  untrack_group(pid);
+  return true;
 }
 
 Child start_process(const std::vector<std::string>& argv, const std::string& log_path,
                     const std::vector<std::string>& extra_env, int stdin_fd) {
-  Child c;
-  if (argv.empty() || cancel_requested()) return c;
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<std::string> env_store;
-  for (char** e = environ; *e; ++e) env_store.emplace_back(*e);
-  for (const auto& e : extra_env) env_store.push_back(e);
-  std::vector<char*> envp;
-  for (auto& e : env_store) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  pid_t pid = fork();
-  if (pid < 0) return c;
-  if (pid == 0) {
-    setpgid(0, 0);
-    int fd = open(log_path.empty() ? "/dev/null" : log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-      close(fd);
-    }
-    int in = stdin_fd >= 0 ? stdin_fd : open("/dev/null", O_RDONLY);
-    if (in >= 0 && in != 0) {
-      dup2(in, 0);
-      close(in);
-    }
-    execvpe(args[0], args.data(), envp.data());
-    std::fprintf(stderr, "exec %s: %s\n", args[0], std::strerror(errno));
-    _exit(127);
-  }
-  setpgid(pid, pid);  // also from the parent, so a kill below never races the child's own call
+  if (argv.empty() || cancel_requested()) return Child{};
+  SpawnOptions o;
+  o.argv = argv;
+  o.search_path = true;
+  o.env = extra_env;
+  o.in = stdin_fd >= 0 ? stdin_fd : kNull;
+  const int log = open_log(log_path);
+  o.out = o.err = log >= 0 ? log : kKeep;
+  o.group = SpawnOptions::Group::kOwn;
+  const pid_t pid = spawn(o);
+  if (log >= 0) ::close(log);
+  if (pid <= 0) return Child{};
   track_group(pid);
-  c.pid = pid;
-  return c;
+  return Child{pid};
 }
 
 ProcStatus wait_process(Child& c, double timeout_s) {
   ProcStatus st;
-  if (c.pid <= 0) return st;
-  const pid_t pid = c.pid;
-  c.pid = -1;
+  if (c.pid() <= 0) return st;
+  const pid_t pid = c.release();
   st.started = true;
   struct Untrack {
     pid_t pid;
@@ -120,9 +174,7 @@ ProcStatus wait_process(Child& c, double timeout_s) {
       return st;
     }
     if (timeout_s > 0 && el > timeout_s) {
-      kill(-pid, SIGKILL);
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
+      kill_and_reap(pid, true, -1);
       st.timed_out = true;
       st.seconds = el;
       return st;
@@ -144,6 +196,65 @@ ProcStatus run_process(const std::vector<std::string>& argv, const std::string& 
                        double timeout_s, const std::vector<std::string>& extra_env) {
   Child c = start_process(argv, log_path, extra_env);
   return wait_process(c, timeout_s);
+}
+
+int kill_and_reap(pid_t pid, bool group, double max_seconds) {
+  if (pid <= 0) return -1;
+  if (group) ::kill(-pid, SIGKILL);
+  ::kill(pid, SIGKILL);
+  int st = 0;
+  if (max_seconds < 0) {
+    for (;;) {
+      const pid_t r = waitpid(pid, &st, 0);
+      if (r == pid) return st;
+      if (r < 0 && errno != EINTR) return -1;
+    }
+  }
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(max_seconds);
+  for (;;) {
+    const pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) return st;
+    if (r < 0) return -1;
+    if (std::chrono::steady_clock::now() >= end) return -1;
+    usleep(1000);
+  }
+}
+
+void reap_all_children(double max_seconds, pid_t spare) {
+  auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    int st;
+    // With a child to spare, only the others are reaped: everything else is waited for by pid below.
+    while (spare <= 0 && waitpid(-1, &st, WNOHANG) > 0) {
+    }
+    std::vector<pid_t> kids;
+    std::ifstream f("/proc/self/task/" + std::to_string(getpid()) + "/children");
+    pid_t p;
+    while (f >> p) kids.push_back(p);
+    // Children of other threads are listed under their task ids.
+    if (DIR* d = opendir("/proc/self/task")) {
+      while (dirent* e = readdir(d)) {
+        if (e->d_name[0] == '.' || std::to_string(getpid()) == e->d_name) continue;
+        std::ifstream g(std::string("/proc/self/task/") + e->d_name + "/children");
+        while (g >> p) kids.push_back(p);
+      }
+      closedir(d);
+    }
+    if (spare > 0) {
+      kids.erase(std::remove(kids.begin(), kids.end(), spare), kids.end());
+      for (pid_t k : kids) waitpid(k, &st, WNOHANG);
+      kids.clear();
+      std::ifstream again("/proc/self/task/" + std::to_string(getpid()) + "/children");
+      while (again >> p)
+        if (p != spare) kids.push_back(p);
+      if (kids.empty()) return;
+    } else if (kids.empty()) {
+      if (waitpid(-1, &st, WNOHANG) < 0 && errno == ECHILD) return;
+    }
+    for (pid_t k : kids) ::kill(k, SIGKILL);
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > max_seconds) return;
+    usleep(1000);
+  }
 }
 
 std::string read_file(const std::string& path) {

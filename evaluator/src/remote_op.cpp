@@ -229,13 +229,10 @@ void RemoteOp::attach() {
   if (out_) out_->stop();
   std::string msg = what;
   if (st != -1 && WIFSIGNALED(st)) {
-    const char* ab = sigabbrev_np(WTERMSIG(st));
-    msg += std::string("; the candidate process was killed by SIG") + (ab ? ab : "?") + " (" + strsignal(WTERMSIG(st)) + ")";
+    msg += "; the candidate process was killed by " + describe_signal(WTERMSIG(st));
   } else if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) > 128 && WEXITSTATUS(st) < 128 + 65) {
     // bubblewrap exits with 128 + the signal that ended the process it ran
-    int sig = WEXITSTATUS(st) - 128;
-    const char* ab = sigabbrev_np(sig);
-    msg += std::string("; the candidate process was killed by SIG") + (ab ? ab : "?") + " (" + strsignal(sig) + ")";
+    msg += "; the candidate process was killed by " + describe_signal(WEXITSTATUS(st) - 128);
   } else if (st != -1 && WIFEXITED(st)) {
     msg += "; the candidate process exited with status " + std::to_string(WEXITSTATUS(st));
   }

@@ -4,22 +4,15 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <functional>
-#include <sstream>
 
 #include "kopt_bench_config.hpp"
 #include "zygote.hpp"
-
-extern char** environ;
 
 namespace kopt::bench {
 namespace {
@@ -101,47 +94,31 @@ nlohmann::json process_isolation() {
           {"new_session", true}};
 }
 
-// Forks and execs argv with stdin /dev/null, stdout+stderr into a new pipe (c.out_fd) and
-// req_fds at 3, 4, ...; own_session: setsid + a parent-death signal (bubblewrap does its own).
-SandboxChild fork_exec(std::vector<std::string> argv, const std::vector<std::string>& env, const std::vector<int>& req_fds,
-                       bool own_session) {
+// Starts argv (no PATH search, exactly `env`) with stdin /dev/null, stdout+stderr into a new pipe
+// (c.out_fd), req_fds at 3, 4, ... and nothing else open; own_session: a new session and a
+// parent-death signal (bubblewrap does its own).
+SandboxChild fork_exec(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                       const std::vector<int>& req_fds, bool own_session) {
   SandboxChild c;
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(a.data());
-  args.push_back(nullptr);
-  std::vector<std::string> env_copy = env;
-  std::vector<char*> envp;
-  for (auto& e : env_copy) envp.push_back(e.data());
-  envp.push_back(nullptr);
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) return c;
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid < 0) {
+  SpawnOptions o;
+  o.argv = argv;
+  o.own_env = true;
+  o.env = env;
+  o.out = o.err = out[1];
+  o.pass = req_fds;
+  o.close_others = true;
+  if (own_session) {
+    o.group = SpawnOptions::Group::kSession;
+    o.die_with_parent = true;
+  }
+  const pid_t pid = spawn(o);
+  ::close(out[1]);
+  if (pid <= 0) {
     ::close(out[0]);
-    ::close(out[1]);
     return c;
   }
-  if (pid == 0) {
-    // Lift the passed fds above the targets, then place them at 3, 4, ...; close all else.
-    std::vector<int> high;
-    for (int fd : req_fds) high.push_back(fcntl(fd, F_DUPFD, 100));
-    int nul = ::open("/dev/null", O_RDONLY);
-    dup2(nul, 0);
-    dup2(out[1], 1);
-    dup2(out[1], 2);
-    for (size_t i = 0; i < high.size(); ++i) dup2(high[i], int(3 + i));
-    for (int fd = int(3 + high.size()); fd < 1024; ++fd) ::close(fd);
-    if (own_session) {
-      setsid();
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) _exit(1);
-    }
-    execve(args[0], args.data(), envp.data());
-    std::fprintf(stderr, "kopt-bench: cannot start %s: %s\n", args[0], std::strerror(errno));
-    _exit(127);
-  }
-  ::close(out[1]);
   c.pid = pid;
   c.out_fd = out[0];
   return c;
@@ -281,56 +258,6 @@ void OutputTail::stop() {
 std::string OutputTail::tail() const {
   std::lock_guard<std::mutex> l(mu_);
   return buf_.size() > cap_ ? buf_.substr(buf_.size() - cap_) : buf_;
-}
-
-int kill_and_reap(pid_t pid) {
-  if (pid <= 0) return -1;
-  ::kill(pid, SIGKILL);
-  int st = 0;
-  for (int i = 0; i < 2000; ++i) {
-    pid_t r = waitpid(pid, &st, WNOHANG);
-    if (r == pid) return st;
-    if (r < 0) return -1;
-    usleep(1000);
-  }
-  return -1;
-}
-
-void reap_all_children(double max_seconds, pid_t spare) {
-  auto t0 = std::chrono::steady_clock::now();
-  for (;;) {
-    int st;
-    // With a child to spare, only the others are reaped: everything else is waited for by pid below.
-    while (spare <= 0 && waitpid(-1, &st, WNOHANG) > 0) {
-    }
-    std::vector<pid_t> kids;
-    std::ifstream f("/proc/self/task/" + std::to_string(getpid()) + "/children");
-    pid_t p;
-    while (f >> p) kids.push_back(p);
-    // Children of other threads are listed under their task ids.
-    if (DIR* d = opendir("/proc/self/task")) {
-      while (dirent* e = readdir(d)) {
-        if (e->d_name[0] == '.' || std::to_string(getpid()) == e->d_name) continue;
-        std::ifstream g(std::string("/proc/self/task/") + e->d_name + "/children");
-        while (g >> p) kids.push_back(p);
-      }
-      closedir(d);
-    }
-    if (spare > 0) {
-      kids.erase(std::remove(kids.begin(), kids.end(), spare), kids.end());
-      for (pid_t k : kids) waitpid(k, &st, WNOHANG);
-      kids.clear();
-      std::ifstream again("/proc/self/task/" + std::to_string(getpid()) + "/children");
-      while (again >> p)
-        if (p != spare) kids.push_back(p);
-      if (kids.empty()) return;
-    } else if (kids.empty()) {
-      if (waitpid(-1, &st, WNOHANG) < 0 && errno == ECHILD) return;
-    }
-    for (pid_t k : kids) ::kill(k, SIGKILL);
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > max_seconds) return;
-    usleep(1000);
-  }
 }
 
 }  // namespace kopt::bench

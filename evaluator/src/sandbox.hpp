@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "proc.hpp"  // kill_and_reap, reap_all_children
+
 namespace kopt::bench {
 
 struct SandboxRequest {
@@ -67,12 +69,5 @@ class OutputTail {
   std::atomic<uint64_t> total_{0};
   std::atomic<bool> stopping_{false};
 };
-
-// SIGKILL a child and wait for it (bounded). Returns the wait status (or -1).
-int kill_and_reap(pid_t pid);
-// With PR_SET_CHILD_SUBREAPER set, orphaned descendants become our children: kill and reap every
-// child we still have, so nothing a candidate started is alive when we print (bounded wait). `spare`:
-// one child that is not the evaluation's and stays (kopt-bench --serve's warm judge image).
-void reap_all_children(double max_seconds, pid_t spare = 0);
 
 }  // namespace kopt::bench

@@ -34,8 +34,7 @@ int serve(const char* parent_pid, const std::string& worker_exe, Evaluate evalua
   char* end = nullptr;
   const long parent = std::strtol(parent_pid, &end, 10);
   if (end == parent_pid || *end || parent <= 1) return 2;
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != pid_t(parent)) return 0;  // the host is gone already
+  if (!die_with_parent(pid_t(parent))) return 0;  // the host is gone already
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   signal(SIGPIPE, SIG_IGN);
   struct sigaction sa {};

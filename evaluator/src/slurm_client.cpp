@@ -296,20 +296,21 @@ int run_slurm(const Options& opt) {
 
   int out_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) return fail_usage("pipe failed");
-  pid_t pid = fork();
-  if (pid < 0) return fail_usage("fork failed");
-  if (pid == 0) {
-    // sbatch in its own process group: a terminal's Ctrl-C reaches us, and we cancel the array.
-    setpgid(0, 0);
-    dup2(out_pipe[1], 1);
-    int e = ::open((dir + "/sbatch.err").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (e >= 0) dup2(e, 2);
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    execvp(cargv[0], cargv.data());
-    std::fprintf(stderr, "cannot run sbatch: %s\n", std::strerror(errno));
-    _exit(127);
+  // sbatch in its own process group: a terminal's Ctrl-C reaches us, and we cancel the array.
+  SpawnOptions so;
+  so.argv = argv;
+  so.search_path = true;
+  so.in = kKeep;
+  so.out = out_pipe[1];
+  const int err_fd = open_log(dir + "/sbatch.err", 0600);
+  so.err = err_fd >= 0 ? err_fd : kKeep;
+  so.group = SpawnOptions::Group::kOwn;
+  const pid_t pid = spawn(so);
+  if (err_fd >= 0) ::close(err_fd);
+  if (pid < 0) {
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    return fail_usage("fork failed");
   }
   ::close(out_pipe[1]);
 
@@ -365,10 +366,7 @@ int run_slurm(const Options& opt) {
       if (waitpid(pid, &sbatch_status, WNOHANG) == pid) sbatch_done = true;
       else std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    if (!sbatch_done) {
-      ::kill(-pid, SIGKILL);
-      waitpid(pid, &sbatch_status, 0);
-    }
+    if (!sbatch_done) sbatch_status = kill_and_reap(pid, true, -1);
   } else {
     // The last elements' files may trail sbatch's exit on a shared file system.
     for (int t = 0; t < 20 && array && array->remaining() > 0; ++t) {

@@ -22,6 +22,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "proc.hpp"
+
 extern char** environ;
 
 namespace kopt::bench::zygote {
@@ -71,30 +73,17 @@ void join(pid_t holder) {
 
 // In the process the zygote cloned (a child of the judge). Never returns.
 [[noreturn]] void become_runner(Entry entry, const nlohmann::json& req, const int in[5], pid_t judge) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != judge) _exit(1);
+  if (!die_with_parent(judge)) _exit(1);
   // fds: 0 /dev/null, 1+2 the output pipe, 3..6 the channel; nothing else (the zygote's socket).
-  int high[5];
-  for (int i = 0; i < 5; ++i) high[i] = fcntl(in[i], F_DUPFD_CLOEXEC, 100);
-  int nul = ::open("/dev/null", O_RDONLY);
-  dup2(nul, 0);
-  dup2(high[4], 1);
-  dup2(high[4], 2);
-  for (int i = 0; i < 4; ++i) dup2(high[i], 3 + i);
-  for (int fd = 7; fd < 1024; ++fd) ::close(fd);
+  if (!place_fds(kNull, in[4], in[4], in, 4, true)) die("placing the runner's descriptors");
   const pid_t holder = req.value("holder", 0);
   if (holder > 0) join(holder);
   // The runner proper is one more fork: inside the PID namespace (setns moves only children), and
   // with glibc's own view of its thread id (the clone above bypassed glibc).
-  const pid_t me = getpid();
-  const pid_t runner = fork();
-  if (runner < 0) die("fork");
-  if (runner > 0) {
-    for (int fd = 0; fd < 7; ++fd) ::close(fd);  // the pipes see EOF when the runner ends
-    mirror(runner);
-  }
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (holder == 0 && getppid() != me) _exit(1);  // inside a PID namespace the parent reads as 0
+  const int forked = fork_behind_mirror(7);
+  if (forked < 0) die("fork");
+  // Inside a PID namespace the parent reads as 0: there only the death signal is set.
+  if (forked == 0 && holder == 0) _exit(1);
   prctl(PR_SET_NAME, "kopt-runner");
   setsid();  // capabilities (those a user namespace grants, or root's) go in confine_self
   const std::string cwd = req.value("cwd", "");
@@ -207,6 +196,17 @@ int32_t ask_with_fds(int sock, const std::string& request, const int* fds, int n
   _exit(128 + sig);
 }
 
+int fork_behind_mirror(int held) {
+  const pid_t me = getpid();
+  const pid_t child = fork();
+  if (child < 0) return -1;
+  if (child > 0) {
+    for (int fd = 0; fd < held; ++fd) ::close(fd);  // the pipes see EOF when the child ends
+    mirror(child);
+  }
+  return die_with_parent(me) ? 1 : 0;
+}
+
 void start(Entry runner_main) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return;
@@ -218,18 +218,12 @@ void start(Entry runner_main) {
     return;
   }
   if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != judge) _exit(0);
+    if (!die_with_parent(judge)) _exit(0);
     prctl(PR_SET_NAME, "kopt-zygote");
-    for (int fd = 3; fd < 1024; ++fd)
-      if (fd != sv[1]) ::close(fd);
-    const int nul = ::open("/dev/null", O_RDONLY);  // not the judge's stdin (its job arrives there)
-    if (nul > 0) {
-      dup2(nul, 0);
-      ::close(nul);
-    }
+    // stdin /dev/null, not the judge's (its job arrives there); the channel at 3; nothing else.
+    if (!place_fds(kNull, kKeep, kKeep, &sv[1], 1, true)) _exit(0);
     wipe_environment();
-    serve(runner_main, sv[1], judge);
+    serve(runner_main, 3, judge);
   }
   ::close(sv[1]);
   g_sock = sv[0];

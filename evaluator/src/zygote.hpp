@@ -50,6 +50,11 @@ ssize_t receive_with_fds(int sock, char* buf, size_t len, int* fds, int max, int
 // Waits for `child` and ends this process the same way (its exit code, or its signal without a core
 // dump), so whoever waits on this process reads the child's status as if it had waited on the child.
 [[noreturn]] void mirror(pid_t child);
+// One more fork, with this process left behind as the child's mirror (it first closes its descriptors
+// below `held`, so pipes see EOF when the child ends). Returns in the child only: 1, or 0 when its
+// parent could not be confirmed (gone, or read as 0 from inside a PID namespace; the death signal is
+// set either way); -1 in the caller when fork failed.
+int fork_behind_mirror(int held);
 
 // How a forked runner that could not enter the sandbox starts its last words (on its output pipe):
 // the judge then execs the runner instead.

@@ -2,6 +2,7 @@
 // (a JSON array of events, a DSH session.jsonl, or session.jsonl.zstd of concatenated frames).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -34,6 +35,9 @@ struct LogReadStats {
   std::size_t skipped = 0;     // unparsable or oversized lines
   std::size_t non_events = 0;  // rows that are not events: the session header, packed chunk rows
   bool truncated = false;   // the compressed stream ended inside a frame, or a read failed midway
+  // One past the largest integer `seq` of an event read (0: none carried one): where a live
+  // session's in-memory events continue after its log file (lib/store.mjs).
+  std::uint64_t seq_end = 0;
   std::string error;        // why reading stopped early or failed
 };
 

@@ -44,6 +44,9 @@ class Session {
   }
   // Log positions fed so far (the next event to feed is at this seq), and of them unreadable.
   std::size_t fed() const { return fed_; }
+  // A projector fed elsewhere (a log file read off the main thread): the log positions it covered,
+  // so that a live session's in-memory events continue from there.
+  void note_fed(std::size_t positions) { fed_ = positions; }
   const FeedStats& feed_stats() const { return projector_->stats(); }
   std::size_t unreadable() const { return unreadable_; }
   void note_unreadable(std::size_t n) { unreadable_ += n; }

@@ -24,7 +24,8 @@
 //     .armed   .adoptLoop(otherSession)
 //   loadSession(sessionId, logPath, routingJson?, loopJson?) -> Promise<Session>: a past session's
 //     log read and projected on a worker thread (streaming, zstd or plain JSONL); the Session
-//     carries .truncated and .warning; a log that cannot be read rejects (KOPT_BAD_LOG).
+//     carries .truncated and .warning, and .fed is one past the largest seq read (where a live
+//     session's in-memory events continue); a log that cannot be read rejects (KOPT_BAD_LOG).
 //   Test build only (KOPT_TEST_EXPORTS): .body() .delta(since) .reviseWith(controlJson).
 #include <algorithm>
 #include <atomic>
@@ -380,6 +381,8 @@ class LoadSessionWorker : public PromiseWorker {
     }, stats);
     if (!ok) return Fail("KOPT_BAD_LOG", stats.error.empty() ? "the log cannot be read" : stats.error);
     session_->note_unreadable(stats.skipped);
+    // Events carry their seq (the host's JSONL): the next one to feed is past the largest read.
+    session_->note_fed(stats.seq_end > 0 ? stats.seq_end : stats.events + stats.skipped);
     truncated_ = stats.truncated;
     warning_ = stats.error;
     session_->body_head();     // the outline, the points' texts and the chart, in the body's pieces

@@ -287,6 +287,11 @@ TEST(CompareChart, LatencyAxisLabelsLatencies) {
   for (const auto& t : j["chart"]["ticks"]) EXPECT_NE(t["label"].get<std::string>().find("ms"), std::string::npos) << t;
   ASSERT_EQ(j["reasons"].size(), 1u);
   EXPECT_EQ(j["reasons"][0]["code"], "no-reference");
+  // The words the tab shows come with the object: the runs' names and the reason in both languages.
+  EXPECT_EQ(j["sessions"][0]["name"], "A · a");
+  EXPECT_EQ(j["sessions"][1]["name"], "B · b");
+  EXPECT_EQ(j["reasons"][0]["text"]["en"], "B · b reports no speedup: no reference to compare against");
+  EXPECT_EQ(j["reasons"][0]["text"]["zh"], "B · b 没有报告加速比，没有可比的参考");
 }
 
 TEST(CompareChart, PaletteColoursAreDistinct) {

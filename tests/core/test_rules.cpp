@@ -254,6 +254,24 @@ TEST(LogFiles, BrokenJsonArrayKeepsEventsBeforeTheBreak) {
   EXPECT_FALSE(st.error.empty());
 }
 
+// seq_end: one past the largest integer seq of any event row, read or ignored, parsed or peeked;
+// the header and packed chunk rows (seq0) carry none, and a seq that is not an integer counts nothing.
+TEST(LogFiles, SeqEndIsOnePastTheLargestEventSeq) {
+  std::string text = std::string("{\"type\":\"session\",\"version\":0,\"id\":\"s\"}\n") +
+                     call(0, "c1", "bash", {{"command", "./b"}}).dump() + "\n" +
+                     "{\"type\":\"assistant/chunk\",\"seq\":6}\n" +               // ignored, peeked
+                     "{\"type\":\"text-chunks\",\"seq0\":900,\"dt\":[1,2,3]}\n" +  // packed: no seq
+                     "{\"ty\\u0070e\":\"x\",\"seq\":9}\n" +                          // escaped key: parsed
+                     "{\"type\":\"x\",\"seq\":1.5e3}\n" +                             // not an integer
+                     "{\"type\":\"x\",\"seq\":3}\n";
+  kopt::LogReadStats st;
+  EXPECT_TRUE(kopt::read_log_text(text, [](const json&) {}, st));
+  EXPECT_EQ(st.seq_end, 10u);
+  kopt::LogReadStats none;
+  EXPECT_TRUE(kopt::read_log_text("[{\"type\":\"x\"},{\"type\":\"y\"}]", [](const json&) {}, none));
+  EXPECT_EQ(none.seq_end, 0u);
+}
+
 TEST(LogFiles, MissingFileIsAClearError) {
   kopt::LogReadStats st;
   EXPECT_FALSE(kopt::read_log_file("/nonexistent/x.jsonl", [](const json&) {}, st));

@@ -297,7 +297,9 @@ await main(async () => {
 
   // ── restart: the same session, now served from persistence ──
   await stop(web)
-  web = await startWeb(procs, DSH, env, 'dsh-2.log', { log })
+  // Every backlog counts as long on this boot, so the resume below catches up from the log file the
+  // host writes (lib/store.mjs startFromFile), as a resumed 1M-event session does.
+  web = await startWeb(procs, DSH, { ...env, KOPT_CATCHUP_BACKLOG: '0' }, 'dsh-2.log', { log })
   // First open of a past session: /series waits at most ~50 ms for the log; this one is short, so it
   // answers the body at once, or 202 {loading} with Retry-After when the machine is slow (the long-log
   // case is tested in tests/lib/store.test.mjs and the browser suite). A smoke test of the answer's
@@ -351,6 +353,12 @@ await main(async () => {
     assert.equal(r.bestIndex, b.bestIndex)
     assert.deepEqual(r.plans, b.plans)
     assert.ok(r.updatedAt >= b.updatedAt)
+  })
+  check('the resumed session was caught up from its log file off the host\'s thread, then from its events', () => {
+    const line = readFileSync(web.out, 'utf8').split('\n').find(l => l.includes(`caught ${sid} up from its log file`))
+    assert.ok(line, 'the catch-up line in the host\'s log')
+    const [, read] = /: (\d+) log positions read/.exec(line)
+    assert.ok(Number(read) > 20, line)
   })
   await stop(web)
   await stop(fake)

@@ -271,3 +271,94 @@ test('a past session armed from the panel hands its loop to the live session whe
   assert.equal(JSON.parse(live.control).loop.budget, 3)
   assert.equal(JSON.parse(live.control).loop.defaultBudget, config.loop.defaultBudget)
 })
+
+// The host's JSONL log of `list` (a header row, then one event per line, a packed chunk row among
+// them as the host writes them), written to a scratch file.
+function logFileOf (list, name) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopt-store-'))
+  const file = path.join(dir, name)
+  const rows = [JSON.stringify({ type: 'session', version: 0, id: 'f', agentPreset: 'kernel-opt' })]
+  list.forEach((e, i) => {
+    rows.push(JSON.stringify(e))
+    if (i === 3) rows.push(JSON.stringify({ type: 'text-chunks', seq0: 100000000, dt: [1, 2, 3] }))
+  })
+  fs.writeFileSync(file, rows.join('\n') + '\n')
+  return { file, done: () => fs.rmSync(dir, { recursive: true, force: true }) }
+}
+
+function longLog (n) {
+  const long = []
+  while (long.length < n) for (const e of events) long.push({ ...e, seq: long.length, time: 1000 + long.length })
+  return long.slice(0, n)
+}
+
+test('a live session met with a long log is read from its log file off the thread; the events past the file are fed after', async () => {
+  const long = longLog(5 * 2048 + 11)
+  // The file lags the session by a few batches (the host writes every 200 ms).
+  const { file, done } = logFileOf(long.slice(0, long.length - 300), 'session.jsonl')
+  try {
+    const session = { id: 'f', header: { agentPreset: 'kernel-opt' }, events: long, seq: long.length }
+    const caught = []
+    const asked = []
+    const persistence = { async findLog (id) { asked.push(id); return file }, async inspect () { throw new Error('not used') } }
+    const store = createStore(kopt, config, { sessions: () => new Map([['f', session]]), persistence: () => persistence, caughtUp: (id) => caught.push(id), loopJson: () => loopJson(config, true) })
+    store.onEvent(session, long.at(-1), 'kernel-opt')
+    const first = store.peek('f')
+    assert.ok(store.catchingUp('f'))
+    assert.equal(first.fed, 0, 'nothing fed on this thread before the file is read')
+    // The panel armed the loop meanwhile: the Session made from the file takes that loop.
+    assert.equal(JSON.parse(first.applyControl(JSON.stringify({ action: 'loop-arm', budget: 4 }), 'en')).status, 200)
+    const more = { ...events[5], seq: long.length, time: 99999 }
+    long.push(more)
+    session.seq = long.length
+    store.onEvent(session, more, 'kernel-opt')
+    const view = await store.getView('f')
+    assert.deepEqual(asked, ['f'])
+    assert.equal(view.live, true)
+    assert.notEqual(view.session, first, 'the Session read from the file is the live one')
+    assert.equal(store.peek('f'), view.session)
+    assert.equal(view.session.fed, long.length)
+    assert.equal(view.session.armed, true)
+    assert.equal(JSON.parse(view.session.control).loop.budget, 4)
+    assert.deepEqual(caught, ['f'])
+    const whole = new kopt.Session('f')
+    whole.feed(JSON.stringify(long))
+    whole.reviseWith('{}')
+    view.session.reviseWith('{}')
+    assert.equal(view.session.body().toString(), whole.body().toString())
+    assert.equal(view.session.updatedAt, whole.updatedAt)
+  } finally {
+    done()
+  }
+})
+
+test('a log file that is not the session\'s prefix, or cannot be read, gives way to the paced catch-up', async () => {
+  const long = longLog(5 * 2048 + 3)
+  // Holds events past the session's end: not this session's log as it is now.
+  const ahead = logFileOf(longLog(long.length + 50), 'ahead.jsonl')
+  try {
+    for (const find of [async () => ahead.file, async () => '/nonexistent/kopt/session.jsonl', async () => { throw new Error('persistence down') }]) {
+      const session = { id: 'g', header: { agentPreset: 'kernel-opt' }, events: long, seq: long.length }
+      const persistence = { findLog: find, async inspect () { throw new Error('not used') } }
+      const warn = console.warn
+      console.warn = () => {}
+      let view
+      try {
+        const store = createStore(kopt, config, { sessions: () => new Map([['g', session]]), persistence: () => persistence })
+        store.onEvent(session, long.at(-1), 'kernel-opt')
+        view = await store.getView('g')
+      } finally {
+        console.warn = warn
+      }
+      assert.equal(view.live, true)
+      assert.equal(view.session.fed, long.length)
+      const whole = new kopt.Session('g')
+      whole.feed(JSON.stringify(long))
+      whole.reviseWith('{}')
+      view.session.reviseWith('{}')
+      assert.equal(view.session.body().toString(), whole.body().toString())
+    }
+  } finally {
+    ahead.done()
+  }
+})

@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <fstream>
 #include <regex>
@@ -478,6 +480,63 @@ TEST(Proc, ReportsExitSignalAndTimeout) {
   ProcStatus c = run_process({"sh", "-c", "sleep 5 & sleep 5"}, "", 0.3);
   EXPECT_TRUE(c.timed_out);
   EXPECT_LT(c.seconds, 3);
+}
+
+// A Child dropped without a wait takes its whole group with it and is reaped (no zombie, no stray).
+TEST(Proc, DroppedChildEndsItsGroupAndIsReaped) {
+  std::string d = tmpdir();
+  pid_t pid = -1;
+  {
+    Child c = start_process({"sh", "-c", "sleep 30 & echo $! > " + d + "/bg; sleep 30"}, "", {});
+    ASSERT_GT(c.pid(), 0);
+    pid = c.pid();
+    for (int i = 0; i < 2000 && read_file(d + "/bg").empty(); ++i) usleep(1000);
+  }
+  const pid_t bg = pid_t(std::atoi(read_file(d + "/bg").c_str()));
+  ASSERT_GT(bg, 0);
+  const pid_t r = waitpid(pid, nullptr, WNOHANG);  // reaped already: not our child any more
+  const int e = errno;
+  EXPECT_EQ(r, -1);
+  EXPECT_EQ(e, ECHILD);
+  bool gone = false;  // the background sleep (reparented elsewhere) is killed with the group
+  for (int i = 0; i < 2000 && !gone; ++i) {
+    gone = ::kill(bg, 0) != 0 || read_file("/proc/" + std::to_string(bg) + "/stat").find(" Z ") != std::string::npos;
+    if (!gone) usleep(1000);
+  }
+  EXPECT_TRUE(gone);
+}
+
+// spawn: stdin /dev/null, stdout+stderr where asked, passed fds at 3, 4 and nothing else open; a
+// command that cannot be started says so and exits 127.
+TEST(Proc, SpawnPlacesDescriptorsAndClosesTheRest) {
+  std::string d = tmpdir();
+  const int log = open_log(d + "/out");
+  const int extra = open_log(d + "/extra");  // close-on-exec like every fd here; must not leak either way
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);  // not close-on-exec: close_others must shut it
+  SpawnOptions o;
+  o.argv = {"/bin/sh", "-c", "ls /proc/self/fd | sort -n | tr '\\n' ' '; cat; echo x >&3; echo err >&2"};
+  o.out = o.err = log;
+  o.pass = {extra};
+  o.close_others = true;
+  o.group = SpawnOptions::Group::kOwn;
+  const pid_t pid = spawn(o);
+  ASSERT_GT(pid, 0);
+  int st = 0;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  // 0 1 2 3, and the fd ls itself opens to read /proc/self/fd
+  EXPECT_EQ(read_file(d + "/out"), "0 1 2 3 4 err\n");
+  EXPECT_EQ(read_file(d + "/extra"), "x\n");
+  SpawnOptions bad;
+  bad.argv = {d + "/missing"};
+  bad.out = bad.err = log;
+  const pid_t b = spawn(bad);
+  ASSERT_GT(b, 0);
+  ASSERT_EQ(waitpid(b, &st, 0), b);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 127);
+  EXPECT_NE(read_file(d + "/out").find("kopt-bench: cannot start " + d + "/missing"), std::string::npos);
+  for (int fd : {log, extra, p[0], p[1]}) ::close(fd);
 }
 
 // --slurm: the sbatch options are split like a shell, nothing expanded; the client's own options are

@@ -6,6 +6,7 @@
 
 #include "kopt/chart.hpp"
 #include "kopt/compare.hpp"
+#include "kopt/report.hpp"
 
 namespace kopt {
 
@@ -29,6 +30,7 @@ json run_json(const RunSummary& r, std::size_t place) {
   if (!r.error.empty()) o["error"] = r.error;
   if (r.loading) o["loading"] = true;
   if (r.facts.title) o["title"] = *r.facts.title;
+  o["name"] = compare_run_name(r.facts.title && !r.facts.title->empty() ? *r.facts.title : r.id, place);
   o["models"] = r.facts.models;
   o["supervisors"] = r.facts.supervisors;
   if (r.facts.firstTime) o["startMs"] = *r.facts.firstTime;
@@ -109,14 +111,16 @@ std::string compare_text(const std::vector<const RunSummary*>& runs, const Compa
   auto x_of = [&](std::size_t i) { return r1(x0 + dx * static_cast<double>(i)); };
 
   // The short parts as small trees; the points (O(points)) as each run's text, written with its row.
+  json sessions = json::array();
+  for (std::size_t i = 0; i < runs.size(); ++i) sessions.push_back(run_json(*runs[i], i));
+  // Each reason with its words in both languages: the tab shows them as the comparison page does.
   json reasons = json::array();
   for (const auto& why : rule.reasons) {
     json j = {{"code", why.code}, {"sessions", why.sessions}};
     if (why.ratio > 0) j["ratio"] = why.ratio;
+    j["text"] = {{"zh", compare_reason_text(j, sessions, ReportLang::Zh)}, {"en", compare_reason_text(j, sessions, ReportLang::En)}};
     reasons.push_back(std::move(j));
   }
-  json sessions = json::array();
-  for (std::size_t i = 0; i < runs.size(); ++i) sessions.push_back(run_json(*runs[i], i));
   json xticks = json::array();
   if (n > 0)
     for (std::size_t k : evaluation_ticks(n)) {

@@ -2,6 +2,9 @@
 
 #include <zstd.h>
 
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <vector>
@@ -125,7 +128,8 @@ enum class Peek { Read, Ignore, NoSeq, Unknown };
 // Looks at an event's top-level keys without building it: only tool/call, tool/result and
 // user/message are read by the projection (and the run's title and model route by its facts), so
 // the rest need no full parse (most of a real log).
-Peek peek_event(std::string_view s) {
+// *seq: the value of a "seq" key that is a plain non-negative integer (left alone otherwise).
+Peek peek_event(std::string_view s, std::uint64_t* seq) {
   std::size_t i = skip_ws(s, 0);
   if (i >= s.size() || s[i] != '{') return Peek::Unknown;
   std::string_view type;
@@ -154,6 +158,9 @@ Peek peek_event(std::string_view s) {
       }
     } else if (key == "seq") {
       has_seq = true;
+      std::uint64_t v = 0;
+      auto [end, ec] = std::from_chars(s.data() + i, s.data() + vend, v);
+      if (ec == std::errc() && end == s.data() + vend) *seq = v;
     }
     i = skip_ws(s, vend);
     if (i < s.size() && s[i] == ',') {
@@ -175,7 +182,9 @@ const json& ignored_event() {
 
 // One event's text (a JSONL line or an array element).
 void take_event(std::string_view text, const EventSink& sink, LogReadStats& stats, bool need_seq) {
-  Peek peek = peek_event(text);
+  std::uint64_t seq = UINT64_MAX;
+  Peek peek = peek_event(text, &seq);
+  if (seq != UINT64_MAX) stats.seq_end = std::max(stats.seq_end, seq + 1);
   if (peek == Peek::Ignore || (peek == Peek::NoSeq && !need_seq)) {
     ++stats.events;
     sink(ignored_event());  // counted; carries nothing the projection reads
@@ -193,6 +202,10 @@ void take_event(std::string_view text, const EventSink& sink, LogReadStats& stat
   if (need_seq && !ev->contains("seq")) {
     ++stats.non_events;
     return;
+  }
+  if (ev->is_object()) {  // a row peek could not read (escaped keys): its seq from the parse
+    auto it = ev->find("seq");
+    if (it != ev->end() && it->is_number_unsigned()) stats.seq_end = std::max(stats.seq_end, it->get<std::uint64_t>() + 1);
   }
   ++stats.events;
   sink(*ev);

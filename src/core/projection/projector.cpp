@@ -552,6 +552,23 @@ struct Projector::Impl {
     it.fullCommand = full;
   }
 
+  // The payloads of a result that are points, each handed to take with its dedup key: one that the
+  // command which printed it spells itself is an echo (D-8, counted against the call; the spelling
+  // is built only when a payload needs judging), one that is no point is left out.
+  template <class Take>
+  void each_point(const std::vector<ContractPayload>& payloads, const std::string* command, const Seq& seq, Take take) {
+    std::optional<CommandSpelling> spelled;
+    if (command && !payloads.empty()) spelled.emplace(*command);
+    for (const auto& cp : payloads) {
+      if (spelled && spelled->spells(cp.text, cp.payload)) {
+        echoed.push_back(seq);
+        continue;
+      }
+      if (!payload_is_point(cp.payload)) continue;
+      take(cp, js_stringify(cp.payload));
+    }
+  }
+
   void on_shell_result(const Call& call, std::string_view text) {
     if (call.has_command)
       if (auto job = job_announcement(text)) jobs[*job] = call.arg;
@@ -563,22 +580,14 @@ struct Projector::Impl {
       return;
     }
     std::size_t produced = 0;
-    std::optional<CommandSpelling> spelled;  // D-8, built only when a payload needs judging
-    if (call.has_command && !payloads.empty()) spelled.emplace(call.arg);
-    for (auto& cp : payloads) {
-      if (spelled && spelled->spells(cp.text, cp.payload)) {
-        echoed.push_back(call.seq);
-        continue;
-      }
-      if (!payload_is_point(cp.payload)) continue;
-      std::string key = js_stringify(cp.payload);
-      if (dedup.count(key)) continue;
+    each_point(payloads, call.has_command ? &call.arg : nullptr, call.seq, [&](const ContractPayload& cp, std::string key) {
+      if (dedup.count(key)) return;
       Iteration it = contract_point(call, cp.payload);
       if (call.has_command) set_command(it, call.arg);
       it.changes = matching_changes(it.artifactPath);
       dedup.emplace(std::move(key), add_point(std::move(it)));
       ++produced;
-    }
+    });
     if (produced > 0) pending_changes.clear();
   }
 
@@ -588,15 +597,8 @@ struct Projector::Impl {
       if (auto j = jobs.find(call.arg); j != jobs.end()) launch = &j->second;
     std::size_t produced = 0;
     auto payloads = contract_payloads(text);
-    std::optional<CommandSpelling> spelled;  // D-8: judged against the launching command
-    if (launch && !payloads.empty()) spelled.emplace(*launch);
-    for (auto& cp : payloads) {
-      if (spelled && spelled->spells(cp.text, cp.payload)) {
-        echoed.push_back(call.seq);
-        continue;
-      }
-      if (!payload_is_point(cp.payload)) continue;
-      std::string key = js_stringify(cp.payload);
+    // D-8 judged against the launching command.
+    each_point(payloads, launch, call.seq, [&](const ContractPayload& cp, std::string key) {
       if (auto existing = dedup.find(key); existing != dedup.end()) {
         Iteration& old = iterations[existing->second];
         if (launch && !old.commandUpgraded) {
@@ -604,7 +606,7 @@ struct Projector::Impl {
           old.commandUpgraded = true;
           touch(existing->second);
         }
-        continue;
+        return;
       }
       Iteration it = contract_point(call, cp.payload);
       if (call.has_job_id && !call.arg.empty()) it.jobId = call.arg;
@@ -612,7 +614,7 @@ struct Projector::Impl {
       it.changes = matching_changes(it.artifactPath);
       dedup.emplace(std::move(key), add_point(std::move(it)));
       ++produced;
-    }
+    });
     if (produced > 0) pending_changes.clear();
   }
 

@@ -15,9 +15,6 @@ using namespace report_parts;
 
 namespace {
 
-// A run's letter in the legend, the table and the reasons: A, B, C …
-std::string letter(std::size_t i) { return std::string(1, static_cast<char>('A' + (i % 26))); }
-
 const json& at(const json& j, const char* k) {
   static const json kNull;
   if (!j.is_object()) return kNull;
@@ -25,33 +22,10 @@ const json& at(const json& j, const char* k) {
   return it == j.end() ? kNull : *it;
 }
 
-// "A · title" for a run, escaped.
-std::string run_name(const json& s, std::size_t i) {
-  std::string name = letter(i);
-  const std::string title = jstr(s, "title");
-  name += " · " + html_escape(title.empty() ? jstr(s, "id") : title);
-  return name;
-}
+// "A · title" for a run, escaped (compare_json names each run).
+std::string run_name(const json& s) { return html_escape(jstr(s, "name")); }
 
 std::string swatch(const json& s) { return "<span class=\"sw\" style=\"background:" + html_escape(jstr(s, "color")) + "\"></span>"; }
-
-std::string reason_text(const json& why, const json& sessions, ReportLang lang) {
-  const std::string code = jstr(why, "code");
-  const json& which = at(why, "sessions");
-  auto name = [&](std::size_t k) -> std::string {
-    if (!which.is_array() || k >= which.size() || !which[k].is_number_unsigned()) return "?";
-    const std::size_t i = which[k].get<std::size_t>();
-    return i < sessions.size() ? run_name(sessions[i], i) : "?";
-  };
-  auto ref = [&](std::size_t k) -> std::string {
-    if (!which.is_array() || k >= which.size() || !which[k].is_number_unsigned()) return "?";
-    const std::size_t i = which[k].get<std::size_t>();
-    return i < sessions.size() ? html_escape(jstr(at(sessions[i], "reference"), "label")) : "?";
-  };
-  const double ratio = jnum(why, "ratio");
-  const std::string pct = std::to_string(static_cast<long long>(std::llround((ratio - 1) * 100)));
-  return fill(T(lang, ("cmp.why." + code).c_str()), {{"{a}", name(0)}, {"{b}", name(1)}, {"{pct}", pct}, {"{ra}", ref(0)}, {"{rb}", ref(1)}});
-}
 
 void curves(std::string& o, const json& cmp, ReportLang lang) {
   const json& c = at(cmp, "chart");
@@ -68,7 +42,7 @@ void curves(std::string& o, const json& cmp, ReportLang lang) {
     o += "<div class=\"okbox\" data-kopt=\"axis-rule\" data-axis=\"speedup\">" + std::string(T(lang, "cmp.axisSpeedup")) + "</div>\n";
   } else if (reasons.is_array() && !reasons.empty()) {
     o += "<div class=\"warnbox\" data-kopt=\"axis-rule\" data-axis=\"latency\">" + std::string(T(lang, "cmp.axisLatency")) + "<ul>";
-    for (const auto& why : reasons) o += "<li data-kopt=\"reason\" data-code=\"" + html_escape(jstr(why, "code")) + "\">" + reason_text(why, sessions, lang) + "</li>";
+    for (const auto& why : reasons) o += "<li data-kopt=\"reason\" data-code=\"" + html_escape(jstr(why, "code")) + "\">" + html_escape(compare_reason_text(why, sessions, lang)) + "</li>";
     o += "</ul></div>\n";
   } else {
     o += "<div class=\"note\" data-kopt=\"axis-rule\" data-axis=\"latency\">" + std::string(T(lang, "cmp.axisLatencyPlain")) + "</div>\n";
@@ -88,7 +62,7 @@ void curves(std::string& o, const json& cmp, ReportLang lang) {
   for (const auto& sr : at(c, "series")) {
     const std::size_t i = static_cast<std::size_t>(jnum(sr, "session"));
     const json& s = i < sessions.size() ? sessions[i] : json::object();
-    const std::string color = html_escape(jstr(sr, "color")), name = run_name(s, i);
+    const std::string color = html_escape(jstr(sr, "color")), name = run_name(s);
     o += "<g data-kopt=\"compare-series\" data-session=\"" + std::to_string(i) + "\">";
     // [index, latency ms, ok, speedup?], placed by the frame as the tab places them.
     std::string dots, line;
@@ -116,7 +90,7 @@ void curves(std::string& o, const json& cmp, ReportLang lang) {
     const json& s = sessions[i];
     std::string models;
     for (const auto& m : at(s, "models")) models += (models.empty() ? "" : ", ") + html_escape(m.is_string() ? m.get<std::string>() : "");
-    o += "<span>" + swatch(s) + run_name(s, i);
+    o += "<span>" + swatch(s) + run_name(s);
     if (!models.empty()) o += " · " + models;
     if (const json& t = at(s, "startMs"); t.is_number()) o += " · " + utc_time(t.get<double>());
     o += "</span>";
@@ -133,7 +107,7 @@ void table(std::string& o, const json& cmp, ReportLang lang) {
   const std::string none = T(lang, "cmp.none");
   for (std::size_t i = 0; i < sessions.size(); ++i) {
     const json& s = sessions[i];
-    o += "<tr data-kopt=\"compare-row\"><td class=\"who\">" + swatch(s) + run_name(s, i) + "<span class=\"sub\">" + html_escape(jstr(s, "id")) + "</span>";
+    o += "<tr data-kopt=\"compare-row\"><td class=\"who\">" + swatch(s) + run_name(s) + "<span class=\"sub\">" + html_escape(jstr(s, "id")) + "</span>";
     if (const std::string err = jstr(s, "error"); !err.empty()) {
       o += "<span class=\"err\" data-kopt=\"row-error\">" + std::string(T(lang, "cmp.unreadable")) + ": " + html_escape(err) + "</span></td>";
       for (int k = 0; k < 7; ++k) o += "<td>" + none + "</td>";
@@ -195,6 +169,26 @@ std::string compare_html(const json& cmp, ReportLang lang, double generated_at_m
   table(o, cmp, lang);
   page_close(o, lang);
   return o;
+}
+
+std::string compare_run_name(const std::string& title_or_id, std::size_t place) {
+  std::string name(1, static_cast<char>('A' + (place % 26)));  // A, B, C … as in the legend
+  name += " · ";
+  name += title_or_id;
+  return name;
+}
+
+std::string compare_reason_text(const json& why, const json& sessions, ReportLang lang) {
+  const json& which = at(why, "sessions");
+  auto run = [&](std::size_t k) -> const json* {
+    if (!which.is_array() || k >= which.size() || !which[k].is_number_unsigned()) return nullptr;
+    const std::size_t i = which[k].get<std::size_t>();
+    return sessions.is_array() && i < sessions.size() ? &sessions[i] : nullptr;
+  };
+  auto name = [&](std::size_t k) { return run(k) ? jstr(*run(k), "name") : std::string("?"); };
+  auto ref = [&](std::size_t k) { return run(k) ? jstr(at(*run(k), "reference"), "label") : std::string("?"); };
+  const std::string pct = std::to_string(static_cast<long long>(std::llround((jnum(why, "ratio", 1) - 1) * 100)));
+  return fill(T(lang, ("cmp.why." + jstr(why, "code")).c_str()), {{"{a}", name(0)}, {"{b}", name(1)}, {"{pct}", pct}, {"{ra}", ref(0)}, {"{rb}", ref(1)}});
 }
 
 }  // namespace kopt
