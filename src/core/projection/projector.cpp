@@ -11,6 +11,7 @@
 #include "kopt/contract.hpp"
 #include "kopt/events.hpp"
 #include "kopt/match.hpp"
+#include "kopt/sha256.hpp"
 #include "kopt/shell.hpp"
 #include "kopt/text_rope.hpp"
 #include "kopt/utf16.hpp"
@@ -123,6 +124,31 @@ std::optional<std::string> job_announcement(std::string_view text) {
 
 }  // namespace
 
+namespace {
+
+// A key held for the whole session as 128 bits of its SHA-256: each point's dedup key (its payload's
+// text, ~200 bytes) and each settled call's id (at 1M events 52k and 135k of them). The dedup key
+// is the agent's to write, so the digest is cryptographic: dropping a later point as a "duplicate"
+// of an earlier one would take a SHA-256 prefix collision.
+struct Key128 {
+  std::uint64_t hi = 0, lo = 0;
+  bool operator==(const Key128&) const = default;
+};
+struct Key128Hash {
+  std::size_t operator()(const Key128& k) const noexcept { return static_cast<std::size_t>(k.lo ^ (k.hi * 0x9E3779B97F4A7C15ULL)); }
+};
+Key128 key128(std::string_view text) {
+  const std::string h = Sha256().update(text).hex();
+  auto part = [&](std::size_t at) {
+    std::uint64_t v = 0;
+    for (std::size_t i = at; i < at + 16; ++i) v = (v << 4) | static_cast<std::uint64_t>(h[i] <= '9' ? h[i] - '0' : h[i] - 'a' + 10);
+    return v;
+  };
+  return {part(0), part(16)};
+}
+
+}  // namespace
+
 struct Projector::Impl {
   ProjectionConfig cfg;
   FeedStats stats;
@@ -130,13 +156,13 @@ struct Projector::Impl {
   bool user_task = false;
 
   std::unordered_map<std::string, Call> calls;          // call id -> a call whose result is still to claim
-  std::unordered_map<std::string, bool> settled_calls;  // call id -> reads_only(name), for every other call
+  std::unordered_map<Key128, bool, Key128Hash> settled_calls;  // call id -> reads_only(name), for every other call
   std::vector<Iteration> iterations;
   std::vector<Plan> plans;
   std::vector<Env> envs;
   std::vector<Round> rounds;
   std::vector<Seq> profile_seqs, uncollected, echoed;
-  std::unordered_map<std::string, std::size_t> dedup;  // compact payload -> point
+  std::unordered_map<Key128, std::size_t, Key128Hash> dedup;  // compact payload -> point
   std::unordered_map<std::string, std::string> jobs;   // job id -> launching command
   std::vector<Change> pending_changes;
   std::unordered_set<std::string> finalized_ids;
@@ -382,7 +408,7 @@ struct Projector::Impl {
       }
     }
     if (call.branch == Branch::Bench || call.branch == Branch::Shell || call.branch == Branch::Job || call.branch == Branch::Finalize) {
-      settled_calls.erase(*id);
+      settled_calls.erase(key128(*id));
       calls.insert_or_assign(*id, std::move(call));
     } else {
       calls.erase(*id);
@@ -458,7 +484,7 @@ struct Projector::Impl {
   // answered already: a later result of it only counts its contract lines as uncollected, so all
   // that is kept of it is whether it reads (every call is kept for the whole session).
   void settle_call(const std::string& id, std::string_view name) {
-    settled_calls.insert_or_assign(id, reads_only(name));
+    settled_calls.insert_or_assign(key128(id), reads_only(name));
   }
 
   void on_result(const json& ev) {
@@ -470,7 +496,7 @@ struct Projector::Impl {
     auto id = result_call_id(*d);
     if (!id) return;
     auto found = calls.find(*id);
-    auto settled = found == calls.end() ? settled_calls.find(*id) : settled_calls.end();
+    auto settled = found == calls.end() ? settled_calls.find(key128(*id)) : settled_calls.end();
     if (found == calls.end() && settled == settled_calls.end()) return;
     ++version;
     Seq rseq = make_seq(ev);
@@ -565,7 +591,7 @@ struct Projector::Impl {
         continue;
       }
       if (!payload_is_point(cp.payload)) continue;
-      take(cp, js_stringify(cp.payload));
+      take(cp, key128(js_stringify(cp.payload)));
     }
   }
 
@@ -580,12 +606,12 @@ struct Projector::Impl {
       return;
     }
     std::size_t produced = 0;
-    each_point(payloads, call.has_command ? &call.arg : nullptr, call.seq, [&](const ContractPayload& cp, std::string key) {
+    each_point(payloads, call.has_command ? &call.arg : nullptr, call.seq, [&](const ContractPayload& cp, Key128 key) {
       if (dedup.count(key)) return;
       Iteration it = contract_point(call, cp.payload);
       if (call.has_command) set_command(it, call.arg);
       it.changes = matching_changes(it.artifactPath);
-      dedup.emplace(std::move(key), add_point(std::move(it)));
+      dedup.emplace(key, add_point(std::move(it)));
       ++produced;
     });
     if (produced > 0) pending_changes.clear();
@@ -598,7 +624,7 @@ struct Projector::Impl {
     std::size_t produced = 0;
     auto payloads = contract_payloads(text);
     // D-8 judged against the launching command.
-    each_point(payloads, launch, call.seq, [&](const ContractPayload& cp, std::string key) {
+    each_point(payloads, launch, call.seq, [&](const ContractPayload& cp, Key128 key) {
       if (auto existing = dedup.find(key); existing != dedup.end()) {
         Iteration& old = iterations[existing->second];
         if (launch && !old.commandUpgraded) {
@@ -612,7 +638,7 @@ struct Projector::Impl {
       if (call.has_job_id && !call.arg.empty()) it.jobId = call.arg;
       if (launch) set_command(it, *launch);
       it.changes = matching_changes(it.artifactPath);
-      dedup.emplace(std::move(key), add_point(std::move(it)));
+      dedup.emplace(key, add_point(std::move(it)));
       ++produced;
     });
     if (produced > 0) pending_changes.clear();
@@ -760,8 +786,8 @@ std::size_t Projector::approx_bytes() const {
   b += m.plans.capacity() * (sizeof(Plan) + 128) + m.envs.capacity() * (sizeof(Env) + 128) + m.rounds.capacity() * (sizeof(Round) + 128);
   b += (m.profile_seqs.capacity() + m.uncollected.capacity() + m.echoed.capacity()) * (sizeof(Seq) + 16);
   constexpr std::size_t kNode = 64;  // a hash node and its bucket, about
-  b += m.calls.size() * (sizeof(Call) + kNode + 32) + m.settled_calls.size() * (kNode + 32);
-  for (const auto& [key, point] : m.dedup) b += key.capacity() + kNode;
+  b += m.calls.size() * (sizeof(Call) + kNode + 32) + m.settled_calls.size() * kNode;
+  b += m.dedup.size() * kNode;
   for (const auto& [key, cmd] : m.jobs) b += key.capacity() + cmd.capacity() + kNode;
   for (const auto& [key, pts] : m.points_by_eval_id) b += key.capacity() + pts.capacity() * sizeof(std::size_t) + kNode;
   b += (m.finalized_ids.size() + m.finalized_artifact_set.size()) * (kNode + 32);
