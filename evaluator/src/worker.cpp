@@ -921,6 +921,11 @@ void Evaluation::time_reference() {
     }
   } else {
     if (!stored) reasons.clear();
+    // The other processes' CPU is sampled from before the reference's runner starts: the timing loop
+    // alone can be a few ms, under two ticks of /proc/stat, where any load reads as none (seen: a
+    // 0.01 s window reading 0 of 2 CPUs beside two spinning processes). The runner's start is this
+    // process tree's own CPU and does not count as load.
+    const CpuSample before = cpu_sample(getpid());
     ref_runner_ = std::make_unique<RemoteOp>(ref_runner_spec());
     RemoteOp& rop = *ref_runner_;
     if (use_cuda_) timer_name_ = rop.loaded().value("timer", timer_name_);
@@ -928,7 +933,6 @@ void Evaluation::time_reference() {
     key_["timer"] = timer_name_ + kProtocol;
     channel_["reference"] = round_to(channel_ms(rop), 1e-4);
     Timed rt;
-    const CpuSample before = cpu_sample(getpid());
     time_loop(rop, false, &rt);
     const Load load = load_between(before, cpu_sample(getpid()));
     Summary s = summarize(rt.samples);
