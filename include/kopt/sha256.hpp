@@ -1,6 +1,7 @@
 // SHA-256 (FIPS 180-4), streaming and dependency-free: preset-sync manifests, kopt-bench cache and
 // baseline keys. C++17, because kopt-bench (built against LibTorch 1.13 headers) compiles it too.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -14,6 +15,7 @@ class Sha256 {
   // Adds a length-prefixed field, so ("ab","c") and ("a","bc") hash differently.
   Sha256& field(std::string_view data);
   std::string hex();  // finalizes; the object must not be updated afterwards
+  std::array<uint32_t, 8> words();  // the digest as eight big-endian words (hex() spells them); finalizes likewise
 
  private:
   void block(const unsigned char* p);

@@ -58,7 +58,7 @@ Sha256& Sha256::field(std::string_view data) {
   return update(data);
 }
 
-std::string Sha256::hex() {
+std::array<uint32_t, 8> Sha256::words() {
   uint64_t bits = len_ * 8;
   unsigned char pad = 0x80;
   update(std::string_view(reinterpret_cast<const char*>(&pad), 1));
@@ -67,9 +67,15 @@ std::string Sha256::hex() {
   unsigned char lenb[8];
   for (int i = 0; i < 8; ++i) lenb[i] = static_cast<unsigned char>(bits >> (56 - 8 * i));
   update(std::string_view(reinterpret_cast<const char*>(lenb), 8));
+  std::array<uint32_t, 8> out;
+  for (int i = 0; i < 8; ++i) out[i] = h_[i];
+  return out;
+}
+
+std::string Sha256::hex() {
   static const char* hexd = "0123456789abcdef";
   std::string out;
-  for (uint32_t v : h_)
+  for (uint32_t v : words())
     for (int s = 28; s >= 0; s -= 4) out.push_back(hexd[(v >> s) & 0xf]);
   return out;
 }

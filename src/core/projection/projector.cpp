@@ -122,10 +122,6 @@ std::optional<std::string> job_announcement(std::string_view text) {
   return std::nullopt;
 }
 
-}  // namespace
-
-namespace {
-
 // A key held for the whole session as 128 bits of its SHA-256: each point's dedup key (its payload's
 // text, ~200 bytes) and each settled call's id (at 1M events 52k and 135k of them). The dedup key
 // is the agent's to write, so the digest is cryptographic: dropping a later point as a "duplicate"
@@ -138,13 +134,8 @@ struct Key128Hash {
   std::size_t operator()(const Key128& k) const noexcept { return static_cast<std::size_t>(k.lo ^ (k.hi * 0x9E3779B97F4A7C15ULL)); }
 };
 Key128 key128(std::string_view text) {
-  const std::string h = Sha256().update(text).hex();
-  auto part = [&](std::size_t at) {
-    std::uint64_t v = 0;
-    for (std::size_t i = at; i < at + 16; ++i) v = (v << 4) | static_cast<std::uint64_t>(h[i] <= '9' ? h[i] - '0' : h[i] - 'a' + 10);
-    return v;
-  };
-  return {part(0), part(16)};
+  const std::array<std::uint32_t, 8> w = Sha256().update(text).words();
+  return {(std::uint64_t{w[0]} << 32) | w[1], (std::uint64_t{w[2]} << 32) | w[3]};
 }
 
 }  // namespace
