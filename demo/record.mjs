@@ -142,7 +142,9 @@ await main(async () => {
   mkdirSync(OUT, { recursive: true })
   cpSync(sessionLogFile(home, sid), join(OUT, 'session.jsonl.zstd'))
   writeFileSync(join(OUT, 'meta.json'), JSON.stringify({
-    sessionId: sid, agentPreset: 'kernel-opt', recordedAt: new Date().toISOString(), recordedCwd: ws,
+    // The title the sidebar shows for the seeded copy (demo/seed.mjs; README "两条命令" step 3).
+    sessionId: sid, title: VARIANT_B ? 'Comparison partner B (kernel optimization)' : 'Kernel optimization demo',
+    agentPreset: 'kernel-opt', recordedAt: new Date().toISOString(), recordedCwd: ws,
     workspace: 'demo/workspace', points: pts.length,
     note: VARIANT_B
       ? 'the second demo session: recorded by KOPT_DEMO_VARIANT=b demo/record.sh (same kernel, reference and inputs; model deepseek-v4-pro, /kloop 3, no supervision); scripts/run.sh seeds it beside the demo, to compare with it'

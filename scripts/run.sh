@@ -6,13 +6,15 @@
 #    .dsh-host/, reused when complete);
 # 2. installs this plugin into a project-local DSH home .dsh-home/ (DSH_HOME; profile `web`, with the
 #    hmr row docs/install.md requires) through scripts/install-plugin.sh;
-# 3. seeds the recorded demo session (demo/kernel-opt-demo/, working folder demo/workspace/);
+# 3. seeds the recorded demo sessions (demo/kernel-opt-demo/ and its comparison partner demo/kernel-opt-demo-b/,
+#    working folder demo/workspace/; demo/seed.mjs);
 # 4. runs `dsh web` on 127.0.0.1 and prints the URL; Ctrl-C stops it (the whole process group).
 # A second run reuses all of it. No API key is needed to look at the demo; with DEEPSEEK_API_KEY set,
 # new sessions talk to the model as usual.
 # Environment: KOPT_PORT (default 8787; without it the next free port is taken when 8787 is busy),
 #   KOPT_HOST_DIR (host folder, see scripts/setup-host.sh), KOPT_REBUILD=1 (run setup-deps + build anyway),
-#   KOPT_DEMO_RESEED=1 (replace the seeded demo session), KOPT_ADDON (a kopt.node to load).
+#   KOPT_DEMO_RESEED=1 (replace the seeded demo sessions), KOPT_ADDON (a kopt.node to load),
+#   KOPT_DSH_HOME (a DSH home other than .dsh-home/; the browser suite's demo walk runs in a fresh one).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$KOPT_ROOT"
@@ -32,7 +34,7 @@ HOST_DIR=$(bash scripts/setup-host.sh | tail -n 1)
 command -v dsh >/dev/null || { say "no dsh launcher in $HOST_DIR/bin"; exit 1; }
 
 # ── 3. the project-local DSH home + this plugin ──
-export DSH_HOME="$KOPT_ROOT/.dsh-home"
+export DSH_HOME="${KOPT_DSH_HOME:-$KOPT_ROOT/.dsh-home}"
 export DSH_TELEMETRY_DISABLED=1
 if [ -z "${KOPT_ADDON:-}" ] && [ ! -f "$PREBUILT" ] && [ -f build/kopt.node ]; then export KOPT_ADDON="$KOPT_ROOT/build/kopt.node"; fi
 mkdir -p "$DSH_HOME"
@@ -41,8 +43,11 @@ mkdir -p "$DSH_HOME"
 # match on the checkout's name would always succeed); the offline CLI is not built here
 KOPT_NO_CLI=1 KOPT_HOST_DIR="$HOST_DIR" bash scripts/install-plugin.sh
 
-# ── 4. the demo session ──
+# ── 4. the demo sessions (the demo, and the second recording to compare it with) ──
 DEMO_ID=$(node demo/seed.mjs "$DSH_HOME")
+title() { node -p 'require(process.argv[1]).title' "$KOPT_ROOT/demo/$1/meta.json"; }
+DEMO_TITLE=$(title kernel-opt-demo)
+PARTNER_TITLE=$(title kernel-opt-demo-b)
 
 # ── 5. a port on loopback ──
 free_port() { node -e 'const s=require("net").createServer();s.once("error",()=>process.exit(1));s.listen(+process.argv[1],"127.0.0.1",()=>s.close(()=>process.exit(0)))' "$1"; }
@@ -85,8 +90,8 @@ cat >&2 <<MSG
   dsh-kernel-opt is running:  http://127.0.0.1:$PORT/
   demo session (算子优化模式): $DEMO_ID
     first visit: the beta notice 「内测声明」 → 「继续」 (continue); without DEEPSEEK_API_KEY the key dialog
-    → 「稍后配置」 (configure later); then in the sidebar, folder workspace → the session (listed as
-    «workspace» until first opened, then «Kernel optimization run»), tab 「评测」 (Evaluations)
+    → 「稍后配置」 (configure later); then in the sidebar, folder workspace → «$DEMO_TITLE» (the upper
+    one; «$PARTNER_TITLE» below it is the second recording, to compare with), tab 「评测」 (Evaluations)
   DSH home: $DSH_HOME      stop: Ctrl-C
 
 MSG
