@@ -13,6 +13,11 @@
 #                      from scripts/setup-host.sh (installed here when missing, reused when the e2e
 #                      suite ran first). KOPT_BROWSER_HOST=0 leaves it out outside CI; with CI=true
 #                      that fails, as does any skipped test (scripts/lib.sh no_skips).
+#   2b. demo.test.mjs — the README's demo steps (demo/walk.mjs, as demo/screenshot.mjs takes docs/img's
+#                      pictures) in 中文 and English against `bash scripts/run.sh` run from this checkout
+#                      with a DSH home of its own: the dialogs, the two demo sessions under their titles
+#                      and in their order, the session the README says to open and its point count, all
+#                      read from README.md / README.en.md and checked against demo/*/meta.json.
 #   3. bench/tab/run.mjs at its smallest size (1k points, and 2 tabs idle with an evaluation under way;
 #      runs and prints figures, timing not asserted),
 #      and with the host, bench/push/run.mjs and bench/http/run.mjs at theirs (2k events).
@@ -43,6 +48,7 @@ fi
 no_skips timeout 600 node --test --test-reporter=spec --test-timeout=300000 tab.test.mjs
 no_skips timeout 600 node --test --test-reporter=spec --test-timeout=300000 compare.test.mjs
 [ "$with_host" = 0 ] || no_skips timeout 900 node --test --test-reporter=spec --test-timeout=600000 host.test.mjs
+[ "$with_host" = 0 ] || no_skips timeout 600 node --test --test-reporter=spec --test-timeout=500000 demo.test.mjs
 # The tab update benchmark (bench/tab/run.mjs) at its smallest size: it must run and print its
 # figures for the reference and this client; timing is not asserted here.
 log "bench/tab (smallest size)"
