@@ -5,7 +5,7 @@
 //   node demo/screenshot.mjs <port> <out-dir>      (Node 22; playwright-core from tests/browser/node_modules)
 // Writes demo-tab.png (zh), demo-tab-en.png (en), demo-focus.png (zh, focus mode, the ★ point's popover
 // pinned) and demo-report.png (`build/kopt report` of the same session's recording, zh). Prints each
-// dialog met and the sidebar's rows.
+// dialog met and the sidebar's rows. KOPT_CLI: the kopt to run for the report (default build/kopt).
 // Headless Debian chromium (a fresh temporary profile per language), loopback only, every wait bounded.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -58,7 +58,7 @@ try {
     const dir = mkdtempSync(join(tmpdir(), 'kopt-shot-'))
     try {
       const html = join(dir, 'report.html')
-      execFileSync(join(here, '../build/kopt'), ['report', join(here, readmeWalk('zh-CN').recording.dir, 'session.jsonl.zstd'), '-o', html, '--lang', 'zh'], { stdio: 'inherit', timeout: 60_000 })
+      execFileSync(process.env.KOPT_CLI || join(here, '../build/kopt'), ['report', join(here, readmeWalk('zh-CN').recording.dir, 'session.jsonl.zstd'), '-o', html, '--lang', 'zh'], { stdio: 'inherit', timeout: 60_000 })
       const context = await browser.newContext({ locale: 'zh-CN', viewport: { width: 1280, height: 900 } })
       const page = await context.newPage()
       await page.goto(`file://${html}`)

@@ -90,8 +90,9 @@ cat >&2 <<MSG
   dsh-kernel-opt is running:  http://127.0.0.1:$PORT/
   demo session (算子优化模式): $DEMO_ID
     first visit: the beta notice 「内测声明」 → 「继续」 (continue); without DEEPSEEK_API_KEY the key dialog
-    → 「稍后配置」 (configure later); then in the sidebar, folder workspace → «$DEMO_TITLE» (the upper
-    one; «$PARTNER_TITLE» below it is the second recording, to compare with), tab 「评测」 (Evaluations)
+    → 「稍后配置」 (configure later); then in the sidebar, folder workspace → «$DEMO_TITLE» (the
+    upper one), tab 「评测」 (Evaluations). Below it, «$PARTNER_TITLE» is a second recording
+    to compare with.
   DSH home: $DSH_HOME      stop: Ctrl-C
 
 MSG
