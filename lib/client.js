@@ -395,6 +395,9 @@ window.__ModuleLoader__.load({
         iterations[i] = row
       }
       const next = { ...series, iterations, sessionId: ans.sessionId, updatedAt: ans.updatedAt, bestIndex: ans.bestIndex }
+      // The latest finalize call (spec H-8) comes whole with every answer; absent while the log has none.
+      if (ans.finalize !== undefined) next.finalize = ans.finalize
+      else delete next.finalize
       for (const key of GROWING) {
         const l = ans[key]
         if (!l) continue
@@ -1495,7 +1498,8 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
               cell(`${s.budget ?? none} · ${s.used}`),
               cell(s.best ? h(Fragment, null, s.best.label, s.best.speedupLabel ? ` · ${s.best.speedupLabel}` : '', h('div', { className: 'kopt-note' }, t('cmp.evalN', { n: s.best.index + 1 }))) : none),
               cell(fin ? h(Fragment, null, fin.label, ' · ', fin.remeasured ? h('span', { style: { color: 'var(--k-ok)' } }, t('cmp.remeasured')) : h('span', { style: { color: 'var(--k-warn)' } }, t('cmp.notRemeasured')),
-                fin.gapPct !== undefined ? h('div', { className: 'kopt-note', style: fin.gapFlag ? { color: 'var(--k-warn)' } : undefined }, fin.gapFlag ? '⚠ ' : '', t(fin.selfPlugin ? 'cmp.gap.plugin' : 'cmp.gap', { self: fin.selfLabel ?? '', pct: fmtGap(fin.gapPct) })) : null) : none),
+                fin.gapPct !== undefined ? h('div', { className: 'kopt-note', style: fin.gapFlag ? { color: 'var(--k-warn)' } : undefined }, fin.gapFlag ? '⚠ ' : '', t(fin.selfPlugin ? 'cmp.gap.plugin' : 'cmp.gap', { self: fin.selfLabel ?? '', pct: fmtGap(fin.gapPct) })) : null)
+                : s.finalRefused ? h('span', { style: { color: 'var(--k-warn)' }, 'data-kopt': 'final-refused' }, '⚑ ', compareReasonText(s.finalRefused)) : none),
               cell(s.nearBest ? `${t('cmp.evalN', { n: s.nearBest.index + 1 })} · ${s.nearBest.label}` : none),
               cell(s.wallToBestMs !== undefined ? fmtDuration(s.wallToBestMs) : none),
               cell(h(Fragment, null, s.reference ? s.reference.label : h('span', { className: 'kopt-note' }, t('cmp.noRef')),
@@ -1557,6 +1561,11 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
           '⚑ ', t('chip.final', { value: fin.label }), ' · ', fin.remeasured ? t('chip.remeasured') : h('span', { style: { color: 'var(--k-warn)' } }, t('chip.notRemeasured')),
           fin.selfReported ? h('span', { 'data-kopt': 'final-gap', 'data-flag': fin.gapFlag ? '1' : '0', style: fin.gapFlag ? { color: 'var(--k-warn)' } : undefined },
             ' · ', fin.gapFlag ? '⚠ ' : '', t(its[fin.selfReported.index]?.trust === 'plugin' ? 'chip.gap.plugin' : 'chip.gap', { self: fin.selfReported.label, pct: fmtGap(fin.gapPct) })) : null))
+      } else if (c?.finalClaim?.refused) {
+        // The agent finalized, and the core's Final rule (spec H-8) refused it: say so and why, in the core's words.
+        const claim = c.finalClaim
+        out.push(h('span', { key: 'fin', className: 'kopt-chip warn', 'data-kopt': 'chip-final-refused', 'data-reason': claim.refused },
+          '⚑ ', claim.refusedText?.[activeLang()] ?? claim.refused, claim.named !== undefined ? ` · #${claim.named + 1}` : ''))
       }
       const evaluation = series.control?.evaluation
       if (evaluation) out.push(h(EvaluationChip, { key: 'e', evaluation, t }))

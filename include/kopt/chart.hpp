@@ -121,7 +121,7 @@ class ChartWriter {
   void markers(SeriesView s, const Frame& f, std::string& marks) const;
   std::size_t profile(SeriesView s, const Frame& f);  // the first mark that changed
   PhasesWritten phases_and_rounds(const RowTable& rows, RowPhases& phases, const Frame& f, std::string& after_marks);
-  std::string final_number(const RowTable& rows, const RowPhases& phases) const;
+  std::string final_number(SeriesView s, const RowPhases& phases) const;
 
   // What a point's item is made of: equal inputs give equal text.
   struct Point {

@@ -58,6 +58,7 @@ struct RunSummary {
   std::optional<double> bestSpeedup;  // as labelled (own reported, else pooled)
   // The finalized number (the chart's `final`): re-measured by the plugin, its gap to the agent's own.
   std::optional<FinalNumber> final;
+  std::optional<FinalClaim> finalClaim;  // the deciding finalize call (H-8): the refusal, when refused
   bool finalSelfPlugin = false;  // the re-measured figure's first measurement was the plugin's evaluator's (DV-13)
   std::optional<std::size_t> nearBest;   // index of the first evaluation within kNearBest of the best
   std::optional<double> wallToBestMs;    // time of the best evaluation's result − the run's first time

@@ -211,26 +211,41 @@ class ImpliedReferences {
 double labelled_speedup(const RowFacts& r, double reference);
 // The finalize gap (re-measured vs self-reported latency) is flagged beyond this many percent.
 inline constexpr double kFinalGapFlagPct = 10.0;
-// The finalized number (the chart's `final`, the comparison's): the plugin's replay of a finalized
-// command when there is one, else the finalized point as reported (the last of each with a
-// latency); with a replay of a self-reported finalized point, that point and the gap (replay / self
-// − 1, in %, one decimal), flagged beyond kFinalGapFlagPct (one replay has no noise estimate of its own).
+// The Final claim (spec H-8), decided once here and read by the chart, the report, the comparison, the
+// exports, the digest and the loop. The latest finalize call decides. It is refused, with a reason, when
+// the point it names is missing, is a replay row, or is not an honest measurement: its verdict is not
+// "ok" (verdict_of: pending, hack, evaluator, compile, error, wrong, unknown), or it has no latency, or
+// its latency is not positive and finite. When the call's own result holds the plugin's re-measurement
+// of it (a replay row), that is the Final, unless the re-measurement itself did not pass ("remeasure-…").
+struct FinalClaim {
+  double callSeq = 0;                 // the deciding call's seq (NaN when it is no number)
+  std::optional<std::size_t> named;   // the point the call names
+  std::optional<std::size_t> index;   // the Final: the replay, else the named point (accepted only)
+  std::optional<std::string> refused;  // why there is no Final from this call
+};
+FinalClaim final_claim(const std::vector<Iteration>& points, const FinalizeCall& call);
+std::optional<FinalClaim> final_claim(const std::vector<Iteration>& points, const std::optional<FinalizeCall>& call);
+// The claim's wire form (derived.finalClaim and the chart's finalClaim): {callSeq, named?, index?, refused?}.
+json to_json(const FinalClaim& c);
+// The finalized number (the chart's `final`, the comparison's): the accepted claim's point; with a
+// replay of the named point, that point and the gap (replay / named − 1, in %, one decimal), flagged
+// beyond kFinalGapFlagPct (one replay has no noise estimate of its own).
 struct FinalNumber {
   std::size_t index = 0;
   double latency = 0;
   bool remeasured = false;
-  std::optional<std::size_t> self;  // the self-reported finalized point, when re-measured
+  std::optional<std::size_t> self;  // the finalized point as first measured, when re-measured
   double gapPct = 0;
   bool gapFlag = false;
 };
-// `finalized`: the finalized rows, in order.
-std::optional<FinalNumber> final_number(const RowTable& rows, const std::vector<std::size_t>& finalized);
+std::optional<FinalNumber> final_number(const std::vector<Iteration>& points, const std::optional<FinalClaim>& claim);
 long long stagnation_count(const Series& s);
 bool plan_stale(const Series& s, long long evals_per_turn);
 bool reviewable(const Series& s);
 bool unreviewed_evals(const Series& s);
-// Largest seq among finalized points, or nullopt.
-std::optional<double> latest_finalized_seq(const Series& s);
+// The seq of the finalize call whose claim is accepted (H-8), or nullopt: a refused finalize never
+// counts as finalized (the loop's stop, the unfinished run, the challenge mark).
+std::optional<double> accepted_finalize_seq(const Series& s);
 Decision decide_continuation(const Series& s, const LoopState& state, long long max_no_progress_rounds);
 long long evals_over_budget(const Series& s, long long budget);
 

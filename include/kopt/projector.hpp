@@ -85,6 +85,8 @@ class Projector {
   };
   Lengths lengths() const;
   std::optional<std::size_t> best_index() const;
+  // The latest finalize call and what it names as the log stands (H-8), or nullopt when there is none.
+  std::optional<FinalizeCall> finalize_call() const;
   enum class List { Plans, Envs, Rounds, ProfileSeqs, UncollectedSeqs, EchoedSeqs };
   // The items of a list from index `from` on, comma-separated, as series_json writes them.
   void write_list(std::string& out, List which, std::size_t from) const;

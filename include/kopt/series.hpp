@@ -136,6 +136,16 @@ struct Round {
   bool wrapUp = false, audit = false, challenge = false;
 };
 
+// The latest finalize call (H-8: the latest call by seq decides the Final, whatever it names and wherever
+// that sits in the log): the point it names, resolved as the log stands (its evaluation_id's latest
+// point, else its artifact's best by H-3), and the plugin's re-measurements in its own result (H-5).
+// Wire key `finalize` ({seq, named?, replays}), absent when the log has no finalize call.
+struct FinalizeCall {
+  Seq seq;
+  std::optional<std::size_t> named;
+  std::vector<std::size_t> replays;
+};
+
 // A snapshot of the series, finalize marks (H-2, H-3) and bestIndex applied.
 struct Series {
   std::vector<Iteration> iterations;
@@ -144,6 +154,7 @@ struct Series {
   std::vector<Seq> profileSeqs, uncollectedSeqs, echoedSeqs;
   std::vector<Round> rounds;
   std::optional<std::size_t> bestIndex;
+  std::optional<FinalizeCall> finalize;
 };
 
 // Wire form of each piece (keys as in spec P-3; absent optionals are absent).
@@ -155,11 +166,12 @@ struct SeriesView {
   const std::vector<Seq>& profileSeqs;
   const std::vector<Round>& rounds;
   std::optional<std::size_t> bestIndex;
+  const std::optional<FinalizeCall>& finalize;
 
   SeriesView(const Series& s)  // NOLINT(google-explicit-constructor): a Series is a view of itself
-      : iterations(s.iterations), profileSeqs(s.profileSeqs), rounds(s.rounds), bestIndex(s.bestIndex) {}
+      : iterations(s.iterations), profileSeqs(s.profileSeqs), rounds(s.rounds), bestIndex(s.bestIndex), finalize(s.finalize) {}
   SeriesView(const std::vector<Iteration>& its, const Series& lists)
-      : iterations(its), profileSeqs(lists.profileSeqs), rounds(lists.rounds), bestIndex(lists.bestIndex) {}
+      : iterations(its), profileSeqs(lists.profileSeqs), rounds(lists.rounds), bestIndex(lists.bestIndex), finalize(lists.finalize) {}
 };
 
 json to_json(const Iteration& it);
@@ -171,7 +183,9 @@ void write_json(std::string& out, const Plan& p);
 void write_json(std::string& out, const Env& e);
 void write_json(std::string& out, const Round& r);
 // The whole series object (keys sessionId, updatedAt, iterations, plans, envs, profileSeqs,
-// uncollectedSeqs, echoedSeqs, rounds, bestIndex).
+// uncollectedSeqs, echoedSeqs, rounds, bestIndex, finalize when there is one).
+// The `finalize` object's wire text (shared by every writer of a body or a delta).
+void write_json(std::string& out, const FinalizeCall& f);
 json to_json(const Series& s, std::string_view session_id, double updated_at);
 // And back: the one reader of the wire form (a /series body or a vector's `series`), for the
 // loop's and the chart's oracles; the internal full command is the wire command

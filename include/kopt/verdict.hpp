@@ -3,6 +3,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 #include "kopt/series.hpp"
 
@@ -19,5 +20,12 @@ std::string trust_of(const Iteration& it);
 // Why the trust is lowered, as the evaluator's own advisories said it: an agent-chosen non-default kopt-bench
 // option (`agent-chosen …`, `agent-pinned …`) or weaker isolation (`weaker isolation: …`). Absent when none.
 std::optional<std::vector<std::string>> trust_lowered(const Iteration& it);
+
+// Why a finalize is not the Final (FinalClaim::refused, derived.hpp), in words: {zh, en}, each a whole
+// sentence the tab and the report show after "⚑". The one home of these words.
+struct Words {
+  std::string zh, en;
+};
+Words final_refusal_words(std::string_view reason);
 
 }  // namespace kopt

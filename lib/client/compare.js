@@ -224,7 +224,8 @@ import { COLORS, FLAT, useViewScale } from './curve.js'
               cell(`${s.budget ?? none} · ${s.used}`),
               cell(s.best ? h(Fragment, null, s.best.label, s.best.speedupLabel ? ` · ${s.best.speedupLabel}` : '', h('div', { className: 'kopt-note' }, t('cmp.evalN', { n: s.best.index + 1 }))) : none),
               cell(fin ? h(Fragment, null, fin.label, ' · ', fin.remeasured ? h('span', { style: { color: 'var(--k-ok)' } }, t('cmp.remeasured')) : h('span', { style: { color: 'var(--k-warn)' } }, t('cmp.notRemeasured')),
-                fin.gapPct !== undefined ? h('div', { className: 'kopt-note', style: fin.gapFlag ? { color: 'var(--k-warn)' } : undefined }, fin.gapFlag ? '⚠ ' : '', t(fin.selfPlugin ? 'cmp.gap.plugin' : 'cmp.gap', { self: fin.selfLabel ?? '', pct: fmtGap(fin.gapPct) })) : null) : none),
+                fin.gapPct !== undefined ? h('div', { className: 'kopt-note', style: fin.gapFlag ? { color: 'var(--k-warn)' } : undefined }, fin.gapFlag ? '⚠ ' : '', t(fin.selfPlugin ? 'cmp.gap.plugin' : 'cmp.gap', { self: fin.selfLabel ?? '', pct: fmtGap(fin.gapPct) })) : null)
+                : s.finalRefused ? h('span', { style: { color: 'var(--k-warn)' }, 'data-kopt': 'final-refused' }, '⚑ ', compareReasonText(s.finalRefused)) : none),
               cell(s.nearBest ? `${t('cmp.evalN', { n: s.nearBest.index + 1 })} · ${s.nearBest.label}` : none),
               cell(s.wallToBestMs !== undefined ? fmtDuration(s.wallToBestMs) : none),
               cell(h(Fragment, null, s.reference ? s.reference.label : h('span', { className: 'kopt-note' }, t('cmp.noRef')),

@@ -21,6 +21,9 @@ import { BASE, POLL_MS, PUSH, RETRY_MAX_MS, RETRY_MIN_MS, useEffect, useState, u
         iterations[i] = row
       }
       const next = { ...series, iterations, sessionId: ans.sessionId, updatedAt: ans.updatedAt, bestIndex: ans.bestIndex }
+      // The latest finalize call (spec H-8) comes whole with every answer; absent while the log has none.
+      if (ans.finalize !== undefined) next.finalize = ans.finalize
+      else delete next.finalize
       for (const key of GROWING) {
         const l = ans[key]
         if (!l) continue

@@ -1,5 +1,5 @@
 import { Fragment, h, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from './head.js'
-import { makeT } from './strings.js'
+import { activeLang, makeT } from './strings.js'
 import { fetchCsv, useSeries } from './data.js'
 import { download, fmtGap, fmtX, useDismiss } from './helpers.js'
 import { COLORS, Chart, Popover, intoChart } from './curve.js'
@@ -32,6 +32,11 @@ import { CompareCard, ComparePicker, comparePicks, useCompare } from './compare.
           '⚑ ', t('chip.final', { value: fin.label }), ' · ', fin.remeasured ? t('chip.remeasured') : h('span', { style: { color: 'var(--k-warn)' } }, t('chip.notRemeasured')),
           fin.selfReported ? h('span', { 'data-kopt': 'final-gap', 'data-flag': fin.gapFlag ? '1' : '0', style: fin.gapFlag ? { color: 'var(--k-warn)' } : undefined },
             ' · ', fin.gapFlag ? '⚠ ' : '', t(its[fin.selfReported.index]?.trust === 'plugin' ? 'chip.gap.plugin' : 'chip.gap', { self: fin.selfReported.label, pct: fmtGap(fin.gapPct) })) : null))
+      } else if (c?.finalClaim?.refused) {
+        // The agent finalized, and the core's Final rule (spec H-8) refused it: say so and why, in the core's words.
+        const claim = c.finalClaim
+        out.push(h('span', { key: 'fin', className: 'kopt-chip warn', 'data-kopt': 'chip-final-refused', 'data-reason': claim.refused },
+          '⚑ ', claim.refusedText?.[activeLang()] ?? claim.refused, claim.named !== undefined ? ` · #${claim.named + 1}` : ''))
       }
       const evaluation = series.control?.evaluation
       if (evaluation) out.push(h(EvaluationChip, { key: 'e', evaluation, t }))

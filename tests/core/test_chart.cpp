@@ -197,32 +197,43 @@ TEST(Chart, M5_PhaseCountsAndFinalNumber) {
                 static_cast<long long>(std::count_if(expected["series"]["iterations"].begin(),
                                                      expected["series"]["iterations"].end(),
                                                      [](const kopt::json& it) { return it.contains("pending"); })));
+  // H-8: the latest finalize call decides; h03's last kernel_finalize printed no replay, so its Final is the
+  // artifact's point as reported; h08's call carries its own re-measurement.
   const auto r = chart_of("h03-finalize-replay");
   ASSERT_FALSE(r["final"].is_null());
-  EXPECT_EQ(r["final"]["remeasured"], true);
-  const auto a = chart_of("h02-finalize-by-artifact");
+  EXPECT_EQ(r["final"]["remeasured"], false);
+  const auto g = chart_of("h08-final-replay-gap");
+  ASSERT_FALSE(g["final"].is_null());
+  EXPECT_EQ(g["final"]["remeasured"], true);
+  const auto a = chart_of("h06-final-latest-call-wins");
   ASSERT_FALSE(a["final"].is_null());
   EXPECT_EQ(a["final"]["remeasured"], false);
+  // h02's latest finalize names an artifact with no verified point: refused, no number.
+  const auto refused = chart_of("h02-finalize-by-artifact");
+  EXPECT_TRUE(refused["final"].is_null());
+  EXPECT_EQ(refused["finalClaim"]["refused"], "not-found");
 }
 
 // The finalize gap: a self-reported finalized point and the plugin's replay of it. Within 10 % it is
 // shown, not flagged; beyond, flagged (the demo's ×2.21 self-reported against ×1.64 re-measured).
 TEST(Chart, FinalGapBetweenSelfReportedAndReplay) {
-  auto series = load("h03-finalize-replay.expected.json")["series"];
+  // h08: two equal shell points for k.py (the earlier is the artifact's, H-3), then kernel_finalize's replay.
+  auto series = load("h08-final-replay-gap.expected.json")["series"];
+  const auto far = kopt::chart_json_from_wire(series)["final"];
+  ASSERT_TRUE(far.is_object());
+  EXPECT_EQ(far["remeasured"], true);
+  EXPECT_EQ(far["index"], 2);
+  EXPECT_EQ(far["selfReported"]["index"], 0);
+  EXPECT_DOUBLE_EQ(far["selfReported"]["latencyMs"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(far["gapPct"].get<double>(), 25.0);  // 1.25 / 1.0 − 1
+  EXPECT_EQ(far["gapFlag"], true);
+  EXPECT_EQ(far["label"], kopt::format_latency(1.25));
+  for (auto& it : series["iterations"]) it["latencyMs"] = it["channel"] == "replay" ? 1.31 : 1.3;
   const auto near = kopt::chart_json_from_wire(series)["final"];
-  ASSERT_TRUE(near.is_object());
-  EXPECT_EQ(near["remeasured"], true);
-  EXPECT_EQ(near["selfReported"]["index"], 0);
-  EXPECT_DOUBLE_EQ(near["selfReported"]["latencyMs"].get<double>(), 1.3);
   EXPECT_DOUBLE_EQ(near["gapPct"].get<double>(), 0.8);  // 1.31 / 1.3 − 1
   EXPECT_EQ(near["gapFlag"], false);
-  for (auto& it : series["iterations"]) it["latencyMs"] = it["channel"] == "replay" ? 1.64 : 1.21;
-  const auto far = kopt::chart_json_from_wire(series)["final"];
-  EXPECT_DOUBLE_EQ(far["gapPct"].get<double>(), 35.5);  // 1.64 / 1.21 − 1
-  EXPECT_EQ(far["gapFlag"], true);
-  EXPECT_EQ(far["label"], kopt::format_latency(1.64));
   // Only a self-reported finalized point: no gap fields.
-  const auto self_only = chart_of("h02-finalize-by-artifact")["final"];
+  const auto self_only = chart_of("h06-final-latest-call-wins")["final"];
   EXPECT_FALSE(self_only.contains("gapPct"));
   EXPECT_FALSE(self_only.contains("selfReported"));
 }

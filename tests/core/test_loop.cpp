@@ -136,6 +136,17 @@ TEST(LoopSettle, M7_FinalizeStopsWithoutMessage) {
   EXPECT_FALSE(c.armed());
 }
 
+// H-8: a finalize the Final rule refuses (here it names a wrong result) does not end the run as finalized.
+TEST(LoopSettle, M7_RefusedFinalizeDoesNotStop) {
+  LoopController c = armed(10);
+  c.settled(run(1), idle());
+  Series s = finalized(2, 1);
+  s.iterations[1].correct = false;
+  const Actions a = c.settled(s, idle());
+  EXPECT_EQ(find(a, T::disarmed), nullptr);
+  EXPECT_TRUE(c.armed());
+}
+
 TEST(LoopStop, M9_HumanStopAbortsAtOnceAndSendsNoWrapUp) {
   LoopController c = armed(10);
   c.settled(run(1), idle());
@@ -358,7 +369,7 @@ TEST(LoopChallenge, M8_EarlyFinalizeIsChallengedAndTheRunGoesOn) {
   EXPECT_EQ(a[0].kind, "challenge");
   EXPECT_NE(a[0].text.find("the run is NOT over"), std::string::npos);
   EXPECT_TRUE(c.armed());
-  EXPECT_EQ(c.loop_state().challengedFinalizeSeq, std::optional<double>(30));
+  EXPECT_EQ(c.loop_state().challengedFinalizeSeq, std::optional<double>(35));  // the finalize call's seq (H-8)
   EXPECT_EQ(c.round(), 1);
   // The same finalize no longer stops the run; a newer one does.
   const Actions next = c.settled(fin, idle());

@@ -30,9 +30,14 @@ inline Series run(int n) {
   return s;
 }
 
+// The run, and a finalize call after it naming point `index` (spec H-8: the call decides, at its own seq).
 inline Series finalized(int n, int index) {
   Series s = run(n);
   s.iterations[static_cast<std::size_t>(index)].finalized = true;
+  FinalizeCall f;
+  f.seq = seq(10.0 * n + 5);
+  f.named = static_cast<std::size_t>(index);
+  s.finalize = f;
   return s;
 }
 

@@ -37,6 +37,10 @@ struct World {
   void finalize_last() {
     if (series.iterations.empty()) return;
     series.iterations.back().finalized = true;
+    FinalizeCall f;  // the call comes after the evaluation it names (H-8)
+    f.seq = seq(nextSeq++);
+    f.named = series.iterations.size() - 1;
+    series.finalize = f;
   }
   // The loop's messages land in the log, as the projection would read them.
   void log_message(const Action& a) {

@@ -108,11 +108,9 @@ RunSummary summarize_run(std::string id, SeriesView s, const RowTable& rows, lon
   r.reference = refs.median();
   if (r.reference && !(*r.reference > 0)) r.reference.reset();
   r.drift = refs.drift(rows);
-  std::vector<std::size_t> finalized;
   r.latencies.assign(n, std::numeric_limits<double>::quiet_NaN());
   for (std::size_t i = 0; i < n; ++i) {
     const RowFacts& f = rs[i];
-    if (f.has(RowFacts::kFinalized)) finalized.push_back(i);
     if (i < s.iterations.size())
       if (const auto h = reference_hash(s.iterations[i]);
           h && std::find(r.referenceHashes.begin(), r.referenceHashes.end(), *h) == r.referenceHashes.end())
@@ -125,7 +123,8 @@ RunSummary summarize_run(std::string id, SeriesView s, const RowTable& rows, lon
     if (r.reference) p.speedup = labelled_speedup(f, *r.reference);
     r.points.push_back(p);
   }
-  r.final = final_number(rows, finalized);
+  r.finalClaim = final_claim(s.iterations, s.finalize);
+  r.final = final_number(s.iterations, r.finalClaim);
   r.finalSelfPlugin = r.final && r.final->self && *r.final->self < s.iterations.size() && s.iterations[*r.final->self].plugin;
   // The overlay's items (compare_text): [index, latency to 7 significant digits, ok, speedup to 4
   // or null, the latency's label (format_latency: the tab shows it, never formats one of its own)].

@@ -7,6 +7,7 @@
 #include "kopt/chart.hpp"
 #include "kopt/compare.hpp"
 #include "kopt/report.hpp"
+#include "kopt/verdict.hpp"
 
 namespace kopt {
 
@@ -54,6 +55,10 @@ json run_json(const RunSummary& r, std::size_t place) {
       f["gapFlag"] = r.final->gapFlag;
     }
     o["final"] = std::move(f);
+  }
+  if (r.finalClaim && r.finalClaim->refused) {
+    const Words w = final_refusal_words(*r.finalClaim->refused);
+    o["finalRefused"] = json{{"reason", *r.finalClaim->refused}, {"text", {{"zh", w.zh}, {"en", w.en}}}};
   }
   if (r.nearBest) o["nearBest"] = latency_item(*r.nearBest, r.latencies[*r.nearBest]);
   if (r.wallToBestMs) o["wallToBestMs"] = *r.wallToBestMs;

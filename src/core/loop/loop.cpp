@@ -27,7 +27,7 @@ bool blank(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; });
 }
 
-double finalize_mark(const Series& s) { return latest_finalized_seq(s).value_or(-1); }
+double finalize_mark(const Series& s) { return accepted_finalize_seq(s).value_or(-1); }
 
 }  // namespace
 
@@ -242,7 +242,7 @@ Actions LoopController::commit(const Series& s, const HostFacts& facts, const st
     const bool challenge = kind == ReviewKind::headroom;
     if (challenge && review.advice) {
       // The supervisor overruled the finalize: it is spent, the run goes on (M-8).
-      challengedFinalizeSeq_ = latest_finalized_seq(s);
+      challengedFinalizeSeq_ = accepted_finalize_seq(s);
       noProgressRounds_ = 0;
       ContinuationText t = next_round(lang, done, review);
       t.challenge = true;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kopt/derived.hpp"
+#include "kopt/verdict.hpp"
 
 namespace kopt {
 namespace {
@@ -319,7 +320,7 @@ void ChartWriter::write(SeriesView s, const RowTable& rows, RowPhases& phases, c
   before_line_ = piece(std::string(pw.before_line));
   before_profiled_ = piece(std::move(marks));
   before_phases_ = piece(std::move(after_marks));
-  tail_ = piece(final_number(rows, phases));
+  tail_ = piece(final_number(s, phases));
 }
 
 ChartWriter::Frame ChartWriter::frame(const RowTable& rows, const ChartOptions& opt, std::size_t rows_same_before, std::string& head) {
@@ -785,8 +786,7 @@ ChartWriter::PhasesWritten ChartWriter::phases_and_rounds(const RowTable& rows, 
 
 }
 
-std::string ChartWriter::final_number(const RowTable& rows, const RowPhases& phases) const {
-  const auto& rs = rows.rows;
+std::string ChartWriter::final_number(SeriesView s, const RowPhases& phases) const {
   const long long c_opt = phases.count(Phase::Optimization), c_over = phases.count(Phase::OverBudget), c_wrap = phases.count(Phase::WrapUp);
   // From the end of the rounds in force to the end.
   std::string tail;
@@ -798,16 +798,34 @@ std::string ChartWriter::final_number(const RowTable& rows, const RowPhases& pha
   z.key("wrapUp").num(static_cast<double>(c_wrap));
   z.close('}');
 
-  // The final number (final_number, derived.hpp: the plugin's replay of the finalized command when there is one).
+  // The Final claim and its number (final_claim, final_number, derived.hpp: spec H-8).
+  const auto claim = final_claim(s.iterations, s.finalize);
+  if (claim) {
+    z.key("finalClaim").open('{');
+    z.key("callSeq");
+    if (std::isnan(claim->callSeq)) z.null().value_done();
+    else z.num(claim->callSeq);
+    if (claim->named) z.key("named").num(static_cast<double>(*claim->named));
+    if (claim->index) z.key("index").num(static_cast<double>(*claim->index));
+    if (claim->refused) {
+      z.key("refused").str(*claim->refused);
+      const Words w = final_refusal_words(*claim->refused);
+      z.key("refusedText").open('{');
+      z.key("zh").str(w.zh);
+      z.key("en").str(w.en);
+      z.close('}');
+    }
+    z.close('}');
+  }
   z.key("final");
-  if (const auto f = kopt::final_number(rows, finalized_)) {
+  if (const auto f = kopt::final_number(s.iterations, claim)) {
     z.open('{');
     z.key("index").num(static_cast<double>(f->index));
     z.key("latencyMs").num(f->latency);
     z.key("label").str(format_latency(f->latency));
     z.key("remeasured").boolean(f->remeasured);
     if (f->self) {
-      const double self = rs[*f->self].latency;
+      const double self = *s.iterations[*f->self].latencyMs;
       z.key("selfReported").open('{');
       z.key("index").num(static_cast<double>(*f->self));
       z.key("latencyMs").num(self);

@@ -236,6 +236,10 @@ const std::string* Session::delta(std::uint64_t since) {
   const auto best = projector_->best_index();
   out += ",\"bestIndex\":";
   out += best ? std::to_string(*best) : "null";
+  if (const auto fin = projector_->finalize_call()) {
+    out += ",\"finalize\":";
+    write_json(out, *fin);
+  }
   out += ",\"iterations\":{\"from\":";
   out += std::to_string(was.iterations);
   out += ",\"items\":[";

@@ -6,6 +6,8 @@
 #include <limits>
 #include <string_view>
 
+#include "kopt/verdict.hpp"
+
 namespace kopt {
 
 namespace {
@@ -371,19 +373,72 @@ std::size_t latest_run_start(const Series& s) {
   return start;
 }
 
-std::optional<double> latest_finalized_seq(const Series& s) {
-  std::optional<double> best;
-  for (const auto& it : s.iterations)
-    if (it.finalized && (!best || it.seq.num > *best)) best = it.seq.num;
-  return best;
+namespace {
+// Why a point cannot be the Final, or nullopt when it can.
+std::optional<std::string> final_refusal(const Iteration& it) {
+  if (std::string v = verdict_of(it); v != "ok") return v;
+  if (!it.latencyMs) return std::string("no-latency");
+  if (!(*it.latencyMs > 0) || !std::isfinite(*it.latencyMs)) return std::string("bad-latency");
+  return std::nullopt;
+}
+}  // namespace
+
+FinalClaim final_claim(const std::vector<Iteration>& points, const FinalizeCall& call) {
+  FinalClaim c;
+  c.callSeq = call.seq.num;
+  if (call.named && *call.named < points.size()) c.named = call.named;
+  if (!c.named) {
+    c.refused = "not-found";
+    return c;
+  }
+  const Iteration& named = points[*c.named];
+  if (named.is_replay()) {
+    c.refused = "replay";
+    return c;
+  }
+  if (auto why = final_refusal(named)) {
+    c.refused = std::move(why);
+    return c;
+  }
+  // The call's own re-measurement (the last replay row it printed), judged by the same rule.
+  std::optional<std::size_t> replay;
+  for (std::size_t r : call.replays)
+    if (r < points.size()) replay = r;
+  if (replay) {
+    if (auto why = final_refusal(points[*replay])) {
+      c.refused = "remeasure-" + *why;
+      return c;
+    }
+  }
+  c.index = replay ? replay : c.named;
+  return c;
+}
+
+std::optional<FinalClaim> final_claim(const std::vector<Iteration>& points, const std::optional<FinalizeCall>& call) {
+  if (!call) return std::nullopt;
+  return final_claim(points, *call);
+}
+
+json to_json(const FinalClaim& c) {
+  json j = json::object();
+  j["callSeq"] = std::isnan(c.callSeq) ? json(nullptr) : json(c.callSeq);
+  if (c.named) j["named"] = *c.named;
+  if (c.index) j["index"] = *c.index;
+  if (c.refused) j["refused"] = *c.refused;
+  return j;
+}
+
+std::optional<double> accepted_finalize_seq(const Series& s) {
+  const auto claim = final_claim(s.iterations, s.finalize);
+  if (!claim || !claim->index) return std::nullopt;
+  return claim->callSeq;
 }
 
 bool unfinished_run(const Series& s) {
   if (s.rounds.empty()) return false;
   const Round& last = s.rounds.back();
   if (last.wrapUp || last.audit) return false;
-  for (const auto& it : s.iterations)
-    if (it.finalized && it.seq.num > last.seq.num) return false;
+  if (auto fin = accepted_finalize_seq(s); fin && *fin > last.seq.num) return false;
   return true;
 }
 
@@ -423,23 +478,17 @@ double labelled_speedup(const RowFacts& r, double reference) {
   return r.has(RowFacts::kSpeedup) && r.speedup > 0 ? r.speedup : reference / r.latency;
 }
 
-std::optional<FinalNumber> final_number(const RowTable& rows, const std::vector<std::size_t>& finalized) {
-  const auto& rs = rows.rows;
-  std::optional<std::size_t> fin_replay, fin_other;
-  for (std::size_t i : finalized) {
-    if (i >= rs.size() || !rs[i].has(RowFacts::kLatency)) continue;
-    if (rs[i].replay()) fin_replay = i;
-    else fin_other = i;
-  }
-  const auto f = fin_replay ? fin_replay : fin_other;
-  if (!f) return std::nullopt;
+std::optional<FinalNumber> final_number(const std::vector<Iteration>& points, const std::optional<FinalClaim>& claim) {
+  if (!claim || !claim->index || *claim->index >= points.size()) return std::nullopt;
+  const std::size_t f = *claim->index;
   FinalNumber out;
-  out.index = *f;
-  out.latency = rs[*f].latency;
-  out.remeasured = fin_replay.has_value();
-  if (fin_replay && fin_other && rs[*fin_other].latency > 0) {
-    const double gap = (rs[*fin_replay].latency / rs[*fin_other].latency - 1.0) * 100.0;
-    out.self = fin_other;
+  out.index = f;
+  out.latency = *points[f].latencyMs;  // accepted: measured, positive and finite
+  out.remeasured = points[f].is_replay();
+  if (out.remeasured && claim->named && *claim->named != f) {
+    const double named = *points[*claim->named].latencyMs;
+    const double gap = (out.latency / named - 1.0) * 100.0;
+    out.self = claim->named;
     out.gapPct = std::round(gap * 10.0) / 10.0;
     out.gapFlag = std::fabs(gap) > kFinalGapFlagPct;
   }
@@ -548,7 +597,7 @@ Decision decide_continuation(const Series& s, const LoopState& state, long long 
   Decision d;
   d.evalsDone = completed_evals(s);
   double challenged = state.challengedFinalizeSeq.value_or(-1);
-  if (auto fin = latest_finalized_seq(s); fin && *fin > challenged) {
+  if (auto fin = accepted_finalize_seq(s); fin && *fin > challenged) {
     d.action = "stop";
     d.reason = "finalized";
   } else if (d.evalsDone >= state.budget) {
@@ -603,6 +652,7 @@ json derived_json(const Series& s, bool has_user_task, const json& loop_inputs) 
   j["reviewable"] = reviewable(s);
   j["unreviewedEvals"] = unreviewed_evals(s);
   j["decision"] = decide_continuation(s, ls, max_np).to_json();
+  if (const auto claim = final_claim(s.iterations, s.finalize)) j["finalClaim"] = to_json(*claim);
   return j;
 }
 

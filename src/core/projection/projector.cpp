@@ -167,6 +167,13 @@ struct Projector::Impl {
   };
   std::vector<ArtifactBest> artifact_best;  // one per unique finalized artifact (H-3)
   std::vector<std::uint32_t> fin_refs;      // reasons a point is finalized (H-2 id, H-3 artifacts)
+  // The latest finalize call by seq (H-8): what it named, and its own replay points (one record, not one per call).
+  struct LatestFinalize {
+    Seq seq;
+    std::optional<std::string> id, artifact;
+    std::vector<std::size_t> replays;
+  };
+  std::optional<LatestFinalize> latest_finalize;
   std::optional<std::size_t> best;          // I-1
   std::size_t min_dirty = kNoPoint;
 
@@ -270,6 +277,35 @@ struct Projector::Impl {
       for (std::size_t i : p->second) add_fin_ref(i);
   }
 
+  // H-8: a finalize call that names something, later by seq than the one on record, takes its place (a
+  // seq that is no number orders by arrival); the same call met again keeps its replays.
+  void note_finalize_call(const Seq& seq, const std::string* id, const std::string* artifact) {
+    if (!id && !artifact) return;  // a call that names nothing (no string id, no artifact) claims nothing
+    LatestFinalize next{seq, id ? std::optional<std::string>(*id) : std::nullopt,
+                        artifact ? std::optional<std::string>(*artifact) : std::nullopt, {}};
+    if (latest_finalize) {
+      const LatestFinalize& was = *latest_finalize;
+      if (seq.num < was.seq.num) return;
+      if (seq.raw == was.seq.raw && next.id == was.id && next.artifact == was.artifact) return;
+    }
+    latest_finalize = std::move(next);
+  }
+
+  std::optional<FinalizeCall> finalize_record() const {
+    if (!latest_finalize) return std::nullopt;
+    const LatestFinalize& lf = *latest_finalize;
+    FinalizeCall f;
+    f.seq = lf.seq;
+    f.replays = lf.replays;
+    // The evaluation it names by id (its latest point); else, or when no point has that id, its artifact's best (H-3).
+    if (lf.id)
+      if (auto p = points_by_eval_id.find(*lf.id); p != points_by_eval_id.end() && !p->second.empty()) f.named = p->second.back();
+    if (!f.named && lf.artifact)
+      for (const auto& ab : artifact_best)
+        if (ab.artifact == *lf.artifact && ab.point != kNoPoint) f.named = ab.point;
+    return f;
+  }
+
   void finalize_artifact(const std::string& art) {
     if (!finalized_artifact_set.insert(art).second) return;
     ArtifactBest ab{art, kNoPoint};
@@ -358,15 +394,18 @@ struct Projector::Impl {
       profile_seqs.push_back(call.seq);
     } else if (matches_any_tool(*name, cfg.finalizeTools)) {
       call.branch = Branch::Finalize;
-      if (const std::string* eid = str_field(args, "evaluation_id")) finalize_id(*eid);
+      const std::string* eid = str_field(args, "evaluation_id");
+      if (eid) finalize_id(*eid);
       auto ap = args.find("artifact_path");
       const json* art = nullptr;
       if (ap != args.end() && !ap->is_null()) art = &*ap;
       else if (auto a = args.find("artifact"); a != args.end()) art = &*a;
+      const std::string* artifact = nullptr;
       if (art && art->is_string() && !art->get_ref<const std::string&>().empty()) {
-        const std::string& s = art->get_ref<const std::string&>();
-        finalize_artifact(s);
+        artifact = &art->get_ref<const std::string&>();
+        finalize_artifact(*artifact);
       }
+      note_finalize_call(call.seq, eid, artifact);
     } else if (matches_any_tool(*name, cfg.changeTools)) {
       call.branch = Branch::Change;
       on_change(call, args);
@@ -659,7 +698,8 @@ struct Projector::Impl {
           it.channel = "replay";
           it.finalized = true;
           if (command) set_command(it, *command);
-          add_point(std::move(it));
+          const std::size_t at = add_point(std::move(it));
+          if (latest_finalize && latest_finalize->seq.raw == call.seq.raw) latest_finalize->replays.push_back(at);
         }
       }
       if (nl == std::string_view::npos) break;
@@ -787,6 +827,7 @@ std::size_t Projector::approx_bytes() const {
 }
 
 std::uint64_t Projector::version() const { return impl_->version; }
+std::optional<FinalizeCall> Projector::finalize_call() const { return impl_->finalize_record(); }
 const std::vector<Iteration>& Projector::points() const { return impl_->iterations; }
 bool Projector::has_user_task() const { return impl_->user_task; }
 const RunFacts& Projector::run_facts() const { return impl_->facts; }
@@ -803,6 +844,7 @@ Series Projector::series() const {
   s.echoedSeqs = impl_->echoed;
   s.rounds = impl_->rounds;
   s.bestIndex = impl_->best;
+  s.finalize = impl_->finalize_record();
   return s;
 }
 
@@ -855,6 +897,7 @@ void Projector::series_outline(Series& s) const {
   s.rounds.resize(m.rounds.size());
   for (std::size_t i = 0; i < m.rounds.size(); ++i) copy_outline(s.rounds[i], m.rounds[i]);
   s.bestIndex = m.best;
+  s.finalize = m.finalize_record();
 }
 
 std::size_t Projector::update_outline(Series& s, RowTable& rows) {
@@ -877,6 +920,7 @@ std::size_t Projector::update_outline(Series& s, RowTable& rows) {
   s.rounds.resize(m.rounds.size());
   for (std::size_t i = had; i < m.rounds.size(); ++i) copy_outline(s.rounds[i], m.rounds[i]);
   s.bestIndex = m.best;
+  s.finalize = m.finalize_record();
   return from;
 }
 
@@ -935,6 +979,10 @@ void Projector::series_pieces(std::vector<TextPiece>& out, std::string_view sess
   }
   auto end = std::make_shared<std::string>("],\"bestIndex\":");
   *end += m.best ? std::to_string(*m.best) : "null";
+  if (const auto fin = m.finalize_record()) {
+    *end += ",\"finalize\":";
+    write_json(*end, *fin);
+  }
   *end += ",\"sessionId\":";
   js_quote_to(*end, session_id);
   *end += ",\"updatedAt\":";

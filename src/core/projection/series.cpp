@@ -166,6 +166,19 @@ void write_json(std::string& out, const Round& r) {
   w.flag("challenge", r.challenge);
 }
 
+void write_json(std::string& out, const FinalizeCall& f) {
+  ObjectWriter w(out);
+  w.raw("seq", f.seq.raw);
+  if (f.named) w.num("named", static_cast<double>(*f.named));
+  w.key("replays");
+  out.push_back('[');
+  for (std::size_t i = 0; i < f.replays.size(); ++i) {
+    if (i) out.push_back(',');
+    out += std::to_string(f.replays[i]);
+  }
+  out.push_back(']');
+}
+
 template <class T>
 static json via_text(const T& v) {
   std::string s;
@@ -201,6 +214,7 @@ json to_json(const Series& s, std::string_view session_id, double updated_at) {
   j["echoedSeqs"] = seqs(s.echoedSeqs);
   j["rounds"] = list(s.rounds);
   j["bestIndex"] = s.bestIndex ? json(*s.bestIndex) : json(nullptr);
+  if (s.finalize) j["finalize"] = via_text(*s.finalize);
   return j;
 }
 

@@ -157,6 +157,14 @@ Series series_from_wire(const json& body) {
   }
   if (auto n = opt_int(body, "bestIndex", 0); n && static_cast<std::size_t>(*n) < s.iterations.size())
     s.bestIndex = static_cast<std::size_t>(*n);
+  if (auto f = body.find("finalize"); f != body.end() && f->is_object()) {
+    FinalizeCall fc;
+    fc.seq = seq_of(f->value("seq", json()));
+    if (auto n = opt_int(*f, "named", 0); n && static_cast<std::size_t>(*n) < s.iterations.size()) fc.named = static_cast<std::size_t>(*n);
+    for (const auto& v : arr(*f, "replays"))
+      if (v.is_number_unsigned() && v.get<std::size_t>() < s.iterations.size()) fc.replays.push_back(v.get<std::size_t>());
+    s.finalize = std::move(fc);
+  }
   return s;
 }
 

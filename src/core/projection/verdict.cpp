@@ -30,4 +30,38 @@ std::optional<std::vector<std::string>> trust_lowered(const Iteration& it) {
   return out;
 }
 
+Words final_refusal_words(std::string_view reason) {
+  // What the named evaluation was; a "remeasure-" reason is the plugin's re-measurement of it.
+  static const struct {
+    std::string_view code;
+    const char *zh, *en;
+  } kWhy[] = {
+      {"not-found", "找不到它指定的评测", "the evaluation it names is not in the log"},
+      {"replay", "它指定的是一次复测，不是评测", "it names a re-measurement, not an evaluation"},
+      {"pending", "它指定的评测还没有结果", "the evaluation it names has no result yet"},
+      {"hack", "它指定的评测被判为作弊", "the evaluation it names was flagged as a reward hack"},
+      {"evaluator", "它指定的评测评测器出错", "the evaluator failed on the evaluation it names"},
+      {"compile", "它指定的评测编译失败", "the evaluation it names did not compile"},
+      {"error", "它指定的评测出错", "the evaluation it names ended in an error"},
+      {"wrong", "它指定的评测结果错误", "the evaluation it names gave a wrong result"},
+      {"unknown", "它指定的评测没有正确性结论", "the evaluation it names has no correctness verdict"},
+      {"no-latency", "它指定的评测没有延迟", "the evaluation it names has no latency"},
+      {"bad-latency", "它指定的评测延迟不是正数", "the evaluation it names has a latency that is not positive"},
+  };
+  Words w{"最终结果被拒绝：", "Final refused: "};
+  if (reason.rfind("remeasure-", 0) == 0) {
+    const std::string v(reason.substr(10));
+    w.zh += "插件复测未通过（" + v + "）", w.en += "the plugin's re-measurement did not pass (" + v + ")";
+    return w;
+  }
+  const std::string_view code = reason;
+  for (const auto& k : kWhy)
+    if (k.code == code) {
+      w.zh += k.zh, w.en += k.en;
+      return w;
+    }
+  w.zh += std::string(code), w.en += std::string(code);
+  return w;
+}
+
 }  // namespace kopt

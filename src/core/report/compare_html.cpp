@@ -135,6 +135,8 @@ void table(std::string& o, const json& cmp, ReportLang lang) {
         o += "<span class=\"sub\">" + std::string(at(f, "gapFlag") == true ? "⚠ " : "") +
              fill(T(lang, at(f, "selfPlugin") == true ? "final.gap.plugin" : "final.gap"), {{"{self}", html_escape(jstr(f, "selfLabel"))}, {"{pct}", (g > 0 ? "+" : "") + num(g) + "%"}}) + "</span>";
       }
+    } else if (const json& fr = at(s, "finalRefused"); fr.is_object()) {
+      o += "<span class=\"nre\" data-kopt=\"final-refused\">⚑ " + html_escape(jstr(at(fr, "text"), lang == ReportLang::Zh ? "zh" : "en")) + "</span>";
     } else {
       o += none;
     }

@@ -103,6 +103,7 @@ json report_json(const Report& r) {
     sum["best"] = nullptr;
   }
   sum["final"] = r.chart["final"];
+  if (r.chart.contains("finalClaim")) sum["finalClaim"] = r.chart["finalClaim"];
   sum["reference"] = r.chart["reference"];
   sum["drift"] = r.chart["drift"];
   sum["uncollected"] = s.uncollectedSeqs.size();

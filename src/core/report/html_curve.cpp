@@ -181,6 +181,12 @@ void chips(std::string& o, const Report& r, ReportLang lang) {
          std::string(" · <span class=\"") + (re ? "re" : "nre") + "\" data-kopt=\"" +
              (re ? "remeasured" : "not-remeasured") + "\">" + T(lang, re ? "remeasured" : "notRemeasured") + "</span>" +
              final_gap(fin, s, lang));
+  } else if (const json& claim = c["finalClaim"]; claim.is_object() && claim["refusedText"].is_object()) {
+    // A finalize the Final rule refused (H-8): the agent asked, and why the headline is not its number.
+    const json& words = claim["refusedText"];
+    std::string why = lang == ReportLang::Zh ? jstr(words, "zh") + " · " + jstr(words, "en") : jstr(words, "en");
+    if (claim["named"].is_number()) why += " · #" + std::to_string(static_cast<long long>(jnum(claim, "named")) + 1);
+    chip("warn", "chip-final", "⚑ —", "<span data-kopt=\"final-refused\">" + html_escape(why) + "</span>", {});
   } else {
     chip("", "chip-final", "—", T(lang, "chip.noFinal"), {});
   }

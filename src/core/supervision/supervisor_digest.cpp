@@ -7,6 +7,7 @@
 #include "kopt/derived.hpp"
 #include "kopt/supervisor.hpp"
 #include "kopt/utf16.hpp"
+#include "kopt/verdict.hpp"
 
 namespace kopt {
 
@@ -105,6 +106,22 @@ std::string supervisor_digest(const Series& s, const DigestInputs& in) {
     o << ".\n";
   } else {
     o << "Best honest row: none yet.\n";
+  }
+  // The Final claim as the panel shows it (H-8): the latest finalize call decides; a refusal says why.
+  if (const auto claim = final_claim(s.iterations, s.finalize)) {
+    if (const auto f = final_number(s.iterations, claim)) {
+      o << "Final: #" << (f->index + 1) << " " << fmt(f->latency) << " ms" << (f->remeasured ? ", re-measured by the plugin" : "");
+      if (f->self) o << " (first measured " << fmt(*s.iterations[*f->self].latencyMs) << " ms, " << (f->gapPct > 0 ? "+" : "") << fmt(f->gapPct) << "%)";
+      o << ".\n";
+      // Only a strictly lower latency is faster: an equal best is not called faster than the Final (H-8).
+      if (s.bestIndex && *s.bestIndex < s.iterations.size() && *s.bestIndex != f->index && f->self != s.bestIndex &&
+          *s.iterations[*s.bestIndex].latencyMs < f->latency)
+        o << "The best honest row #" << (*s.bestIndex + 1) << " is faster than the Final.\n";
+    } else {
+      o << final_refusal_words(*claim->refused).en;
+      if (claim->named) o << " (the latest finalize names #" << (*claim->named + 1) << ")";
+      o << ".\n";
+    }
   }
   const long long stagnant = stagnation_count(s);
   if (stagnant > 0) o << "Evaluations since the best: " << stagnant << ".\n";
