@@ -1,4 +1,5 @@
-// Small HTTP helpers for the plugin routes: the Host/Origin fence, JSON replies, bounded bodies.
+// Small HTTP helpers for the plugin routes (lib/routes/): the Host/Origin fence, the guard every route
+// runs in, JSON replies, the sessionId parameter, a session's view answered when it is not there, bounded bodies.
 
 const LOOPBACK_V4 = /^127(?:\.\d{1,3}){3}$/
 
@@ -50,10 +51,86 @@ export function checkTrust(req, trustedHosts = []) {
   }
 }
 
+/**
+ * A route's handler as it is registered: the trust fence (403), the native core's absence (503, where
+ * `unavailable()` gives the reason; models need no core), and a thrown error (500, or the socket cut
+ * when the answer has begun).
+ */
+export function guarded(handler, { trustedHosts, unavailable = () => undefined }) {
+  return async (req, res) => {
+    try {
+      if (!checkTrust(req, trustedHosts())) {
+        jsonResponse(res, 403, { error: 'forbidden: untrusted Host or Origin' })
+        return
+      }
+      const reason = unavailable()
+      if (reason !== undefined) {
+        jsonResponse(res, 503, { error: reason })
+        return
+      }
+      await handler(req, res)
+    } catch (error) {
+      if (!res.headersSent) jsonResponse(res, 500, { error: error instanceof Error ? error.message : String(error) })
+      else res.destroy()
+    }
+  }
+}
+
 export function jsonResponse(res, status, payload) {
-  const body = JSON.stringify(payload)
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' })
-  res.end(body)
+  jsonText(res, status, JSON.stringify(payload))
+}
+
+/** An answer that is JSON text already (the core's, written as it is). */
+export function jsonText(res, status, text, headers = {}) {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers })
+  res.end(text)
+}
+
+/** The request's URL (a relative one, as the host's server hands it over). */
+export function requestUrl(req) {
+  return new URL(req.url ?? '/', 'http://kernel-opt.invalid')
+}
+
+/** The `sessionId` query parameter, or undefined after answering 400. */
+export function sessionParam(req, res) {
+  const id = requestUrl(req).searchParams.get('sessionId')
+  if (id === null || id === '') {
+    jsonResponse(res, 400, { error: 'sessionId query parameter required' })
+    return undefined
+  }
+  if (!validSessionId(id)) {
+    jsonResponse(res, 400, { error: 'invalid sessionId' })
+    return undefined
+  }
+  return id
+}
+
+/**
+ * The session's view (the store's getView answer), or undefined after answering 404 (unknown), 202
+ * {loading: true} with Retry-After (a past session whose log is still being read: the tab shows
+ * "loading" and asks again, docs/protocol.md) or 422 (a log that exists but cannot be read, with the
+ * host's reason).
+ */
+export function viewOrAnswer(res, id, view) {
+  if (view === undefined) {
+    jsonResponse(res, 404, { error: 'unknown session' })
+    return undefined
+  }
+  if (view.loading === true) {
+    jsonText(res, 202, JSON.stringify({ loading: true, sessionId: id }), { 'retry-after': '1' })
+    return undefined
+  }
+  if (view.error !== undefined) {
+    jsonResponse(res, 422, { error: `session log unreadable: ${view.error}` })
+    return undefined
+  }
+  return view
+}
+
+/** The view of the session `sessionId` names (store.getView), or undefined after answering 400, 404, 202 or 422. */
+export async function requestedView(req, res, store, { wait }) {
+  const id = sessionParam(req, res)
+  return id === undefined ? undefined : viewOrAnswer(res, id, await store.getView(id, { wait }))
 }
 
 /** Session ids as the host writes them; anything else is refused before it reaches a lookup. */

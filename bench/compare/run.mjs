@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // What opening a comparison of five past sessions costs, through the plugin's own session store
-// (lib/store.mjs createStore) and compare route (lib/compare.mjs), served on 127.0.0.1 by a process
+// (lib/store.mjs createStore) and compare route (lib/routes/compare.mjs), served on 127.0.0.1 by a process
 // that plays the host; logs of N generated events each (tests/fixtures/vectors/gen-large.mjs) that
 // the host's persistence names by file (findLog), so each is read and projected off the thread by
 // kopt.loadSession. A poller in a process of its own (as a tab would be) asks every 50 ms:
@@ -61,7 +61,7 @@ const POLLER = `
 if (arg('child')) {
   const { createStore } = await import('../../lib/store.mjs')
   const { resolveConfig } = await import('../../lib/config.mjs')
-  const { createCompareRoute } = await import('../../lib/compare.mjs')
+  const { compareRoute } = await import('../../lib/routes/compare.mjs')
   const { runsOf, writeRuns } = await import('../../lib/paced.mjs')
   const kopt = createRequire(import.meta.url)(addon)
   const { config } = resolveConfig({})
@@ -69,7 +69,7 @@ if (arg('child')) {
   const ids = files.map((_, i) => `past-${i}`)
   const persistence = { findLog: async (id) => files[ids.indexOf(id)] ?? '', inspect: async () => { throw new Error('not found') } }
   const store = createStore(kopt, config, { sessions: () => new Map(), persistence: () => persistence })
-  const compare = createCompareRoute({ kopt, getView: store.getView, held: store.held })
+  const compare = compareRoute({ kopt, getView: store.getView, held: store.held })
   // /series as the route answers a past session: 202 while it is read, then the body's pieces.
   const series = async (req, res) => {
     const view = await store.getView(ids[0], { wait: false })

@@ -1,5 +1,5 @@
 // 对比 / Compare in the 评测 tab, headless Chromium against the shell stand-in and the plugin's own
-// compare route (lib/compare.mjs) over sessions projected by the real core: picking sessions, the
+// compare route (lib/routes/compare.mjs) over sessions projected by the real core: picking sessions, the
 // overlay (every point reachable by a click and named by its session, colours told apart, tick labels
 // clear of each other, zh and en), the comparability rule on the axis with its reason, an unreadable
 // session's row, a live session updating while compared; and the laptop sizes (1100×720, 1440×900):

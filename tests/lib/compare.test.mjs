@@ -1,4 +1,4 @@
-// GET /compare (lib/compare.mjs) over the plugin's own session store (lib/store.mjs createStore):
+// GET /compare (lib/routes/compare.mjs) over the plugin's own session store (lib/store.mjs createStore):
 // a live session and past sessions read from their log files off the thread (kopt.loadSession),
 // loading answered with Retry-After and then the curve, an unreadable or unknown session kept as a
 // row with its reason, the bounds refused with a message, an unchanged comparison answered 304.
@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { kopt } from '../addon/addon.mjs'
 import { createStore } from '../../lib/store.mjs'
 import { resolveConfig } from '../../lib/config.mjs'
-import { compareIds, createCompareRoute } from '../../lib/compare.mjs'
+import { compareIds, compareRoute } from '../../lib/routes/compare.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const { config } = resolveConfig({})
@@ -59,7 +59,7 @@ test('live and past sessions compared: loading first, then every curve; unknown 
     const live = { id: 'live', header: { agentPreset: 'kernel-opt' }, events: events.slice(0, 200) }
     live.seq = live.events.length
     const store = createStore(kopt, config, { sessions: () => new Map([['live', live]]), persistence: () => persistence })
-    const route = createCompareRoute({ kopt, getView: store.getView })
+    const route = compareRoute({ kopt, getView: store.getView })
 
     let r = await ask(route, 'sessionId=live&with=p1,p2,nobody,bad')
     assert.equal(r.status, 200)
@@ -97,7 +97,7 @@ test('live and past sessions compared: loading first, then every curve; unknown 
 
 test('bounds: one session, too many, a bad id', async () => {
   const store = createStore(kopt, config, { sessions: () => new Map(), persistence: () => undefined })
-  const route = createCompareRoute({ kopt, getView: store.getView })
+  const route = compareRoute({ kopt, getView: store.getView })
   let r = await ask(route, 'sessionId=a')
   assert.equal(r.status, 400)
   assert.match(r.json.error, /at least 2 sessions/)

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createCompareRoute } from '../../../lib/compare.mjs'
+import { compareRoute } from '../../../lib/routes/compare.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '../../..')
@@ -40,9 +40,9 @@ export function startMockHost ({ kopt, port = 0, sessions, clientPath }) {
     st.etag = s.etag
     st.body = s.body()
   }
-  // The plugin's own compare route (lib/compare.mjs) over these sessions, read as the store reads
+  // The plugin's own compare route (lib/routes/compare.mjs) over these sessions, read as the store reads
   // them: compareLoading answers "loading" that many times first; unreadable keeps its reason.
-  const compare = createCompareRoute({
+  const compare = compareRoute({
     kopt,
     getView: async (id) => {
       const st = state.get(id)

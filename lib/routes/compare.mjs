@@ -6,8 +6,8 @@
 // asks again); one that cannot be read keeps its row with the reason. The bounds (at least
 // kopt.compareMin sessions, at most kopt.compareMax) and the comparability rule are the core's.
 import { createHash } from 'node:crypto'
-import { jsonResponse, validSessionId } from './http.mjs'
-import { runsOf, writeRuns } from './paced.mjs'
+import { jsonResponse, requestUrl, validSessionId } from '../http.mjs'
+import { runsOf, writeRuns } from '../paced.mjs'
 
 // Answers kept by what they were made from (each session object and the key of its row), so a poll
 // that finds nothing changed costs no core call and answers 304 to the ETag it holds.
@@ -34,7 +34,7 @@ export function compareIds(url) {
  * {loading: true}, {error}, or undefined for an unknown session; held(id) (optional) the view it
  * holds now without waiting (store.held), or undefined.
  */
-export function createCompareRoute({ kopt, getView, held = () => undefined }) {
+export function compareRoute({ kopt, getView, held = () => undefined }) {
   const kept = new Map() // key -> {body, etag}, least recently used first
   const seen = new Map() // id -> WeakRef of the session object in its last answer (not kept alive here)
   const objects = new WeakMap() // session object -> serial (a past session read again is a new object)
@@ -49,7 +49,7 @@ export function createCompareRoute({ kopt, getView, held = () => undefined }) {
       jsonResponse(res, 405, { error: 'GET only' })
       return
     }
-    const url = new URL(req.url ?? '/', 'http://kernel-opt.invalid')
+    const url = requestUrl(req)
     if (!url.searchParams.get('sessionId')) {
       jsonResponse(res, 400, { error: 'sessionId query parameter required' })
       return
@@ -93,7 +93,8 @@ export function createCompareRoute({ kopt, getView, held = () => undefined }) {
         loading += 1
         return { id, loading: true }
       }
-      if (view.error !== undefined) return { id, error: String(view.error).slice(0, 500) }
+      // The core takes a reason, never an empty one: a failure without a message says 'unreadable'.
+      if (view.error !== undefined) return { id, error: String(view.error).slice(0, 500) || 'unreadable' }
       seen.delete(id)
       seen.set(id, new WeakRef(view.session))
       while (seen.size > 4 * max) seen.delete(seen.keys().next().value)
