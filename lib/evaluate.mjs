@@ -408,7 +408,7 @@ export function createEvaluator({ kopt, config, onChange = () => {} }) {
     const artifact = typeof args?.artifact_path === 'string' ? args.artifact_path
       : typeof given === 'string' ? given : Array.isArray(given) && typeof given[0] === 'string' ? given[0] : ''
     if (typeof cwd !== 'string' || cwd === '') return result({ artifact, failure: 'bad input: the session\'s working directory is unknown (nothing was run)' })
-    const check = JSON.parse(kopt.checkEvaluateArgs(JSON.stringify(args ?? {}), cwd))
+    const check = kopt.checkEvaluateArgs(JSON.stringify(args ?? {}), cwd)
     if (!check.ok) return result({ artifact, failure: `bad input: ${check.error} (nothing was run)` })
     const found = await findKoptBench(config)
     if (found.error) return result({ artifact: check.artifact, failure: `${found.error} (nothing was run)` })

@@ -106,13 +106,8 @@ export function registerLoop(ctx, deps) {
   /** The run language: the config's supervisor.language, else the language the human writes in. */
   const runLanguage = (id) => configLanguage(sup?.language) ?? kopt.guessLanguage(lastHumanText(hostSessionOf(id)))
 
-  const execute = (id, h, actionsJson) => {
-    let actions
-    try {
-      actions = JSON.parse(actionsJson)
-    } catch {
-      return
-    }
+  // actions: the array the session's loop answers with (each an object the addon built; never text).
+  const execute = (id, h, actions) => {
     for (const a of actions) {
       if (a.type === 'abort') {
         h.review?.abort(new Error('stopped'))
@@ -307,18 +302,18 @@ export function registerLoop(ctx, deps) {
     /** POST /control actions on a session's Session (live or past: the route's view). */
     async act(sessionId, session, body) {
       const h = handlesFor(sessionId)
-      const r = JSON.parse(session.applyControl(JSON.stringify(body), runLanguage(sessionId)))
-      execute(sessionId, h, JSON.stringify(r.actions))
+      const r = session.applyControl(JSON.stringify(body), runLanguage(sessionId))
+      execute(sessionId, h, r.actions)
       if (r.armed) afterArm(sessionId, h)
-      return { status: r.status, body: r.body }
+      return { status: r.status, body: r.body } // body: the answer's JSON text, for the wire as it is
     },
     /** A slash command; returns the host's command result. */
     command(sessionId, name, raw) {
       const s = store.getLive(sessionId)
       if (s === undefined) return { kind: 'error', text: 'The kernel loop is unavailable here / 循环功能不可用' }
       const h = handlesFor(sessionId)
-      const r = JSON.parse(s.command(name, raw ?? '', runLanguage(sessionId)))
-      execute(sessionId, h, JSON.stringify(r.actions))
+      const r = s.command(name, raw ?? '', runLanguage(sessionId))
+      execute(sessionId, h, r.actions)
       if (r.armed) afterArm(sessionId, h)
       return r.ok ? { kind: 'success', text: r.text } : { kind: 'error', text: r.text }
     },

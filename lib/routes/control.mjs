@@ -2,6 +2,7 @@
 // (its loop, and its place in the evaluation queue): {"control": …}.
 // POST {sessionId, action, …} — a control action, checked and applied in C++ (loop_control.cpp
 // apply_control: one place, one limit) by the session's loop; lib/loop.mjs carries out its actions.
+// Both answers are the core's JSON text, written as it is.
 import { jsonResponse, jsonText, readJsonBody, requestedView, validSessionId, viewOrAnswer } from '../http.mjs'
 
 /** The GET answer: the session's control text inside {"control": …}, never parsed here. */
@@ -48,6 +49,6 @@ export function controlRoute({ store, loop, changed }) {
     }
     const result = await loop.act(id, v.session, body)
     changed(id)
-    jsonResponse(res, result.status, result.body)
+    jsonText(res, result.status, result.body)
   }
 }

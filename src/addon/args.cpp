@@ -1,6 +1,7 @@
 #include "args.hpp"
 
 #include <cstring>
+#include <vector>
 
 #include "init.hpp"
 
@@ -98,6 +99,34 @@ std::optional<double> NumberField(Napi::Env env, const Napi::Object& o, const ch
   const double d = v.As<Napi::Number>().DoubleValue();
   if (!(d >= lo && d <= hi)) Throw(env, "KOPT_BAD_ARGUMENT", std::string(key) + " out of range");
   return d;
+}
+
+Napi::Value ToJs(Napi::Env env, const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return env.Null();
+    case json::value_t::boolean: return Napi::Boolean::New(env, v.get<bool>());
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float: return Napi::Number::New(env, *as_number(v));
+    case json::value_t::string: return Napi::String::New(env, v.get_ref<const std::string&>());
+    case json::value_t::array: {
+      Napi::Array a = Napi::Array::New(env, v.size());
+      uint32_t i = 0;
+      for (const auto& e : v) a.Set(i++, ToJs(env, e));
+      return a;
+    }
+    case json::value_t::object: {
+      // Defined, not assigned (as JSON.parse does): a key such as "__proto__" is an own property.
+      Napi::Object o = Napi::Object::New(env);
+      std::vector<Napi::PropertyDescriptor> props;
+      props.reserve(v.size());
+      for (const auto& [key, e] : v.items())
+        props.push_back(Napi::PropertyDescriptor::Value(Napi::String::New(env, key), ToJs(env, e), napi_default_jsproperty));
+      o.DefineProperties(props);
+      return o;
+    }
+    default: Throw(env, "KOPT_INTERNAL", "native core: a value JavaScript has no form for");
+  }
 }
 
 }  // namespace kopt::addon

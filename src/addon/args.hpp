@@ -15,6 +15,11 @@
 // Arguments. One line per argument, through the readers below: an absent optional argument is
 // undefined or null and gives nullopt; anything else of the wrong type throws KOPT_BAD_ARGUMENT.
 // No reader falls back to a default on a wrong value.
+//
+// Results (docs/development.md, the boundary): what goes to the wire as it is (a /series answer, a
+// comparison, the CSV, the control's text) crosses as a Buffer or a string and JS never parses it;
+// everything JS reads crosses as one JS value built here from the core's value (ToJs), never as JSON
+// text for JS to parse.
 #pragma once
 #include <napi.h>
 
@@ -85,5 +90,9 @@ std::string OneOfArg(const Napi::CallbackInfo& info, std::size_t i, const char* 
 // Fields of an options object: a non-empty string; a number in [lo, hi] (nullopt when absent).
 std::string NonEmptyStringField(Napi::Env env, const Napi::Object& o, const char* key);
 std::optional<double> NumberField(Napi::Env env, const Napi::Object& o, const char* key, double lo, double hi);
+
+// A JS value built from the core's JSON value in one walk (objects keep their key order): how a
+// result that JS reads crosses the boundary.
+Napi::Value ToJs(Napi::Env env, const json& v);
 
 }  // namespace kopt::addon

@@ -1,12 +1,13 @@
-// kernel_evaluate's two decisions (kopt/evaluate.hpp), JSON strings in and out: the argument check with
-// the kopt-bench command line it gives, and the tool result. lib/evaluate.mjs runs what these say.
+// kernel_evaluate's two decisions (kopt/evaluate.hpp), JSON strings in: the argument check with the
+// kopt-bench command line it gives (an object lib/evaluate.mjs reads), and the tool result (the text
+// the agent reads, as it is). lib/evaluate.mjs runs what these say.
 #include "init.hpp"
 #include "kopt/evaluate.hpp"
 
 namespace kopt::addon {
 namespace {
 
-// checkEvaluateArgs(argsJson, cwd) -> JSON {ok: true, argv, artifact, slurm, files: [{role, given, real}]}
+// checkEvaluateArgs(argsJson, cwd) -> {ok: true, argv, artifact, slurm, files: [{role, given, real}]}
 // or {ok: false, error}.
 Napi::Value CheckEvaluateArgs(const Napi::CallbackInfo& info) {
   const std::string args = StringArg(info, 0, "checkEvaluateArgs(argsJson, cwd): argsJson");
@@ -24,7 +25,7 @@ Napi::Value CheckEvaluateArgs(const Napi::CallbackInfo& info) {
     for (const auto& f : c.request->files) files.push_back({{"role", f.role}, {"given", f.given}, {"real", f.real}});
     out["files"] = std::move(files);
   }
-  return Napi::String::New(info.Env(), js_stringify(out));
+  return ToJs(info.Env(), out);
 }
 
 // evaluateResult(inJson) -> the tool result text.

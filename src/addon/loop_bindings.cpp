@@ -47,8 +47,7 @@ Napi::Value LanguageOfMessage(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void InitLoop(Napi::Env env, Napi::Object exports) {
-  Napi::Object json_obj = env.Global().Get("JSON").As<Napi::Object>();
-  exports.Set("loopRules", json_obj.Get("parse").As<Napi::Function>().Call(json_obj, {Napi::String::New(env, js_stringify(loop_rules_json()))}));
+  exports.Set("loopRules", ToJs(env, loop_rules_json()));
   Export<ChooseEffort>(env, exports, "chooseEffort");
   Export<GuessLanguage>(env, exports, "guessLanguage");
 #ifdef KOPT_TEST_EXPORTS

@@ -122,9 +122,7 @@ class JsProjector : public Napi::ObjectWrap<JsProjector> {
     if (pick->sources) {
       Iteration carrier;  // the wire form of `sources` is the series'
       carrier.sources = pick->sources;
-      json wire = to_json(carrier);
-      Napi::Object JSON = info.Env().Global().Get("JSON").As<Napi::Object>();
-      o.Set("sources", JSON.Get("parse").As<Napi::Function>().Call(JSON, {Napi::String::New(info.Env(), js_stringify(wire["sources"]))}));
+      o.Set("sources", ToJs(info.Env(), to_json(carrier)["sources"]));
     }
     return o;
   }
@@ -143,8 +141,7 @@ Napi::Value ParseContractLines(const Napi::CallbackInfo& info) {
   std::string text = StringArg(info, 0, "parseContractLines(text)");
   json out = json::array();
   for (auto& p : contract_payloads(text)) out.push_back(std::move(p.payload));
-  Napi::Object json_obj = info.Env().Global().Get("JSON").As<Napi::Object>();
-  return json_obj.Get("parse").As<Napi::Function>().Call(json_obj, {Napi::String::New(info.Env(), js_stringify(out))});
+  return ToJs(info.Env(), out);
 }
 #endif
 

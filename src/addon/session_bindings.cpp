@@ -12,14 +12,15 @@
 //     .revise() -> revision      .parts(sinceRevision?) -> [Buffer]: the plain body without since,
 //                                  else the delta since that revision or the full answer
 //                                  {"kind":"full",…} (docs/protocol.md); the body's bulk is shared
-//     .control (text)  .projector  .updatedAt  .completedEvals  .revision  .etag  .memoryBytes
+//     .control (the control object's JSON text, for the wire as it is)
+//     .projector  .updatedAt  .completedEvals  .revision  .etag  .memoryBytes
 //     .fed  .unreadable (log positions fed, and of them unreadable)   .csv() -> the run as CSV (the report's)
 //     .setEvaluation(stateJson | null): the session's place in the host's kernel_evaluate queue, which
 //                          the control object carries as `evaluation` (lib/evaluate.mjs sets it)
-//   the loop (kopt/loop.hpp; actions come back as JSON text for the host to carry out):
+//   the loop (kopt/loop.hpp; actions come back as an array of action objects for the host to carry out):
 //     .turnEnded(reason) .hostCancelled(cause) .settled(agentIdle, humanQueued)
 //     .supervisorAnswered(token, answerJson, agentIdle, humanQueued)             -> actions
-//     .applyControl(bodyText, lang) -> {status, body, actions, armed}
+//     .applyControl(bodyText, lang) -> {status, body: the answer's JSON text, actions, armed}
 //     .command('kloop'|'supervise', raw, lang) -> {ok, text, actions, armed}
 //     .armed   .adoptLoop(otherSession)
 //   loadSession(sessionId, logPath, routingJson?, loopJson?) -> Promise<Session>: a past session's
@@ -97,8 +98,6 @@ Lang LangArg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
   static const char* const kLangs[] = {"zh", "en", nullptr};
   return *parse_lang(OneOfArg(info, i, what, kLangs));
 }
-
-Napi::String Text(Napi::Env env, const json& j) { return Napi::String::New(env, js_stringify(j)); }
 
 class JsSession : public Napi::ObjectWrap<JsSession> {
  public:
@@ -225,15 +224,15 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
 
   // --- the loop: the controller reads this session's own projection ---
   Napi::Value TurnEnded(const Napi::CallbackInfo& info) {
-    return Text(info.Env(), actions_json(core_->loop().turn_ended(StringArg(info, 0, "turnEnded(reason)"))));
+    return ToJs(info.Env(), actions_json(core_->loop().turn_ended(StringArg(info, 0, "turnEnded(reason)"))));
   }
   Napi::Value HostCancelled(const Napi::CallbackInfo& info) {
-    return Text(info.Env(), actions_json(core_->loop().host_cancelled(StringArg(info, 0, "hostCancelled(cause)"))));
+    return ToJs(info.Env(), actions_json(core_->loop().host_cancelled(StringArg(info, 0, "hostCancelled(cause)"))));
   }
   Napi::Value Settled(const Napi::CallbackInfo& info) {
     const bool idle = BoolArg(info, 0, "settled(agentIdle)");
     const HostFacts f = core_->facts(idle, BoolArg(info, 1, "settled(…, humanQueued)"));
-    return Text(info.Env(), actions_json(core_->loop().settled(core_->series(), f)));
+    return ToJs(info.Env(), actions_json(core_->loop().settled(core_->series(), f)));
   }
   Napi::Value SupervisorAnswered(const Napi::CallbackInfo& info) {
     const double token = NumberArg(info, 0, "supervisorAnswered(token)");
@@ -243,13 +242,20 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
     if (auto f = a.find("finish"); f != a.end() && f->is_string()) ans.finish = f->get<std::string>();
     const bool idle = BoolArg(info, 2, "supervisorAnswered(…, agentIdle)");
     const HostFacts f = core_->facts(idle, BoolArg(info, 3, "supervisorAnswered(…, humanQueued)"));
-    return Text(info.Env(), actions_json(core_->loop().supervisor_answered(static_cast<std::uint64_t>(token), ans, core_->series(), f)));
+    return ToJs(info.Env(), actions_json(core_->loop().supervisor_answered(static_cast<std::uint64_t>(token), ans, core_->series(), f)));
   }
   Napi::Value ApplyControl(const Napi::CallbackInfo& info) {
     const std::string body = StringArg(info, 0, "applyControl(bodyText)");
     const Lang lang = LangArg(info, 1, "applyControl(…, lang)");
     const Series series = core_->series();
-    return Text(info.Env(), apply_control(core_->loop(), body, &series, lang).to_json());
+    const ControlReply r = apply_control(core_->loop(), body, &series, lang);
+    // The body goes to the wire as it is; the rest is for the host to read.
+    Napi::Object o = Napi::Object::New(info.Env());
+    o.Set("status", Napi::Number::New(info.Env(), r.status));
+    o.Set("body", Napi::String::New(info.Env(), js_stringify(r.body)));
+    o.Set("actions", ToJs(info.Env(), actions_json(r.actions)));
+    o.Set("armed", Napi::Boolean::New(info.Env(), r.armed));
+    return o;
   }
   Napi::Value Command(const Napi::CallbackInfo& info) {
     static const char* const kCommands[] = {"kloop", "supervise", nullptr};
@@ -263,7 +269,7 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
     } else {
       r = supervise_command(core_->loop(), raw);
     }
-    return Text(info.Env(), r.to_json());
+    return ToJs(info.Env(), r.to_json());
   }
   Napi::Value AdoptLoop(const Napi::CallbackInfo& info) {
     if (info.Length() < 1 || !info[0].IsObject() || !info[0].As<Napi::Object>().InstanceOf(ClassesOf(info.Env()).session.Value()))

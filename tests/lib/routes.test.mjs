@@ -101,10 +101,10 @@ test('/csv: the core\'s CSV of the run', async (t) => {
   assert.equal((await call('/csv?sessionId=nobody')).status, 404)
 })
 
-test('/control: GET the control object as the session writes it; POST through the loop', async (t) => {
+test('/control: GET the control object as the session writes it; POST through the loop, its answer written as it is', async (t) => {
   const store = liveStore()
   const acted = []
-  const loop = { act: async (id, session, body) => { acted.push([id, body.action]); return { status: 409, body: { error: 'locked' } } } }
+  const loop = { act: async (id, session, body) => { acted.push([id, body.action]); return { status: 409, body: '{"error":"locked"}' } } }
   const call = await serve(t, controlRoute({ store, loop, changed: (id) => acted.push(['changed', id]) }))
   const got = await call('/control?sessionId=s1')
   assert.equal(got.status, 200)

@@ -263,7 +263,7 @@ test('a past session armed from the panel hands its loop to the live session whe
   const store = createStore(kopt, config, { sessions: () => sessions, persistence: () => persistence, loopJson: () => loopJson(config, true) })
   const view = await store.getView('p')
   assert.equal(view.live, false)
-  const reply = JSON.parse(view.session.applyControl(JSON.stringify({ action: 'loop-arm', budget: 3 }), 'en'))
+  const reply = view.session.applyControl(JSON.stringify({ action: 'loop-arm', budget: 3 }), 'en')
   assert.equal(reply.status, 200)
   sessions.set('p', { id: 'p', header: { agentPreset: 'kernel-opt' }, events: events.slice(0, 12) })
   const live = store.getLive('p')
@@ -307,7 +307,7 @@ test('a live session met with a long log is read from its log file off the threa
     assert.ok(store.catchingUp('f'))
     assert.equal(first.fed, 0, 'nothing fed on this thread before the file is read')
     // The panel armed the loop meanwhile: the Session made from the file takes that loop.
-    assert.equal(JSON.parse(first.applyControl(JSON.stringify({ action: 'loop-arm', budget: 4 }), 'en')).status, 200)
+    assert.equal(first.applyControl(JSON.stringify({ action: 'loop-arm', budget: 4 }), 'en').status, 200)
     const more = { ...events[5], seq: long.length, time: 99999 }
     long.push(more)
     session.seq = long.length
