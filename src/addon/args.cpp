@@ -48,6 +48,13 @@ double NumberArg(const Napi::CallbackInfo& info, std::size_t i, const char* what
   return info[i].As<Napi::Number>().DoubleValue();
 }
 
+std::uint64_t WholeNumberArg(const Napi::CallbackInfo& info, std::size_t i, const char* what, double max) {
+  const double d = NumberArg(info, i, what);
+  if (!(d >= 0 && d <= max && d == static_cast<double>(static_cast<std::uint64_t>(d))))
+    Throw(info.Env(), "KOPT_BAD_ARGUMENT", std::string(what) + " must be a whole number from 0 to " + js_number(max));
+  return static_cast<std::uint64_t>(d);
+}
+
 bool BoolArg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
   if (info.Length() <= i || !info[i].IsBoolean()) Throw(info.Env(), "KOPT_BAD_ARGUMENT", std::string(what) + " must be true or false");
   return info[i].As<Napi::Boolean>().Value();
@@ -99,6 +106,27 @@ std::optional<double> NumberField(Napi::Env env, const Napi::Object& o, const ch
   const double d = v.As<Napi::Number>().DoubleValue();
   if (!(d >= lo && d <= hi)) Throw(env, "KOPT_BAD_ARGUMENT", std::string(key) + " out of range");
   return d;
+}
+
+std::optional<double> WholeNumberField(Napi::Env env, const Napi::Object& o, const char* key, double lo, double hi) {
+  const auto d = NumberField(env, o, key, lo, hi);
+  if (d && *d != static_cast<double>(static_cast<std::uint64_t>(*d)))
+    Throw(env, "KOPT_BAD_ARGUMENT", std::string(key) + " must be a whole number");
+  return d;
+}
+
+std::optional<std::string> StringField(Napi::Env env, const Napi::Object& o, const std::string& what, const char* key) {
+  const Napi::Value v = o.Get(key);
+  if (v.IsUndefined() || v.IsNull()) return std::nullopt;
+  if (!v.IsString()) Throw(env, "KOPT_BAD_ARGUMENT", what + ": " + key + " must be a string");
+  return v.As<Napi::String>().Utf8Value();
+}
+
+std::optional<bool> BoolField(Napi::Env env, const Napi::Object& o, const std::string& what, const char* key) {
+  const Napi::Value v = o.Get(key);
+  if (v.IsUndefined() || v.IsNull()) return std::nullopt;
+  if (!v.IsBoolean()) Throw(env, "KOPT_BAD_ARGUMENT", what + ": " + key + " must be true or false");
+  return v.As<Napi::Boolean>().Value();
 }
 
 Napi::Value ToJs(Napi::Env env, const json& v) {

@@ -14,7 +14,7 @@
 //
 // Arguments. One line per argument, through the readers below: an absent optional argument is
 // undefined or null and gives nullopt; anything else of the wrong type throws KOPT_BAD_ARGUMENT.
-// No reader falls back to a default on a wrong value.
+// No reader falls back to a default on a wrong value, and none rounds, truncates or drops one.
 //
 // Results (docs/development.md, the boundary): what goes to the wire as it is (a /series answer, a
 // comparison, the CSV, the control's text) crosses as a Buffer or a string and JS never parses it;
@@ -24,6 +24,7 @@
 #include <napi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <new>
 #include <optional>
@@ -77,6 +78,8 @@ bool Absent(const Napi::CallbackInfo& info, std::size_t i);
 std::string StringArg(const Napi::CallbackInfo& info, std::size_t i, const char* what);
 std::optional<std::string> OptionalStringArg(const Napi::CallbackInfo& info, std::size_t i, const char* what);
 double NumberArg(const Napi::CallbackInfo& info, std::size_t i, const char* what);
+// A whole number in 0…max (max at most 2^53, where doubles stop being whole-exact).
+std::uint64_t WholeNumberArg(const Napi::CallbackInfo& info, std::size_t i, const char* what, double max = 9007199254740991.0);
 bool BoolArg(const Napi::CallbackInfo& info, std::size_t i, const char* what);
 Napi::Array ArrayArg(const Napi::CallbackInfo& info, std::size_t i, const char* what);
 // A string holding JSON (the core's bounded parser); KOPT_BAD_JSON when it does not parse.
@@ -87,9 +90,13 @@ std::optional<json> OptionalJsonObjectArg(const Napi::CallbackInfo& info, std::s
 // A string that is one of `allowed` (a null-terminated list).
 std::string OneOfArg(const Napi::CallbackInfo& info, std::size_t i, const char* what, const char* const* allowed);
 
-// Fields of an options object: a non-empty string; a number in [lo, hi] (nullopt when absent).
+// Fields of an options object (`what` names the object in the message): a non-empty string; a
+// number in [lo, hi]; a whole number in [lo, hi]; a string; true or false (nullopt when absent).
 std::string NonEmptyStringField(Napi::Env env, const Napi::Object& o, const char* key);
 std::optional<double> NumberField(Napi::Env env, const Napi::Object& o, const char* key, double lo, double hi);
+std::optional<double> WholeNumberField(Napi::Env env, const Napi::Object& o, const char* key, double lo, double hi);
+std::optional<std::string> StringField(Napi::Env env, const Napi::Object& o, const std::string& what, const char* key);
+std::optional<bool> BoolField(Napi::Env env, const Napi::Object& o, const std::string& what, const char* key);
 
 // A JS value built from the core's JSON value in one walk (objects keep their key order): how a
 // result that JS reads crosses the boundary.

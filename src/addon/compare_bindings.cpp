@@ -1,7 +1,8 @@
 // Comparing sessions (include/kopt/compare.hpp):
 //   compare(entries) -> Buffer: the comparison's JSON (compare_json). Each entry is a Session (its
 //     row from the projection it holds: nothing is projected again), or {id, error} for a session
-//     that cannot be read (the row keeps the reason), or {id, loading: true} for one still being read.
+//     that cannot be read (the row keeps the reason: a non-empty string), or {id, loading: true} for
+//     one still being read; any other entry throws KOPT_BAD_ARGUMENT.
 //     Fewer than compareMin or more than compareMax entries throw KOPT_BAD_ARGUMENT.
 //   compareMin, compareMax: the bounds (numbers).
 #include <string>
@@ -31,15 +32,19 @@ Napi::Value Compare(const Napi::CallbackInfo& info) {
       runs.push_back(&s->summary());
       continue;
     }
-    if (!e.IsObject()) Throw(env, "KOPT_BAD_ARGUMENT", "compare(entries): entry " + std::to_string(i) + " is neither a Session nor {id, error|loading}");
+    const std::string what = "compare(entries): entry " + std::to_string(i);
+    if (!e.IsObject()) Throw(env, "KOPT_BAD_ARGUMENT", what + " is neither a Session nor {id, error} or {id, loading: true}");
     Napi::Object o = e.As<Napi::Object>();
     RunSummary& r = others.emplace_back();
-    Napi::Value id = o.Get("id"), error = o.Get("error");
-    if (!id.IsString()) Throw(env, "KOPT_BAD_ARGUMENT", "compare(entries): entry " + std::to_string(i) + " has no string id");
-    r.id = id.As<Napi::String>().Utf8Value();
-    r.loading = o.Get("loading").ToBoolean().Value();
-    if (error.IsString()) r.error = utf16_cap(error.As<Napi::String>().Utf8Value(), 500);
-    if (!r.loading && r.error.empty()) r.error = "unreadable";
+    const auto id = StringField(env, o, what, "id");
+    if (!id) Throw(env, "KOPT_BAD_ARGUMENT", what + " has no string id");
+    r.id = *id;
+    // Exactly one of the two: a session still being read, or one that cannot be read and why.
+    r.loading = BoolField(env, o, what, "loading").value_or(false);
+    const auto error = StringField(env, o, what, "error");
+    if (r.loading == error.has_value() || (error && error->empty()))
+      Throw(env, "KOPT_BAD_ARGUMENT", what + " needs either loading: true or a non-empty error, not both");
+    if (error) r.error = utf16_cap(*error, 500);
     runs.push_back(&r);
   }
   const std::string text = compare_text(runs);

@@ -83,8 +83,9 @@ Napi::Value RunReplay(const Napi::CallbackInfo& info) {
   if (o.command.find('\0') != std::string::npos) Throw(env, "KOPT_BAD_ARGUMENT", "command contains a NUL byte");
   o.timeout_sec = NumberField(env, in, "timeoutSec", 0.001, 7 * 24 * 3600.0).value_or(o.timeout_sec);
   o.kill_grace_sec = NumberField(env, in, "killGraceSec", 0, 600).value_or(o.kill_grace_sec);
-  o.head_cap = static_cast<std::size_t>(NumberField(env, in, "headCap", 0, 64.0 * 1024 * 1024).value_or(static_cast<double>(o.head_cap)));
-  o.tail_cap = static_cast<std::size_t>(NumberField(env, in, "tailCap", 1, 64.0 * 1024 * 1024).value_or(static_cast<double>(o.tail_cap)));
+  // The caps are byte counts: a fraction is refused, not rounded.
+  o.head_cap = static_cast<std::size_t>(WholeNumberField(env, in, "headCap", 0, 64.0 * 1024 * 1024).value_or(static_cast<double>(o.head_cap)));
+  o.tail_cap = static_cast<std::size_t>(WholeNumberField(env, in, "tailCap", 1, 64.0 * 1024 * 1024).value_or(static_cast<double>(o.tail_cap)));
 
   auto cancel = std::make_shared<std::atomic<bool>>(false);
   auto* worker = new ReplayWorker(env, std::move(o), cancel);

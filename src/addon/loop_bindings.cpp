@@ -17,10 +17,12 @@ namespace {
 Napi::Value ChooseEffort(const Napi::CallbackInfo& info) {
   const auto requested = OptionalStringArg(info, 0, "chooseEffort(requested)");
   const json d = JsonArg(info, 1, "chooseEffort(…, declaredJson)");
-  if (!d.is_array()) Throw(info.Env(), "KOPT_BAD_JSON", "chooseEffort(…, declaredJson) must be a JSON array");
+  if (!d.is_array()) Throw(info.Env(), "KOPT_BAD_JSON", "chooseEffort(…, declaredJson) must be a JSON array of strings");
   std::vector<std::string> declared;
-  for (const auto& e : d)
-    if (e.is_string()) declared.push_back(e.get<std::string>());
+  for (const auto& e : d) {
+    if (!e.is_string()) Throw(info.Env(), "KOPT_BAD_JSON", "chooseEffort(…, declaredJson) must be a JSON array of strings, not " + js_stringify(e));
+    declared.push_back(e.get<std::string>());
+  }
   const auto e = choose_effort(requested, declared, OptionalStringArg(info, 2, "chooseEffort(…, default)"));
   return e ? Napi::Value(Napi::String::New(info.Env(), *e)) : info.Env().Null();
 }

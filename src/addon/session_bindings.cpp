@@ -20,6 +20,7 @@
 //   the loop (kopt/loop.hpp; actions come back as an array of action objects for the host to carry out):
 //     .turnEnded(reason) .hostCancelled(cause) .settled(agentIdle, humanQueued)
 //     .supervisorAnswered(token, answerJson, agentIdle, humanQueued)             -> actions
+//       answerJson: {text: string, finish: stop|max-tokens|error|timeout|aborted}
 //     .applyControl(bodyText, lang) -> {status, body: the answer's JSON text, actions, armed}
 //     .command('kloop'|'supervise', raw, lang) -> {ok, text, actions, armed}
 //     .armed   .adoptLoop(otherSession)
@@ -97,6 +98,18 @@ void ConfigureLoop(Napi::Env env, LoopController& loop, const std::optional<json
 Lang LangArg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
   static const char* const kLangs[] = {"zh", "en", nullptr};
   return *parse_lang(OneOfArg(info, i, what, kLangs));
+}
+
+// The supervisor's answer as the host saw it: {text, finish}, each required.
+SupervisorAnswer AnswerArg(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
+  static const char* const kFinishes[] = {"stop", "max-tokens", "error", "timeout", "aborted"};
+  const json a = JsonObjectArg(info, i, what);
+  const auto text = a.find("text"), finish = a.find("finish");
+  if (text == a.end() || !text->is_string()) Throw(info.Env(), "KOPT_BAD_JSON", std::string(what) + ": text must be a string");
+  if (finish == a.end() || !finish->is_string() ||
+      std::find(std::begin(kFinishes), std::end(kFinishes), finish->get_ref<const std::string&>()) == std::end(kFinishes))
+    Throw(info.Env(), "KOPT_BAD_JSON", std::string(what) + ": finish must be stop | max-tokens | error | timeout | aborted");
+  return {text->get<std::string>(), finish->get<std::string>()};
 }
 
 class JsSession : public Napi::ObjectWrap<JsSession> {
@@ -179,10 +192,7 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
     return FeedResult(info.Env(), {after.events - before.events, after.skipped - before.skipped}, r.unreadable);
   }
   Napi::Value Skip(const Napi::CallbackInfo& info) {
-    const double n = NumberArg(info, 0, "skip(count)");
-    if (!(n >= 0 && n <= 1e15 && n == static_cast<double>(static_cast<std::uint64_t>(n))))
-      Throw(info.Env(), "KOPT_BAD_ARGUMENT", "skip(count): count must be a whole number");
-    core_->skip(static_cast<std::size_t>(n));
+    core_->skip(static_cast<std::size_t>(WholeNumberArg(info, 0, "skip(count)", 1e15)));
     return info.Env().Undefined();
   }
 
@@ -235,14 +245,11 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
     return ToJs(info.Env(), actions_json(core_->loop().settled(core_->series(), f)));
   }
   Napi::Value SupervisorAnswered(const Napi::CallbackInfo& info) {
-    const double token = NumberArg(info, 0, "supervisorAnswered(token)");
-    const json a = JsonObjectArg(info, 1, "supervisorAnswered(…, answerJson)");
-    SupervisorAnswer ans;
-    if (auto t = a.find("text"); t != a.end() && t->is_string()) ans.text = t->get<std::string>();
-    if (auto f = a.find("finish"); f != a.end() && f->is_string()) ans.finish = f->get<std::string>();
+    const std::uint64_t token = WholeNumberArg(info, 0, "supervisorAnswered(token)");
+    const SupervisorAnswer ans = AnswerArg(info, 1, "supervisorAnswered(…, answerJson)");
     const bool idle = BoolArg(info, 2, "supervisorAnswered(…, agentIdle)");
     const HostFacts f = core_->facts(idle, BoolArg(info, 3, "supervisorAnswered(…, humanQueued)"));
-    return ToJs(info.Env(), actions_json(core_->loop().supervisor_answered(static_cast<std::uint64_t>(token), ans, core_->series(), f)));
+    return ToJs(info.Env(), actions_json(core_->loop().supervisor_answered(token, ans, core_->series(), f)));
   }
   Napi::Value ApplyControl(const Napi::CallbackInfo& info) {
     const std::string body = StringArg(info, 0, "applyControl(bodyText)");
