@@ -150,16 +150,18 @@ int evaluate(int argc, char** argv, EvalContext& ctx) {
     ctx.out += usage_text();
     return 0;
   }
-  if (!po.ok) {
-    std::fprintf(stderr, "kopt-bench: %s\n(run kopt-bench --help for usage)\n", po.error.c_str());
+  // A usage error still ends in a KERNEL_EVAL line (evaluator_failed, exit status 2), like every
+  // other input error: a caller that reads the contract always finds one.
+  auto usage_error = [&](const std::string& msg) {
+    std::fprintf(stderr, "kopt-bench: %s\n(run kopt-bench --help for usage)\n", msg.c_str());
+    const std::string artifact = !opt.artifact.empty() ? opt.artifact : !opt.solution.empty() ? opt.solution.front() : "";
+    ctx.out += input_error_output(artifact, "usage: " + msg);
     return 2;
-  }
+  };
+  if (!po.ok) return usage_error(po.error);
   // On a Slurm node: this process only submits, streams the lines back and cancels (slurm_client.hpp).
   if (opt.slurm) {
-    if (ctx.serving) {
-      std::fprintf(stderr, "kopt-bench: --slurm runs as its own process, not through --serve\n");
-      return 2;
-    }
+    if (ctx.serving) return usage_error("--slurm runs as its own process, not through --serve");
     return run_slurm(opt);
   }
 

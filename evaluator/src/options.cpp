@@ -117,8 +117,9 @@ usage: kopt-bench --ref REF --solution SRC [--solution SRC ...] --inputs SPEC.js
   -h, --help                 this text
 
 Output: COMPILED/CORRECT/BACKEND/TIMER/RUNTIME/REF_RUNTIME/SPEEDUP/REF_SOURCE/MUTATION_SENTINEL lines,
-then KERNEL_EVAL={...} as the last line. Exit status: 0 correct, 1 not correct (compile error,
-wrong answer, reward hack, crash, timeout), 2 bad usage or input.
+then KERNEL_EVAL={...} as the last line, errors included (a usage or input error too: evaluator_failed).
+Exit status: 0 correct, 1 not correct (compile error, wrong answer, reward hack, crash, timeout),
+2 bad usage or input.
 )";
 }
 

@@ -173,4 +173,14 @@ std::string format_output(const Result& r) {
   return o.str();
 }
 
+std::string input_error_output(const std::string& artifact, const std::string& error) {
+  Result r;
+  r.artifact = artifact;
+  r.compiled = false;
+  r.correct = false;
+  r.evaluator_failed = true;
+  r.error = error;
+  return format_output(r);
+}
+
 }  // namespace kopt::bench

@@ -43,6 +43,10 @@ struct Result {
 
 // Everything kopt-bench prints on stdout for one evaluation, each line ending in '\n'.
 std::string format_output(const Result& r);
+// The lines of an evaluation that never started because the command line or the input was wrong
+// (exit status 2): not compiled, not correct, evaluator_failed, the error. Every such error ends in
+// a KERNEL_EVAL line, so a caller reading the contract always finds one.
+std::string input_error_output(const std::string& artifact, const std::string& error);
 // Just the payload of the KERNEL_EVAL line.
 nlohmann::json kernel_eval_payload(const Result& r);
 std::string truncate_error(const std::string& s, size_t max = 400);

@@ -254,8 +254,13 @@ void remove_dir(const std::string& dir, size_t n) {
   ::rmdir(dir.c_str());
 }
 
-int fail_usage(const std::string& msg) {
+// Like every usage or input error of kopt-bench: said on stderr, and a KERNEL_EVAL line with
+// evaluator_failed on stdout (exit status 2).
+int fail_usage(const Options& opt, const std::string& msg) {
   std::fprintf(stderr, "kopt-bench: %s\n", msg.c_str());
+  const std::string out = input_error_output(opt.artifact, "--slurm: " + msg);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
   return 2;
 }
 
@@ -264,8 +269,8 @@ int fail_usage(const std::string& msg) {
 int run_slurm(const Options& opt) {
   std::vector<std::string> user_opts;
   std::string err;
-  if (!split_shell_words(opt.slurm_opts, &user_opts, &err)) return fail_usage(err);
-  if (std::string m = refuse_reserved_sbatch_options(user_opts); !m.empty()) return fail_usage(m);
+  if (!split_shell_words(opt.slurm_opts, &user_opts, &err)) return fail_usage(opt, err);
+  if (std::string m = refuse_reserved_sbatch_options(user_opts); !m.empty()) return fail_usage(opt, m);
 
   // The scratch dir lives under the working directory: the nodes must see it (a shared file system),
   // as they see the sources, the spec and the baseline.
@@ -274,13 +279,13 @@ int run_slurm(const Options& opt) {
   std::string tmpl = base + "/run-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
-  if (!mkdtemp(buf.data())) return fail_usage("cannot create " + tmpl + ": " + std::strerror(errno));
+  if (!mkdtemp(buf.data())) return fail_usage(opt, "cannot create " + tmpl + ": " + std::strerror(errno));
   const std::string dir = buf.data();
   const size_t n = opt.candidates.size();
   {
     std::ofstream js(dir + "/job.sh");
     js << job_script(dir, self_exe(), opt);
-    if (!js) return fail_usage("cannot write " + dir + "/job.sh");
+    if (!js) return fail_usage(opt, "cannot write " + dir + "/job.sh");
   }
   ::chmod((dir + "/job.sh").c_str(), 0700);
 
@@ -295,7 +300,7 @@ int run_slurm(const Options& opt) {
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, nullptr);
 
   int out_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0) return fail_usage("pipe failed");
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) return fail_usage(opt, "pipe failed");
   // sbatch in its own process group: a terminal's Ctrl-C reaches us, and we cancel the array.
   SpawnOptions so;
   so.argv = argv;
@@ -310,7 +315,7 @@ int run_slurm(const Options& opt) {
   if (pid < 0) {
     ::close(out_pipe[0]);
     ::close(out_pipe[1]);
-    return fail_usage("fork failed");
+    return fail_usage(opt, "fork failed");
   }
   ::close(out_pipe[1]);
 

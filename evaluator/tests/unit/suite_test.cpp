@@ -338,12 +338,42 @@ TEST(Failures, MissingFilesAndUsageErrors) {
   expect_result_line(r);
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(has(r.eval.value("error", ""), "cannot read the reference")) << r.out;
-  BenchRun u = run_bench({"--ref", F + "/relu.pt"});
-  EXPECT_EQ(u.code, 2);
-  EXPECT_EQ(u.out, "");  // usage errors go to stderr; no result line pretends a measurement
   BenchRun h = run_bench({"--help"});
   EXPECT_EQ(h.code, 0);
   EXPECT_TRUE(has(h.out, "usage: kopt-bench"));
+}
+// Every usage error keeps exit status 2 and still ends in a KERNEL_EVAL line (evaluator_failed, the
+// error, no measurement), as input errors do: a caller reading the contract always finds one.
+TEST(Failures, UsageErrorsEndInAResultLineWithExit2) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {{"--ref", F + "/relu.pt", "--solution", honest("relu_loop")}, "--inputs is required"},
+      {{"--ref", F + "/relu.pt"}, "--solution is required"},
+      {{"--ref", F + "/relu.pt", "--inputs", F + "/relu.json", "--solution", honest("relu_loop"), "--bogus"},
+       "unknown option '--bogus'"},
+      {{"--ref", F + "/relu.pt", "--inputs", F + "/relu.json", "--solution", honest("relu_loop"), "--warmup", "many"},
+       "--warmup needs an integer"},
+      {{"--ref", F + "/relu.pt", "--inputs", F + "/relu.json", "--solution", honest("relu_loop"), "--timeout"},
+       "--timeout needs seconds"},
+      // --slurm's own usage errors (sbatch options that do not split) are said before anything is submitted
+      {{"--ref", F + "/relu.pt", "--inputs", F + "/relu.json", "--solution", honest("relu_loop"), "--slurm", "-p \"debug"},
+       "--slurm: "},
+  };
+  for (const auto& c : cases) {
+    BenchRun r = run_bench(c.args);
+    SCOPED_TRACE(c.error);
+    expect_result_line(r);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_EQ(r.eval["correct"], false) << r.out;
+    EXPECT_EQ(r.eval["compiled"], false) << r.out;
+    EXPECT_EQ(r.eval.value("evaluator_failed", false), true) << r.out;
+    EXPECT_FALSE(r.eval.contains("latency_ms")) << r.out;
+    EXPECT_NE(r.eval.value("error", "").find(c.error), std::string::npos) << r.out;
+    EXPECT_TRUE(has(r.out, "^COMPILED: False$")) << r.out;
+  }
 }
 TEST(Failures, SignatureMismatchIsARuntimeError) {
   // the linear_relu candidate (3 tensors) against the relu reference (1 tensor)
