@@ -85,9 +85,36 @@ Verdict judge(const Outputs& cand, const Outputs& ref, LazyOracle& lazy, const T
       return fatal("device", out_i + " is on " + c10::DeviceTypeName(cdev, true) + ", the reference's is on " +
                                  c10::DeviceTypeName(ref[i].device().type(), true));
 
+    if (cand[i].numel() == 0) continue;
+    // ---- integers, booleans, indices: exact ----
+    // atol + rtol*|ref| and a relative L2 floor are float rounding allowances: on integers they let
+    // an int64 product computed in float32 and rounded be wrong by units to tens. Compared in their
+    // own dtype (an int64 past 2^53 has no exact double).
+    const at::ScalarType st = ref[i].scalar_type();
+    if (tol.integer_exact && !c10::isFloatingType(st) && !c10::isComplexType(st)) {
+      at::Tensor ci = cand[i].detach().to(at::kCPU), ri = ref[i].detach().to(at::kCPU);
+      at::Tensor neq = at::ne(ci, ri);
+      const int64_t n_bad = neq.sum().item<int64_t>();
+      at::Tensor diff = (ci.to(at::kDouble) - ri.to(at::kDouble)).abs();
+      const double max_abs = diff.max().item<double>();
+      const double max_ref = ri.to(at::kDouble).abs().max().item<double>();
+      sum_abs += diff.sum().item<double>();
+      count += double(diff.numel());
+      v.max_abs = std::max(v.max_abs, max_abs);
+      v.max_rel = std::max(v.max_rel, max_ref > 0 ? max_abs / max_ref : (max_abs > 0 ? kInf : 0));
+      if (n_bad > 0) {
+        const int64_t k = first_index(neq);
+        std::ostringstream m;
+        m << out_i << " has " << n_bad << " of " << ci.numel() << " values that differ from the reference's (a "
+          << dtype_name(st) << " output is compared exactly; at flat index " << k << ": "
+          << ci.reshape(-1)[k].to(at::kLong).item<int64_t>() << " where the reference has "
+          << ri.reshape(-1)[k].to(at::kLong).item<int64_t>() << ")";
+        fail("exact", m.str());
+      }
+      continue;
+    }
     at::Tensor c = as_double(cand[i]);
     at::Tensor r = as_double(ref[i]);
-    if (c.numel() == 0) continue;
     // ---- non-finite values: both NaN, or both the same infinity, are equal ----
     at::Tensor c_nf = at::logical_not(at::isfinite(c)), r_nf = at::logical_not(at::isfinite(r));
     at::Tensor same = at::logical_or(at::logical_and(at::isnan(c), at::isnan(r)),

@@ -2,6 +2,8 @@
 // Every rule lives here, in the order it is applied; `Verdict::failed_rule` names the one that
 // decided a failure (native_metrics.failed_rule), `Verdict::rule` the one that accepted.
 //   count, undefined, shape, dtype, device  the output's contract: fatal, no point in more trials
+//   exact         integer, boolean and index outputs: every value equal to the reference's (unless
+//                 the spec declares "integer_outputs": "tolerance"; then the float rules below)
 //   non-finite    NaN/inf where the reference has a number, or the other way round (positions where
 //                 both are NaN, or both the same infinity, are equal and leave every later rule)
 //   element-wise  |c - r| <= atol + rtol*|r|, else the fp64 oracle (auto), or relative error when the
@@ -26,13 +28,14 @@ struct Tolerance {
   bool auto_mode = true;   // fixed, else fp64 oracle
   double oracle_factor = 8.0;
   double l2_floor = 1e-5;  // relative L2 error always accepted (fp32); 1e-2 for fp16/bf16
+  bool integer_exact = true;  // integer and boolean outputs compared exactly (the spec's integer_outputs)
 };
 
 struct Verdict {
   bool ok = true;
   bool fatal = false;       // count/shape/dtype/device mismatch: no point in more trials
   std::string message;
-  std::string rule;         // accepted by: fixed | oracle | relative | exact-zero
+  std::string rule;         // accepted by: fixed | oracle | relative | exact-zero | exact
   std::string failed_rule;  // decided a failure: see the header comment
   double max_abs = 0, avg_abs = 0, max_rel = 0, rel_l2 = 0;
   bool low_signal = false;

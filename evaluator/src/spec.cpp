@@ -154,6 +154,11 @@ static InputSpec parse_spec_fields(const json& j, const std::string& base_dir) {
       fail("spec.mode", "must be \"train\" or \"eval\"");
     s.mode = j["mode"].get<std::string>();
   }
+  if (j.contains("integer_outputs")) {
+    if (!j["integer_outputs"].is_string() || (j["integer_outputs"] != "exact" && j["integer_outputs"] != "tolerance"))
+      fail("spec.integer_outputs", "must be \"exact\" (the default) or \"tolerance\"");
+    s.integer_outputs_tolerance = j["integer_outputs"] == "tolerance";
+  }
   if (j.contains("seed")) {
     if (!j["seed"].is_number_integer() || j["seed"].get<int64_t>() < 0) fail("spec.seed", "must be an integer >= 0");
     s.seed = j["seed"].get<uint64_t>();

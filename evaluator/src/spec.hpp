@@ -45,6 +45,9 @@ struct InputSpec {
   std::optional<std::string> precision;  // float32 float16 bfloat16
   std::optional<std::string> mode;       // train | eval: the TorchScript reference's mode (absent: eval)
   uint64_t seed = 42;
+  // How integer, boolean and index outputs are compared: exactly (the default), or, where the spec
+  // declares "integer_outputs": "tolerance", with the float rules (atol/rtol, relative L2).
+  bool integer_outputs_tolerance = false;
   std::string base_dir;  // where relative file paths resolve
   nlohmann::json raw;    // as given, for hashing
 };

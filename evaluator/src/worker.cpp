@@ -443,6 +443,7 @@ void Evaluation::setup() {
   tol_.rtol = opt_.rtol.value_or(low_prec ? 1e-2 : 1e-4);
   tol_.auto_mode = opt_.tolerance == "auto" && !low_prec;
   tol_.l2_floor = low_prec ? 1e-2 : 1e-5;
+  tol_.integer_exact = !spec_.integer_outputs_tolerance;
 }
 
 // ---------------------------------------------------------------- runners
@@ -1054,6 +1055,16 @@ void Evaluation::correctness_trials() {
     if (used_oracle) tr << "; fp64 oracle accepted re-association (<= " << int(tol_.oracle_factor) << "x the reference's own error)";
     if (used_relative) tr << "; low signal (max|ref| < 10*atol): judged on relative error";
     tr << "; relative L2 <= max(" << int(tol_.oracle_factor) << "x the reference's, " << tol_.l2_floor << ")";
+    bool integral = false;
+    if (!corr_ref_.empty())
+      for (const auto& o : corr_ref_.front().out)
+        integral |= o.defined() && !c10::isFloatingType(o.scalar_type()) && !c10::isComplexType(o.scalar_type());
+    if (integral && tol_.integer_exact) tr << "; integer outputs exact";
+    if (integral && !tol_.integer_exact) {
+      tr << "; integer outputs by these float tolerances (the spec's integer_outputs)";
+      res_.advisory.push_back("the spec declares \"integer_outputs\": \"tolerance\": integer outputs were judged with the "
+                              "float tolerances, not exactly");
+    }
     res_.tolerance_rule = tr.str();
   }
   if (!correct_) {

@@ -186,6 +186,16 @@ TEST(Cheats, DeferringWorkToAThread) {
   EXPECT_TRUE(has(r.out, "NaN where the reference has a number|differs from the reference")) << r.out;
 }
 
+TEST(Cheats, IntegerProductComputedInFloat32) {
+  // int64 a @ b in float32, rounded: wrong by units to tens on values of ~1.4e8, which atol + rtol*|ref|
+  // and the relative L2 floor would accept. Integer outputs are compared exactly.
+  BenchRun r = evaluate("ref_int_matmul.cpp", "int_matmul.json", cheat("int_matmul_float32"), {"--no-timing"});
+  expect_every_declared_trial_fails(r, "^ERROR: incorrect: trial 0: output 0 has [0-9]+ of 1536 values that differ from "
+                                       "the reference's \\(a Long output is compared exactly");
+  EXPECT_EQ(r.eval["native_metrics"]["failed_rule"], "exact") << r.out;
+  EXPECT_TRUE(has(r.out, "^TOLERANCE: .*; integer outputs exact$")) << r.out;
+}
+
 // ---------------- honest candidates: no false positive ----------------
 TEST(Honest, LinearReluThroughAtenOps) { expect_honest_pass(evaluate("linear_relu.pt", "linear_relu.json", honest("linear_relu_aten"))); }
 TEST(Honest, LinearReluHandWrittenParallelLoops) {
@@ -273,6 +283,16 @@ TEST(Contract, HonestKernelOnADeterministicSpecIsSaidNotFlagged) {
                          "\\(in0 \\(arange\\)\\)")) << r.out;
   // nothing varies, so there is no distribution to leave
   EXPECT_EQ(r.eval["native_metrics"]["input_distributions"].size(), 1u) << r.out;
+}
+TEST(Contract, ExactIntegerKernelPasses) {
+  BenchRun r = evaluate("ref_int_matmul.cpp", "int_matmul.json", honest("int_matmul_loops"));
+  expect_honest_pass(r);
+  EXPECT_TRUE(has(r.out, "^TOLERANCE: .*; integer outputs exact$")) << r.out;
+  // A spec may opt integer outputs into the float tolerances; then the float32 product passes, and
+  // the result says which rule judged it.
+  BenchRun t = evaluate("ref_int_matmul.cpp", "int_matmul_tolerance.json", cheat("int_matmul_float32"), {"--no-timing"});
+  expect_correct(t);
+  EXPECT_TRUE(has(t.out, "^ADVISORY: the spec declares \"integer_outputs\": \"tolerance\"")) << t.out;
 }
 TEST(Contract, AnotherDtypeFails) {
   BenchRun r = evaluate("sign.pt", "sign.json", wrong("sign_int8"), {"--no-timing"});
