@@ -272,6 +272,7 @@ class Evaluation {
   IVals params_;
   std::vector<std::string> named_order_;  // the module's named_parameters() order, for the order diagnosis
   std::vector<uint64_t> ref_alias_;       // per output: the inputs (bit j) the reference's output shares storage with
+  std::vector<uint64_t> ref_out_alias_;   // per output: the other outputs (bit k) the reference's output shares storage with
   std::vector<bool> ref_mut_;             // per input: the reference writes it in place
   std::vector<IVals> corr_in_;
   std::vector<RefRun> corr_ref_;
@@ -573,6 +574,10 @@ RefRun Evaluation::ref_call(const IVals& in) {
   for (size_t i = 0; i < r.out.size(); ++i)
     for (size_t j = 0; j < r.after.size() && j < 64; ++j)
       if (r.after[j].isTensor() && shares_storage(r.out[i], r.after[j].toTensor())) ref_alias_[i] |= uint64_t(1) << j;
+  if (ref_out_alias_.size() < r.out.size()) ref_out_alias_.resize(r.out.size(), 0);
+  for (size_t i = 0; i < r.out.size() && i < 64; ++i)
+    for (size_t k = 0; k < r.out.size() && k < 64; ++k)
+      if (k != i && shares_storage(r.out[i], r.out[k])) ref_out_alias_[i] |= uint64_t(1) << k;
   if (ref_mut_.size() < in.size()) ref_mut_.resize(in.size(), false);
   for (size_t j = 0; j < in.size(); ++j)
     if (in[j].isTensor() && in[j].toTensor().defined() && checksum(in[j].toTensor()) != checksum(r.after[j].toTensor()))
@@ -680,6 +685,17 @@ std::map<size_t, at::Tensor> Evaluation::check_call(RemoteOp& op, const CallOutp
       if (!(i < ref_alias_.size() && ((ref_alias_[i] >> j) & 1)))
         hack("output " + std::to_string(i) + " aliases input " + std::to_string(j) + input_name(j) +
              " where the reference's output does not");
+    }
+  // Two outputs in the same memory, where the reference returns them in separate storage: a caller
+  // writing one changes the other (and one buffer is paid for where the reference pays for two).
+  // Judged from the address ranges the judge read them at; allowed where the reference's own
+  // outputs share storage (it returns y and y.t(), say).
+  for (size_t i = 0; i < co.lo.size() && i < 64; ++i)
+    for (size_t k = i + 1; k < co.lo.size() && k < 64; ++k) {
+      if (co.hi[i] == co.lo[i] || co.hi[k] == co.lo[k] || !ranges_overlap(co.lo[i], co.hi[i], co.lo[k], co.hi[k])) continue;
+      if (!(i < ref_out_alias_.size() && ((ref_out_alias_[i] >> k) & 1)))
+        hack("output " + std::to_string(k) + " overlaps output " + std::to_string(i) +
+             " in memory where the reference returns them in separate storage");
     }
   std::map<size_t, at::Tensor> mutated;
   for (size_t j = 0; j < in.size(); ++j) {

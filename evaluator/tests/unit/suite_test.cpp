@@ -195,6 +195,12 @@ TEST(Cheats, IntegerProductComputedInFloat32) {
   EXPECT_EQ(r.eval["native_metrics"]["failed_rule"], "exact") << r.out;
   EXPECT_TRUE(has(r.out, "^TOLERANCE: .*; integer outputs exact$")) << r.out;
 }
+TEST(Cheats, SecondOutputIsAViewOfTheFirst) {
+  // The reference returns two separately stored outputs; the candidate one buffer and a view of it.
+  BenchRun r = evaluate("ref_relu_pair.cpp", "relu_pair.json", cheat("output_pair_view"));
+  expect_flagged(r, "REWARD_HACK: output 1 overlaps output 0 in memory where the reference returns them in separate storage",
+                 true);
+}
 
 // ---------------- honest candidates: no false positive ----------------
 TEST(Honest, LinearReluThroughAtenOps) { expect_honest_pass(evaluate("linear_relu.pt", "linear_relu.json", honest("linear_relu_aten"))); }
@@ -293,6 +299,10 @@ TEST(Contract, ExactIntegerKernelPasses) {
   BenchRun t = evaluate("ref_int_matmul.cpp", "int_matmul_tolerance.json", cheat("int_matmul_float32"), {"--no-timing"});
   expect_correct(t);
   EXPECT_TRUE(has(t.out, "^ADVISORY: the spec declares \"integer_outputs\": \"tolerance\"")) << t.out;
+}
+TEST(Contract, OutputsSharingStorageLikeTheReferencesPass) {
+  // The reference itself returns relu(x) and a transposed view of it; the candidate does the same.
+  expect_honest_pass(evaluate("ref_relu_pair_view.cpp", "relu_pair.json", honest("relu_pair_view_loop")));
 }
 TEST(Contract, AnotherDtypeFails) {
   BenchRun r = evaluate("sign.pt", "sign.json", wrong("sign_int8"), {"--no-timing"});
