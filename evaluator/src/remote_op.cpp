@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "inputs.hpp"
@@ -27,6 +28,17 @@ double ms_between(Clock::time_point a, Clock::time_point b) { return std::chrono
 // Outputs a caller keeps (the runner holds them, the judge re-reads them at the end): a budget,
 // oldest released first.
 constexpr uint64_t kHoldBudget = uint64_t(256) << 20;
+
+// "" unless the kernel forbids the judge every read of another process's memory (Yama ptrace_scope
+// 3, or 2 without root): a machine's setting, which no process of the evaluation can change.
+std::string kernel_forbids_reading() {
+  std::ifstream f("/proc/sys/kernel/yama/ptrace_scope");
+  int scope = 0;
+  if (!(f >> scope)) return "";
+  if (scope >= 3) return "Yama ptrace_scope 3 forbids it";
+  if (scope == 2 && geteuid() != 0) return "Yama ptrace_scope 2 forbids it without root";
+  return "";
+}
 
 std::vector<pid_t> children_of(pid_t p) {
   std::vector<pid_t> kids;
@@ -180,9 +192,12 @@ void RemoteOp::attach() {
   have_cpu_clock_ = clock_getcpuclockid(runner_, &cpu_clock_) == 0;
   stop_all();
   cpu_mark_ms_ = cpu_now_ms();
-  // Where the runner mapped the input region (the kernel's word, by the memfd's inode).
+  if (spec_.cuda) return;  // a GPU runner's outputs are in device memory: it copies them out (remote_op.hpp)
+  // Where the runner mapped the input region (the kernel's word, by the memfd's inode), and how much
+  // of it that one mapping covers.
+  uint64_t in_len = 0;
   struct stat st {};
-  if (!spec_.cuda && ::fstat(in_->fd, &st) == 0) {
+  if (::fstat(in_->fd, &st) == 0) {
     std::ifstream maps("/proc/" + std::to_string(runner_) + "/maps");
     std::string line;
     while (std::getline(maps, line)) {
@@ -191,20 +206,51 @@ void RemoteOp::attach() {
       unsigned long long inode = 0;
       ls >> range >> perms >> off >> dev >> inode;
       if (inode != st.st_ino || std::stoull(off, nullptr, 16) != 0 || line.find("kopt-in") == std::string::npos) continue;
-      in_base_ = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
+      const auto dash = range.find('-');
+      in_base_ = std::stoull(range.substr(0, dash), nullptr, 16);
+      in_len = std::stoull(range.substr(dash + 1), nullptr, 16) - in_base_;
       break;
     }
   }
-  // The judge reads the outputs itself where it can: try on the input region.
-  if (!spec_.cuda && in_base_) {
-    char probe[64];
-    const std::string why = read_remote(in_base_, probe, sizeof probe);
-    judge_reads_ = why.empty();
-    if (!judge_reads_) isolation_["outputs"] = "copied by the runner: the judge cannot read its memory (" + why + ")";
-  } else if (!spec_.cuda) {
-    isolation_["outputs"] = "copied by the runner: the judge did not find the input region in its memory map";
+  // The judge reads the outputs itself, so it must be able to read this process: probed on the input
+  // region, which the runner maps whole and never changes. The probe reads back a nonce the judge
+  // writes there now (the runner is stopped).
+  std::string why;
+  if (!in_base_) {
+    why = "the judge did not find the input region in its memory map";
+  } else if (in_len < in_->size) {
+    why = "the input region is not mapped whole (its first mapping covers " + std::to_string(in_len) + " of " +
+          std::to_string(in_->size) + " bytes: split, by mprotect or munmap in the process)";
+  } else {
+    unsigned char nonce[64], saved[64], probe[64];
+    std::random_device rd;
+    for (auto& b : nonce) b = static_cast<unsigned char>(rd());
+    std::memcpy(saved, in_->at(0), sizeof saved);
+    std::memcpy(in_->at(0), nonce, sizeof nonce);
+    why = read_remote(in_base_, probe, sizeof probe);
+    if (why.empty() && std::memcmp(probe, nonce, sizeof nonce) != 0)
+      why = "the input region's address does not hold what the judge wrote there";
+    std::memcpy(in_->at(0), saved, sizeof saved);
   }
-  if (judge_reads_) isolation_["outputs"] = "read by the judge from the stopped runner's memory";
+  judge_reads_ = why.empty();
+  if (judge_reads_) {
+    isolation_["outputs"] = "read by the judge from the stopped runner's memory";
+    return;
+  }
+  // A probe that fails does not lower the judge's guard: outputs copied by the candidate's own process
+  // are accepted only where the kernel itself forbids every such read (Yama ptrace_scope), which no
+  // process can change. Anything else is refused: the candidate can make its memory unreadable
+  // (mprotect, munmap, PR_SET_DUMPABLE), and the judge cannot tell that from a broken probe.
+  if (const std::string k = kernel_forbids_reading(); !k.empty()) {
+    isolation_["outputs"] = "copied by the runner: the judge cannot read its memory (" + why + "; " + k + ")";
+    return;
+  }
+  shutdown();
+  throw RunnerFailure("refused: the judge cannot read the " + std::string(spec_.mode == "candidate" ? "candidate's" : "runner's") +
+                          " process memory (" + why +
+                          "), and it judges no outputs it cannot read itself; the kernel allows such reads, so the "
+                          "process made its own memory unreadable",
+                      false);
 }
 
 [[noreturn]] void RemoteOp::fail(const std::string& what, bool timeout) {

@@ -12,7 +12,8 @@
 //   - Outputs read by the judge, out of the stopped runner's memory (process_vm_readv), at the
 //     addresses the runner gives; an address is a claim the judge checks against the inputs it
 //     laid out and the outputs the runner still holds. Where the judge cannot read them (device
-//     memory, or a kernel that refuses), the runner copies them into the judge's region.
+//     memory, or a kernel whose Yama setting forbids every such read), the runner copies them into
+//     the judge's region; any other failure of the judge's probe (attach) refuses the evaluation.
 //   - Outputs held as a caller would hold them: the runner keeps every output until the judge
 //     releases it (a bounded budget, oldest first); the judge keeps a checksum of each and reads
 //     them all again at the end (verify_held): memory recycled, written later, or shared with an

@@ -76,6 +76,23 @@ TEST(Reports, ARecycledOutputRingIsCaught) {
   expect_flagged(evaluate("relu.pt", "relu.json", cheat("output_ring")), "REWARD_HACK: .*stale output reuse");
 }
 
+// A probe that fails does not lower the judge's guard: a candidate that makes the runner's memory
+// unreadable to the judge (here a page of the input region, from a static constructor) is refused,
+// not judged on outputs its own process copies.
+TEST(Reports, AnUnreadableRunnerIsRefusedNotCopiedFrom) {
+  Outcome r = evaluate("relu.pt", "relu.json", cheat("unreadable_inputs"));
+  expect_flagged(r, "ERROR: runtime error while loading the candidate: refused: the judge cannot read the candidate's "
+                    "process memory \\(the input region is not mapped whole");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_FALSE(has(r.out, "copied by the runner|candidate's process copied its own outputs")) << r.out;
+}
+TEST(HonestTraps, ProtectingItsOwnMemoryIsNotRefused) {
+  Outcome r = evaluate("relu.pt", "relu.json", honest("protected_own_pages"));
+  expect_honest(r);
+  EXPECT_EQ(r.eval["native_metrics"]["isolation"].value("outputs", ""), "read by the judge from the stopped runner's memory")
+      << r.out;
+}
+
 // ---- a channel cost the candidate cannot shorten ----
 TEST(Channel, BusyPollingTheCommandPipeGainsNothing) {
   Outcome r = evaluate("relu.pt", "relu.json", cheat("spinning_channel"));
