@@ -26,8 +26,24 @@ using Clock = std::chrono::steady_clock;
 double ms_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
 
 // Outputs a caller keeps (the runner holds them, the judge re-reads them at the end): a budget,
-// oldest released first.
+// oldest released first, counted in the bytes an output's elements take (not the span its strides
+// describe, which costs the candidate nothing to make large), and never fewer than the last
+// kMinHeldCalls calls whatever their size.
 constexpr uint64_t kHoldBudget = uint64_t(256) << 20;
+constexpr size_t kMinHeldCalls = 2;
+
+// What holding an output costs at least: its elements' bytes, or its span when that is smaller
+// (a broadcast view).
+uint64_t held_cost(const OutDesc& d, uint64_t span) {
+  if (d.ndim < 0 || d.ndim > 8 || d.elem <= 0) return span;
+  uint64_t n = 1;
+  for (int64_t k = 0; k < d.ndim; ++k) {
+    if (d.sizes[k] <= 0) return 0;
+    if (n > (uint64_t(1) << 50) / uint64_t(d.sizes[k])) return span;
+    n *= uint64_t(d.sizes[k]);
+  }
+  return std::min(span, n * uint64_t(d.elem));
+}
 
 // "" unless the kernel forbids the judge every read of another process's memory (Yama ptrace_scope
 // 3, or 2 without root): a machine's setting, which no process of the evaluation can change.
@@ -74,6 +90,8 @@ void RemoteOp::ensure_loaded() {
 }
 
 RemoteOp::~RemoteOp() { shutdown(); }
+
+uint64_t RemoteOp::hold_budget_bytes() { return kHoldBudget; }
 
 void RemoteOp::shutdown() {
   if (cmd_fd_ >= 0) ::close(cmd_fd_);
@@ -490,15 +508,20 @@ void RemoteOp::read_outputs(const std::string& text, size_t out_stride, bool cop
       h.lo.push_back(d.ptr);
       h.hi.push_back(d.ptr + kept);
       h.sums.push_back(sum);
-      h.bytes += kept;
+      h.bytes += kept ? held_cost(d, kept) : 0;
     }
     held_bytes_ += h.bytes;
     held_.push_back(std::move(h));
-    while (held_bytes_ > kHoldBudget && held_.size() > 1) {
+    bool released = false;
+    while (held_bytes_ > kHoldBudget && held_.size() > kMinHeldCalls) {
       held_bytes_ -= held_.front().bytes;
       held_.pop_front();
       release_before_ = held_.front().id;
+      released = true;
     }
+    // Not silent: how few calls' outputs were held at the shallowest point (a ring of more output
+    // buffers than that goes unseen), said in the result.
+    if (released) fewest_held_ = std::min(fewest_held_, held_.size());
     r->calls.push_back(std::move(co));
   }
 }

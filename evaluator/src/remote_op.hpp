@@ -111,6 +111,10 @@ class RemoteOp {
   double cpu_outside_ms() const { return cpu_outside_ms_; }
   double cpu_inside_ms() const { return cpu_inside_ms_; }
   bool judge_reads_outputs() const { return judge_reads_; }
+  // Once the hold budget released outputs: the fewest calls whose outputs were still held when
+  // the next call's were checked against them (0: never released, everything was held).
+  size_t fewest_held_calls() const { return fewest_held_ == SIZE_MAX ? 0 : fewest_held_; }
+  static uint64_t hold_budget_bytes();
   std::string output_tail() const { return out_ ? out_->tail() : ""; }
   uint64_t output_bytes() const { return out_ ? out_->total() : 0; }
 
@@ -154,6 +158,7 @@ class RemoteOp {
   };
   std::deque<Held> held_;
   uint64_t held_bytes_ = 0, next_call_ = 0, release_before_ = 0;
+  size_t fewest_held_ = SIZE_MAX;
 };
 
 }  // namespace kopt::bench

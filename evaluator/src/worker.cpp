@@ -1287,6 +1287,16 @@ void Evaluation::check_process_state() {
   for (const auto& n : fin.value("foreign_ops", std::vector<std::string>{}))
     res_.advisory.push_back("the candidate registered an op outside its namespace: " + n);
   if (cand.output_bytes() > 0) res_.extra_metrics["candidate_output_bytes"] = cand.output_bytes();
+  // The reuse check sees as many earlier calls as the runner still holds: where the hold budget
+  // released outputs, say how deep it was, never stop checking silently.
+  if (const size_t k = cand.fewest_held_calls(); k > 0) {
+    res_.extra_metrics["output_hold"] = {{"budget_mib", RemoteOp::hold_budget_bytes() >> 20}, {"fewest_calls_held", k}};
+    if (k < 8)
+      res_.advisory.push_back("the outputs exceed the judge's hold budget (" + std::to_string(RemoteOp::hold_budget_bytes() >> 20) +
+                              " MiB of output elements): at times only the last " + std::to_string(k) +
+                              " calls' outputs were held, so a ring of more than " + std::to_string(k) +
+                              " output buffers reused while the caller still holds them would not be seen");
+  }
 }
 
 void Evaluation::conclude() {

@@ -93,6 +93,20 @@ TEST(HonestTraps, ProtectingItsOwnMemoryIsNotRefused) {
       << r.out;
 }
 
+// The hold budget counts what holding an output costs (its elements), not the span its strides
+// describe: a ring of two buffers described as 280 MiB each no longer makes the judge let go of
+// every older output. --no-timing: each output is read whole (280 MiB) by the judge.
+TEST(Reports, ARingDescribedWiderThanTheHoldIsCaught) {
+  expect_flagged(evaluate("relu.pt", "relu.json", cheat("wide_ring"), {"--no-timing"}), "REWARD_HACK: .*stale output reuse");
+}
+TEST(HonestTraps, FreshWideViewsEveryCallAreNotReuse) {
+  Outcome r = evaluate("relu.pt", "relu.json", honest("wide_view_fresh"), {"--no-timing"});
+  ASSERT_TRUE(r.eval.is_object()) << r.out;
+  EXPECT_EQ(r.eval["correct"], true) << r.out;
+  EXPECT_FALSE(r.eval.contains("reward_hack_detected")) << r.out;
+  EXPECT_FALSE(r.eval["native_metrics"].contains("output_hold")) << r.out;  // every call's outputs were held
+}
+
 // ---- a channel cost the candidate cannot shorten ----
 TEST(Channel, BusyPollingTheCommandPipeGainsNothing) {
   Outcome r = evaluate("relu.pt", "relu.json", cheat("spinning_channel"));
