@@ -108,6 +108,12 @@ TEST(Spec, BadInputGivesAClearErrorWithThePath) {
   EXPECT_EQ(msg(R"({"inputs":[],"mode":"training"})"), "spec.mode: must be \"train\" or \"eval\"");
   EXPECT_EQ(parse_spec(json::parse(R"({"inputs":[],"mode":"train"})")).mode.value_or(""), "train");
   EXPECT_FALSE(parse_spec(json::parse(R"({"inputs":[]})")).mode.has_value());
+  // Integer outputs: exact unless the spec opts into the float tolerances by name.
+  EXPECT_EQ(msg(R"({"inputs":[],"integer_outputs":"loose"})"), "spec.integer_outputs: must be \"exact\" (the default) or \"tolerance\"");
+  EXPECT_EQ(msg(R"({"inputs":[],"integer_outputs":true})"), "spec.integer_outputs: must be \"exact\" (the default) or \"tolerance\"");
+  EXPECT_FALSE(parse_spec(json::parse(R"({"inputs":[]})")).integer_outputs_tolerance);
+  EXPECT_FALSE(parse_spec(json::parse(R"({"inputs":[],"integer_outputs":"exact"})")).integer_outputs_tolerance);
+  EXPECT_TRUE(parse_spec(json::parse(R"({"inputs":[],"integer_outputs":"tolerance"})")).integer_outputs_tolerance);
   // Found by fuzz_evaluator_spec: a field of the wrong JSON type is a SpecError too.
   EXPECT_EQ(msg(R"({"inputs":[{"name":[8192,64],"shape":[2]}]})").rfind("spec: a field has the wrong type", 0), 0u);
 }
