@@ -126,6 +126,8 @@ window.__ModuleLoader__.load({
       'trust.job': '后台任务输出',
       'trust.command': '来源命令',
       'pop.sources': '测量的字节（SHA-256）',
+      'pop.ci': '置信区间',
+      'pop.samples': '{n} 次计时',
       'pop.sources.reference': '参考',
       'pop.sources.inputs': '输入规格',
       'eval.queued': '评测排队中（前面还有 {n} 个）',
@@ -281,6 +283,8 @@ window.__ModuleLoader__.load({
       'trust.job': 'background job output',
       'trust.command': 'Command',
       'pop.sources': 'Bytes measured (SHA-256)',
+      'pop.ci': 'interval',
+      'pop.samples': '{n} timed trials',
       'pop.sources.reference': 'reference',
       'pop.sources.inputs': 'input spec',
       'eval.queued': 'evaluation queued ({n} ahead)',
@@ -648,6 +652,13 @@ window.__ModuleLoader__.load({
     const verdictOf = it => it.verdict || 'unknown'
     const verdictTone = v => (v === 'ok' ? 'ok' : v === 'pending' || v === 'unknown' ? 'dim' : v === 'evaluator' ? 'warn' : 'bad')
     const trustOf = it => it.trust || 'tool'
+    // The core's comparison words (chart.versusWords, spec S) for a point's label `o` ({v, pct, pm}) under
+    // `kind` (best | ref | gap), in the interface's language; '' where the chart has none.
+    function versusText(chart, kind, o, lang) {
+      const w = o && chart?.versusWords?.[lang]?.[`${kind}.${o.v}`]
+      if (typeof w !== 'string') return ''
+      return w.replace('{pct}', Number(o.pct ?? 0).toFixed(1)).replace('{pm}', Number(o.pm ?? 0).toFixed(1))
+    }
     // The last entry of `list` (ordered by seq in log order) with seq below `seq`.
     function lastBefore(list, seq, pred) {
       const n = seqNum(seq)
@@ -822,12 +833,13 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
     // What run [from, to) of pts is made of: its point objects, how many of each kind, its last ok point.
     function runOf(pts, from, to) {
       const counts = { ok: 0, failed: 0, bad: 0, unmeasured: 0, pending: 0 }
-      let lastOk = null
+      let lastOk = null, withCi = 0
       for (let i = from; i < to; i++) {
         counts[drawnAs(pts[i])]++
         if (pts[i].kind === 'ok') lastOk = pts[i]
+        if (pts[i].ci) withCi++
       }
-      return { items: pts.slice(from, to), counts, lastOk, stamp: ++runStamps }
+      return { items: pts.slice(from, to), counts, lastOk, withCi, stamp: ++runStamps }
     }
     function sameItems(items, pts, from, to) {
       if (items.length !== to - from) return false
@@ -845,6 +857,13 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         ok.length ? h('path', { d: dotsPath(ok), stroke: COLORS.ok, strokeWidth: 2 * r, ...FLAT }) : null,
         failed.length ? h('path', { d: dotsPath(failed), stroke: COLORS.bad, strokeWidth: 2 * r + sw, ...FLAT }) : null,
         failed.length ? h('path', { d: dotsPath(failed), stroke: 'var(--k-bg, #fff)', strokeWidth: 2 * r - sw, ...FLAT }) : null)
+    }, sameRun)
+    // Each point's interval (spec S) as a whisker, one path per run, in frame units (`ci` is [v at the
+    // interval's low latency, v at its high one]); thin and faint, so 50k of them stay readable.
+    const WhiskerRun = memo(function WhiskerRun({ pts, from, to }) {
+      let d = ''
+      for (let i = from; i < to; i++) { const c = pts[i].ci; if (c) d += `M${pts[i].index} ${c[0]}L${pts[i].index} ${c[1]}` }
+      return d ? h('path', { d, stroke: COLORS.line, strokeWidth: 1.2, opacity: 0.45, ...FLAT, strokeLinecap: 'butt' }) : null
     }, sameRun)
     // Points without a latency, on the baseline under the axis (viewBox units).
     const BaseRun = memo(function BaseRun({ pts, from, to, r, x0, dx, y }) {
@@ -885,7 +904,8 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       const r = Math.max(1.6, Math.min(4, gap * 0.42))
       const ru = Math.max(1.4, Math.min(3.5, gap * 0.38))
       const counts = { ok: 0, failed: 0, bad: 0, unmeasured: 0, pending: 0 }
-      const lines = [], dots = [], base = []
+      const lines = [], dots = [], base = [], whiskers = []
+      let withCi = 0
       let lastOk = null
       for (let k = 0, from = 0; from < pts.length; k++, from += RUN) {
         const to = Math.min(pts.length, from + RUN)
@@ -894,6 +914,8 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         const stamp = run.stamp
         lines.push(h(LineRun, { key: from, pts, from, to, join: lastOk, stamp }))
         dots.push(h(DotRun, { key: from, pts, from, to, r, stamp }))
+        whiskers.push(h(WhiskerRun, { key: from, pts, from, to, stamp }))
+        withCi += run.withCi
         base.push(h(BaseRun, { key: from, pts, from, to, r: ru, x0: f.x0, dx: f.dx, y: chart.baselineY, stamp }))
         for (const kind in run.counts) counts[kind] += run.counts[kind]
         if (run.lastOk) lastOk = run.lastOk
@@ -901,6 +923,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       runs.current.length = Math.ceil(pts.length / RUN)
       const transform = `matrix(${f.dx} 0 0 ${f.dy} ${f.x0} ${f.y0})`
       return h(Fragment, null,
+        h('g', { 'data-kopt': 'whiskers', 'data-n': withCi, transform }, whiskers),
         h('g', { 'data-kopt': 'line', transform }, lines),
         h('g', {
           'data-kopt': 'points', 'data-n': pts.length, 'data-ok': counts.ok, 'data-failed': counts.failed,
@@ -1045,6 +1068,11 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
           pt.speedupLabel ? h('span', { style: { marginLeft: 8, color: 'var(--k-dim)' } }, pt.speedupLabel) : null,
           it.speedup !== undefined && !pt.speedupLabel ? h('span', { style: { marginLeft: 8 } }, fmtX(it.speedup)) : null,
           phase ? h('span', { className: 'kopt-tag', style: { marginLeft: 8 } }, t(`pop.phase.${phase}`)) : null),
+        pt.ciLabel || pt.vsBest || pt.vsReference ? h('div', { className: 'kopt-sec', 'data-kopt': 'pop-noise' },
+          pt.ciLabel ? h('div', { className: 'kopt-note', 'data-kopt': 'pop-ci' }, `${t('pop.ci')} ${pt.ciLabel}${it.samples ? ` · ${t('pop.samples', { n: it.samples })}` : ''}`) : null,
+          pt.vsBest ? h('div', { 'data-kopt': 'pop-vs-best', 'data-v': pt.vsBest.v, style: pt.vsBest.v === 'faster' ? { color: 'var(--k-ok)' } : pt.vsBest.v === 'slower' ? { color: 'var(--k-bad)' } : undefined },
+            versusText(chart, 'best', pt.vsBest, activeLang()), pt.vsBestOf !== undefined ? h('span', { className: 'kopt-note' }, ` (#${pt.vsBestOf + 1})`) : null) : null,
+          pt.vsReference ? h('div', { 'data-kopt': 'pop-vs-ref', 'data-v': pt.vsReference.v }, versusText(chart, 'ref', pt.vsReference, activeLang())) : null) : null,
         h('div', { className: 'kopt-sec', 'data-kopt': 'pop-trust', 'data-trust': trust },
           h('b', { style: trust === 'plugin' ? { color: 'var(--k-ok)' } : undefined }, trust === 'plugin' ? '✓ ' : '', t(`trust.${trust}`)),
           h('div', { className: 'kopt-note' }, `${it.tool} · seq ${it.seq}${it.jobId ? ` · job ${it.jobId}` : ''}${it.evaluationId ? ` · ${it.evaluationId}` : ''}${it.artifactPath ? ` · ${it.artifactPath}` : ''}`),
@@ -1056,7 +1084,8 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
             ...(it.sources.inputs ? [[`${t('pop.sources.inputs')} ${it.sources.inputs.path}`, it.sources.inputs.sha256]] : [])]
             .map(([name, sha], i) => h('div', { key: i, className: 'kopt-note', title: sha }, `${name} · ${sha.slice(0, 12)}…`))) : null,
         chart.final?.selfReported?.index === index ? h('div', { className: 'kopt-sec', 'data-kopt': 'pop-gap', style: chart.final.gapFlag ? { color: 'var(--k-warn)' } : undefined },
-          chart.final.gapFlag ? '⚠ ' : '', t(trust === 'plugin' ? 'pop.gap.plugin' : 'pop.gap', { re: chart.final.label, pct: fmtGap(chart.final.gapPct) })) : null,
+          chart.final.gapFlag ? '⚠ ' : '', t(trust === 'plugin' ? 'pop.gap.plugin' : 'pop.gap', { re: chart.final.label, pct: fmtGap(chart.final.gapPct) }),
+          chart.final.gapVerdict ? h('div', { 'data-kopt': 'pop-gap-noise' }, versusText(chart, 'gap', { v: chart.final.gapVerdict, pct: Math.abs(chart.final.gapPct), pm: chart.final.gapPmPct }, activeLang())) : null) : null,
         it.error ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.error')), h('div', { className: 'kopt-pre old' }, it.error)) : null,
         it.blocking ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.blocking')), it.blocking.map((s, i) => h('div', { key: i, className: 'kopt-err' }, `· ${s}`))) : null,
         it.advisory ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.advisory')), it.advisory.map((s, i) => h('div', { key: i, className: 'kopt-note' }, `· ${s}`))) : null,
@@ -1232,7 +1261,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
               : h('span', { style: { whiteSpace: 'pre-wrap' } }, r.review)))))
     }
 
-    const RecordRow = memo(function RecordRow({ it, index, isBest, phase, label, plan, review, selected, onPick, t, full }) {
+    const RecordRow = memo(function RecordRow({ it, index, isBest, phase, label, vsV, vsText, plan, review, selected, onPick, t, full }) {
       const v = verdictOf(it)
       const trust = trustOf(it)
       return h('tr', { className: `clickable${selected ? ' sel' : ''}`, onClick: () => onPick(index), 'data-kopt': 'row' },
@@ -1240,7 +1269,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         h('td', null, h('span', { className: `kopt-tag ${verdictTone(v)}` }, t(`verdict.${v}`)), phase && phase !== 'optimization' ? h('span', { className: 'kopt-tag warn', style: { marginLeft: 4 } }, t(`pop.phase.${phase}`)) : null,
           // A failed row says why (the compiler's or the run's error), whole on hover.
           it.error && full ? h('div', { className: 'kopt-err kopt-row-err', 'data-kopt': 'row-error', title: it.error }, it.error.length > 240 ? `${it.error.slice(0, 240)}…` : it.error) : null),
-        h('td', null, label ?? '—'),
+        h('td', null, label ?? '—', vsV ? h('div', { className: 'kopt-note', 'data-kopt': 'row-vs', 'data-v': vsV }, vsText) : null),
         h('td', null, it.speedup !== undefined ? fmtX(it.speedup) : ''),
         h('td', null, h('div', null, t(`trust.${trust}`)), it.slurm && full ? h('div', { className: 'kopt-note', 'data-kopt': 'row-slurm' }, slurmWhere(it, t)) : null, it.command && full ? h('div', { className: 'kopt-cmd' }, it.command) : null, !it.command ? h('div', { className: 'kopt-note' }, it.tool) : null),
         full ? h('td', null, plan ? h(Fragment, null, h('span', { className: `kopt-tag ${plan.phase === 'stuck' ? 'stuck' : ''}` }, plan.phase), ' ', plan.approach) : '') : null,
@@ -1262,6 +1291,10 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
           key: i, it: its[i], index: i, isBest: series.bestIndex === i, phase: phases[i], selected: selected === i, onPick, t, full: isFull,
           // The latency as the core labels it (chart.points[i].label; only measured points have one).
           label: series.chart?.points?.[i]?.label,
+          // Against the best before it, in the core's words (spec S); only points with an interval have it.
+          // Strings, not an object: the memoised row compares its props by value.
+          vsV: series.chart?.points?.[i]?.vsBest?.v,
+          vsText: versusText(series.chart, 'best', series.chart?.points?.[i]?.vsBest, activeLang()) || undefined,
           plan: isFull ? lastBefore(plans, its[i].seq) : undefined,
           // The loop message in force for the row (the core's rowRounds): its own review, or that it failed.
           review: isFull ? rounds[series.chart?.rowRounds?.[i] ?? -1] : undefined,
@@ -1553,7 +1586,9 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       }
       if (best?.latencyMs !== undefined) {
         const sp = bestPt?.speedupLabel ?? (best.speedup !== undefined ? fmtX(best.speedup) : null)
-        out.push(h('span', { key: 'best', className: 'kopt-chip ok', 'data-kopt': 'chip-best' }, '★ ', t('chip.best', { value: bestPt?.label ?? '—' }), sp ? ` · ${sp}` : ''))
+        out.push(h('span', { key: 'best', className: 'kopt-chip ok', 'data-kopt': 'chip-best' }, '★ ', t('chip.best', { value: bestPt?.label ?? '—' }), sp ? ` · ${sp}` : '',
+          // Spec S-2: a ★ that is not significantly better than the best before it says so.
+          bestPt?.vsBest && bestPt.vsBest.v !== 'faster' ? h('span', { 'data-kopt': 'chip-best-noise', style: { color: 'var(--k-warn)' } }, ` · ${versusText(c, 'best', bestPt.vsBest, activeLang())}`) : null))
       }
       const fin = c?.final
       if (fin) {

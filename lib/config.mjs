@@ -121,7 +121,12 @@ export function resolveConfig(raw, loopRules = coreLoopRules()) {
     : section('loop', {
       ...Object.fromEntries(knobs.map(k => [k, intIn(loopRules[k].min, loopRules[k].max)])),
       challengeFinalize: bool,
-    }, { ...Object.fromEntries(knobs.map(k => [k, loopRules[k].default])), challengeFinalize: loopRules.challengeFinalize.default })
+      significantProgress: bool,
+    }, {
+      ...Object.fromEntries(knobs.map(k => [k, loopRules[k].default])),
+      challengeFinalize: loopRules.challengeFinalize.default,
+      significantProgress: loopRules.significantProgress.default,
+    })
 
   // Live push (lib/push.mjs): what one tab may hold in the host before it is re-synced or dropped.
   const push = section('push', { bufferKiB: intIn(16, 65536), queueKiB: intIn(16, 1 << 20), stalledSec: intIn(1, 3600) })

@@ -128,10 +128,16 @@ class ChartWriter {
     double seq = 0, latency = 0, speedup = 0;  // NaN where absent; speedup as labelled (own or pooled)
     std::string seq_text;                       // the seq when it is not a number
     unsigned flags = 0;                         // 1 measured, 2 ok, 4 pending, 8 bad
+    // S: the latency's interval (NaN where none) and the point's labels with their figures (noise.hpp).
+    double ci_lo = 0, ci_hi = 0;
+    Versus vs_best = Versus::none, vs_ref = Versus::none;
+    double best_pct = 0, best_pm = 0, ref_pct = 0, ref_pm = 0;
+    std::uint32_t best_of = 0;
     bool operator==(const Point& o) const;
   };
   std::vector<Point> points_;             // of the last write
   std::vector<std::size_t> ok_before_;    // ok points before each iteration (n + 1): items of line_
+  std::vector<std::uint32_t> ci_before_;  // points with an interval before each iteration (n + 1)
   // Per-row facts in prefix form ([i] covers rows before i; n + 1 entries), taken on from the first
   // row that changed: the fastest and slowest measured latency.
   std::vector<double> lat_min_before_, lat_max_before_;

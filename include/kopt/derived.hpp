@@ -23,6 +23,8 @@ struct LoopState {
   long long noProgressRounds = 0;
   bool supervise = false;
   std::optional<double> challengedFinalizeSeq;  // absent means -1
+  std::optional<double> lastBestIndex;          // S-4: bestIndex at the last round's message; absent: unknown
+  bool significantProgress = true;              // S-4 (a setting the rule reads; not written by to_json)
   static LoopState from_json(const json& j);    // key by key over the defaults
   json to_json() const;
 };
@@ -237,8 +239,22 @@ struct FinalNumber {
   std::optional<std::size_t> self;  // the finalized point as first measured, when re-measured
   double gapPct = 0;
   bool gapFlag = false;
+  // S-3: the re-measurement against the first measurement, when both carry intervals (faster means the
+  // re-measurement is faster); gapFlag then means "not the same within noise".
+  Versus gapVerdict = Versus::none;
+  double gapPmPct = 0;
 };
 std::optional<FinalNumber> final_number(const std::vector<Iteration>& points, const std::optional<FinalClaim>& claim);
+// Spec N (issue 49). A point's reference interval: its payload's `reference_ci_ms` when that holds the
+// reference the point implies (latency × speedup); else none.
+std::optional<Interval> reference_interval(const Iteration& it);
+// Labels a point as it settles (N-2): against `best` (the best settled before it, at index best_index)
+// and against its reference. Only an honest measured non-replay point with a latency interval is labelled.
+void label_point(Iteration& it, const Iteration* best, std::size_t best_index);
+// The figures behind a point's labels (for the words "faster than ★ by 3.1 % ± 0.8"), or nullopt when
+// it has no such label.
+std::optional<Comparison> versus_best(const std::vector<Iteration>& points, std::size_t i);
+std::optional<Comparison> versus_reference(const Iteration& it);
 long long stagnation_count(const Series& s);
 bool plan_stale(const Series& s, long long evals_per_turn);
 bool reviewable(const Series& s);
@@ -246,6 +262,10 @@ bool unreviewed_evals(const Series& s);
 // The seq of the finalize call whose claim is accepted (H-8), or nullopt: a refused finalize never
 // counts as finalized (the loop's stop, the unfinished run, the challenge mark).
 std::optional<double> accepted_finalize_seq(const Series& s);
+// S-4: whether the round since the last loop message made progress: new completed evaluations, and,
+// where the best at that message carries an interval and significantProgress is on, a new best that is
+// not the SAME within noise (FASTER, or UNSURE when the new best has no interval).
+bool round_progressed(const Series& s, const LoopState& state);
 Decision decide_continuation(const Series& s, const LoopState& state, long long max_no_progress_rounds);
 long long evals_over_budget(const Series& s, long long budget);
 

@@ -66,6 +66,7 @@ inline constexpr LoopKnob kDefaultBudget{"defaultBudget", 20, kBudgetMin, kBudge
 inline constexpr LoopKnob kEvalsPerTurn{"evalsPerTurn", 3, 0, 100};
 inline constexpr LoopKnob kMaxNoProgressRounds{"maxNoProgressRounds", 2, 1, 100};
 inline constexpr bool kChallengeFinalize = true;
+inline constexpr bool kSignificantProgress = true;  // S-4
 // {"defaultBudget": {"default", "min", "max"}, "evalsPerTurn": …, "maxNoProgressRounds": …,
 //  "challengeFinalize": {"default"}, "budget": {"min", "max"}}
 json loop_rules_json();
@@ -75,6 +76,8 @@ struct LoopSettings {
   long long evalsPerTurn = kEvalsPerTurn.fallback;  // pace; 0 = no pace instruction
   long long maxNoProgressRounds = kMaxNoProgressRounds.fallback;
   bool challengeFinalize = kChallengeFinalize;  // an early finalize with budget left goes to the supervisor
+  // S-4: where the points carry intervals, a round is progress only when the best became significantly faster.
+  bool significantProgress = kSignificantProgress;
   std::string finalizeHint = "run_finalize / kernel_finalize";
   std::string supervisorInstructions; // appended to the rubric
   bool available = true;              // the host composed the loop (agents + llm)
@@ -188,11 +191,12 @@ class LoopController {
              const std::string& reason);
   void disarm(const std::string& reason, Actions& out);
   // The next round begins (the counters move on): its message's common part.
-  ContinuationText next_round(Lang lang, long long done, const ReviewOutcome& review);
+  ContinuationText next_round(Lang lang, long long done, std::optional<std::size_t> best, const ReviewOutcome& review);
 
   LoopSettings settings_;
   bool everArmed_ = false, armed_ = false;
   long long budget_ = 0, round_ = 0, lastEvalCount_ = 0, noProgressRounds_ = 0;
+  std::optional<std::size_t> lastBest_;  // the best at the last round's message (S-4)
   std::optional<double> challengedFinalizeSeq_;
   std::optional<std::string> stopReason_;
   std::optional<Lang> lang_;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kopt/json.hpp"
+#include "kopt/noise.hpp"
 
 namespace kopt {
 
@@ -83,6 +84,13 @@ struct MeasuredSources {
   std::optional<SourceHash> reference, inputs;
 };
 
+// A measurement's noise as its payload reported it (issue 49; docs/eval-contract.md): the interval of the
+// latency, the reference's, and how many timed trials. Absent means unknown, never zero.
+struct Noise {
+  std::optional<Interval> latencyCi, referenceCi;
+  std::optional<long long> samples;
+};
+
 struct Iteration {
   // The fields the rules read of every row (RowTable::update, the report's and the loop's walks) come
   // first, so that a walk over 50k rows touches their first cache lines only (an Iteration is ~740 bytes).
@@ -91,9 +99,14 @@ struct Iteration {
   std::optional<bool> compiled, correct;
   bool rewardHack = false, pending = false, finalized = false, evaluatorFailed = false;
   bool commandUpgraded = false;  // internal: F-3 applies once per point
+  // Spec N: the point against the best settled before it and against its reference (noise.hpp), labelled
+  // when it settles; none on a point without an interval. bestBefore: the best it was compared with.
+  Versus vsBest = Versus::none, vsReference = Versus::none;
+  std::uint32_t bestBefore = 0xffffffffu;
   std::optional<std::string> channel;  // "shell" | "replay"; absent for evaluator tools
   std::optional<std::string> error;
   Boxed<SlurmWhere> slurm;
+  Boxed<Noise> noise;
   std::string tool;
   std::optional<std::string> jobId, evaluationId;
   std::optional<std::string> command;  // wire form (D-7)

@@ -28,4 +28,16 @@ struct Words {
 };
 Words final_refusal_words(std::string_view reason);
 
+// Spec S: how a point compares, in words, for `best.<v>` (against the best before it, ★), `ref.<v>`
+// (against its reference) and `gap.<v>` (the finalize re-measurement against the first measurement),
+// v one of faster / same / slower / unsure. Templates with {pct} and {pm} (percent, one decimal); the
+// chart carries the table (`versusWords`) and the tab, the report and the digest fill it. The one home.
+struct VersusWord {
+  std::string_view key;
+  const char *zh, *en;
+};
+const std::vector<VersusWord>& versus_words();
+// The filled sentence for key ("best.faster" …), or "" for an unknown key.
+std::string versus_text(std::string_view key, double pct, double pm, bool zh);
+
 }  // namespace kopt

@@ -1,5 +1,6 @@
 import { Fragment, h, memo, useMemo, useState } from './head.js'
-import { fmtX, lastBefore, trustOf, verdictOf, verdictTone } from './helpers.js'
+import { fmtX, lastBefore, trustOf, verdictOf, verdictTone, versusText } from './helpers.js'
+import { activeLang } from './strings.js'
 import { COLORS, slurmWhere } from './curve.js'
     // ───────────────────────────── cards ─────────────────────────────
     export function PlanCard({ plans, t }) {
@@ -48,7 +49,7 @@ import { COLORS, slurmWhere } from './curve.js'
               : h('span', { style: { whiteSpace: 'pre-wrap' } }, r.review)))))
     }
 
-    const RecordRow = memo(function RecordRow({ it, index, isBest, phase, label, plan, review, selected, onPick, t, full }) {
+    const RecordRow = memo(function RecordRow({ it, index, isBest, phase, label, vsV, vsText, plan, review, selected, onPick, t, full }) {
       const v = verdictOf(it)
       const trust = trustOf(it)
       return h('tr', { className: `clickable${selected ? ' sel' : ''}`, onClick: () => onPick(index), 'data-kopt': 'row' },
@@ -56,7 +57,7 @@ import { COLORS, slurmWhere } from './curve.js'
         h('td', null, h('span', { className: `kopt-tag ${verdictTone(v)}` }, t(`verdict.${v}`)), phase && phase !== 'optimization' ? h('span', { className: 'kopt-tag warn', style: { marginLeft: 4 } }, t(`pop.phase.${phase}`)) : null,
           // A failed row says why (the compiler's or the run's error), whole on hover.
           it.error && full ? h('div', { className: 'kopt-err kopt-row-err', 'data-kopt': 'row-error', title: it.error }, it.error.length > 240 ? `${it.error.slice(0, 240)}…` : it.error) : null),
-        h('td', null, label ?? '—'),
+        h('td', null, label ?? '—', vsV ? h('div', { className: 'kopt-note', 'data-kopt': 'row-vs', 'data-v': vsV }, vsText) : null),
         h('td', null, it.speedup !== undefined ? fmtX(it.speedup) : ''),
         h('td', null, h('div', null, t(`trust.${trust}`)), it.slurm && full ? h('div', { className: 'kopt-note', 'data-kopt': 'row-slurm' }, slurmWhere(it, t)) : null, it.command && full ? h('div', { className: 'kopt-cmd' }, it.command) : null, !it.command ? h('div', { className: 'kopt-note' }, it.tool) : null),
         full ? h('td', null, plan ? h(Fragment, null, h('span', { className: `kopt-tag ${plan.phase === 'stuck' ? 'stuck' : ''}` }, plan.phase), ' ', plan.approach) : '') : null,
@@ -78,6 +79,10 @@ import { COLORS, slurmWhere } from './curve.js'
           key: i, it: its[i], index: i, isBest: series.bestIndex === i, phase: phases[i], selected: selected === i, onPick, t, full: isFull,
           // The latency as the core labels it (chart.points[i].label; only measured points have one).
           label: series.chart?.points?.[i]?.label,
+          // Against the best before it, in the core's words (spec S); only points with an interval have it.
+          // Strings, not an object: the memoised row compares its props by value.
+          vsV: series.chart?.points?.[i]?.vsBest?.v,
+          vsText: versusText(series.chart, 'best', series.chart?.points?.[i]?.vsBest, activeLang()) || undefined,
           plan: isFull ? lastBefore(plans, its[i].seq) : undefined,
           // The loop message in force for the row (the core's rowRounds): its own review, or that it failed.
           review: isFull ? rounds[series.chart?.rowRounds?.[i] ?? -1] : undefined,

@@ -1,5 +1,6 @@
 import { Fragment, h, memo, useCallback, useLayoutEffect, useRef, useState } from './head.js'
-import { fmtGap, fmtX, lastBefore, trustOf, verdictOf, verdictTone } from './helpers.js'
+import { fmtGap, fmtX, lastBefore, trustOf, verdictOf, verdictTone, versusText } from './helpers.js'
+import { activeLang } from './strings.js'
     // ───────────────────────────── the curve ─────────────────────────────
     export const COLORS = { line: '#4d6bfe', ok: '#4d6bfe', bad: '#d64545', grid: 'rgba(120,128,140,.22)', best: '#1f8f5f', final: '#8a5cf6', prof: '#c27c0e', faint: '#7b8391' }
 
@@ -30,12 +31,13 @@ import { fmtGap, fmtX, lastBefore, trustOf, verdictOf, verdictTone } from './hel
     // What run [from, to) of pts is made of: its point objects, how many of each kind, its last ok point.
     function runOf(pts, from, to) {
       const counts = { ok: 0, failed: 0, bad: 0, unmeasured: 0, pending: 0 }
-      let lastOk = null
+      let lastOk = null, withCi = 0
       for (let i = from; i < to; i++) {
         counts[drawnAs(pts[i])]++
         if (pts[i].kind === 'ok') lastOk = pts[i]
+        if (pts[i].ci) withCi++
       }
-      return { items: pts.slice(from, to), counts, lastOk, stamp: ++runStamps }
+      return { items: pts.slice(from, to), counts, lastOk, withCi, stamp: ++runStamps }
     }
     function sameItems(items, pts, from, to) {
       if (items.length !== to - from) return false
@@ -53,6 +55,13 @@ import { fmtGap, fmtX, lastBefore, trustOf, verdictOf, verdictTone } from './hel
         ok.length ? h('path', { d: dotsPath(ok), stroke: COLORS.ok, strokeWidth: 2 * r, ...FLAT }) : null,
         failed.length ? h('path', { d: dotsPath(failed), stroke: COLORS.bad, strokeWidth: 2 * r + sw, ...FLAT }) : null,
         failed.length ? h('path', { d: dotsPath(failed), stroke: 'var(--k-bg, #fff)', strokeWidth: 2 * r - sw, ...FLAT }) : null)
+    }, sameRun)
+    // Each point's interval (spec S) as a whisker, one path per run, in frame units (`ci` is [v at the
+    // interval's low latency, v at its high one]); thin and faint, so 50k of them stay readable.
+    const WhiskerRun = memo(function WhiskerRun({ pts, from, to }) {
+      let d = ''
+      for (let i = from; i < to; i++) { const c = pts[i].ci; if (c) d += `M${pts[i].index} ${c[0]}L${pts[i].index} ${c[1]}` }
+      return d ? h('path', { d, stroke: COLORS.line, strokeWidth: 1.2, opacity: 0.45, ...FLAT, strokeLinecap: 'butt' }) : null
     }, sameRun)
     // Points without a latency, on the baseline under the axis (viewBox units).
     const BaseRun = memo(function BaseRun({ pts, from, to, r, x0, dx, y }) {
@@ -93,7 +102,8 @@ import { fmtGap, fmtX, lastBefore, trustOf, verdictOf, verdictTone } from './hel
       const r = Math.max(1.6, Math.min(4, gap * 0.42))
       const ru = Math.max(1.4, Math.min(3.5, gap * 0.38))
       const counts = { ok: 0, failed: 0, bad: 0, unmeasured: 0, pending: 0 }
-      const lines = [], dots = [], base = []
+      const lines = [], dots = [], base = [], whiskers = []
+      let withCi = 0
       let lastOk = null
       for (let k = 0, from = 0; from < pts.length; k++, from += RUN) {
         const to = Math.min(pts.length, from + RUN)
@@ -102,6 +112,8 @@ import { fmtGap, fmtX, lastBefore, trustOf, verdictOf, verdictTone } from './hel
         const stamp = run.stamp
         lines.push(h(LineRun, { key: from, pts, from, to, join: lastOk, stamp }))
         dots.push(h(DotRun, { key: from, pts, from, to, r, stamp }))
+        whiskers.push(h(WhiskerRun, { key: from, pts, from, to, stamp }))
+        withCi += run.withCi
         base.push(h(BaseRun, { key: from, pts, from, to, r: ru, x0: f.x0, dx: f.dx, y: chart.baselineY, stamp }))
         for (const kind in run.counts) counts[kind] += run.counts[kind]
         if (run.lastOk) lastOk = run.lastOk
@@ -109,6 +121,7 @@ import { fmtGap, fmtX, lastBefore, trustOf, verdictOf, verdictTone } from './hel
       runs.current.length = Math.ceil(pts.length / RUN)
       const transform = `matrix(${f.dx} 0 0 ${f.dy} ${f.x0} ${f.y0})`
       return h(Fragment, null,
+        h('g', { 'data-kopt': 'whiskers', 'data-n': withCi, transform }, whiskers),
         h('g', { 'data-kopt': 'line', transform }, lines),
         h('g', {
           'data-kopt': 'points', 'data-n': pts.length, 'data-ok': counts.ok, 'data-failed': counts.failed,
@@ -253,6 +266,11 @@ import { fmtGap, fmtX, lastBefore, trustOf, verdictOf, verdictTone } from './hel
           pt.speedupLabel ? h('span', { style: { marginLeft: 8, color: 'var(--k-dim)' } }, pt.speedupLabel) : null,
           it.speedup !== undefined && !pt.speedupLabel ? h('span', { style: { marginLeft: 8 } }, fmtX(it.speedup)) : null,
           phase ? h('span', { className: 'kopt-tag', style: { marginLeft: 8 } }, t(`pop.phase.${phase}`)) : null),
+        pt.ciLabel || pt.vsBest || pt.vsReference ? h('div', { className: 'kopt-sec', 'data-kopt': 'pop-noise' },
+          pt.ciLabel ? h('div', { className: 'kopt-note', 'data-kopt': 'pop-ci' }, `${t('pop.ci')} ${pt.ciLabel}${it.samples ? ` · ${t('pop.samples', { n: it.samples })}` : ''}`) : null,
+          pt.vsBest ? h('div', { 'data-kopt': 'pop-vs-best', 'data-v': pt.vsBest.v, style: pt.vsBest.v === 'faster' ? { color: 'var(--k-ok)' } : pt.vsBest.v === 'slower' ? { color: 'var(--k-bad)' } : undefined },
+            versusText(chart, 'best', pt.vsBest, activeLang()), pt.vsBestOf !== undefined ? h('span', { className: 'kopt-note' }, ` (#${pt.vsBestOf + 1})`) : null) : null,
+          pt.vsReference ? h('div', { 'data-kopt': 'pop-vs-ref', 'data-v': pt.vsReference.v }, versusText(chart, 'ref', pt.vsReference, activeLang())) : null) : null,
         h('div', { className: 'kopt-sec', 'data-kopt': 'pop-trust', 'data-trust': trust },
           h('b', { style: trust === 'plugin' ? { color: 'var(--k-ok)' } : undefined }, trust === 'plugin' ? '✓ ' : '', t(`trust.${trust}`)),
           h('div', { className: 'kopt-note' }, `${it.tool} · seq ${it.seq}${it.jobId ? ` · job ${it.jobId}` : ''}${it.evaluationId ? ` · ${it.evaluationId}` : ''}${it.artifactPath ? ` · ${it.artifactPath}` : ''}`),
@@ -264,7 +282,8 @@ import { fmtGap, fmtX, lastBefore, trustOf, verdictOf, verdictTone } from './hel
             ...(it.sources.inputs ? [[`${t('pop.sources.inputs')} ${it.sources.inputs.path}`, it.sources.inputs.sha256]] : [])]
             .map(([name, sha], i) => h('div', { key: i, className: 'kopt-note', title: sha }, `${name} · ${sha.slice(0, 12)}…`))) : null,
         chart.final?.selfReported?.index === index ? h('div', { className: 'kopt-sec', 'data-kopt': 'pop-gap', style: chart.final.gapFlag ? { color: 'var(--k-warn)' } : undefined },
-          chart.final.gapFlag ? '⚠ ' : '', t(trust === 'plugin' ? 'pop.gap.plugin' : 'pop.gap', { re: chart.final.label, pct: fmtGap(chart.final.gapPct) })) : null,
+          chart.final.gapFlag ? '⚠ ' : '', t(trust === 'plugin' ? 'pop.gap.plugin' : 'pop.gap', { re: chart.final.label, pct: fmtGap(chart.final.gapPct) }),
+          chart.final.gapVerdict ? h('div', { 'data-kopt': 'pop-gap-noise' }, versusText(chart, 'gap', { v: chart.final.gapVerdict, pct: Math.abs(chart.final.gapPct), pm: chart.final.gapPmPct }, activeLang())) : null) : null,
         it.error ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.error')), h('div', { className: 'kopt-pre old' }, it.error)) : null,
         it.blocking ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.blocking')), it.blocking.map((s, i) => h('div', { key: i, className: 'kopt-err' }, `· ${s}`))) : null,
         it.advisory ? h('div', { className: 'kopt-sec' }, h('b', null, t('pop.advisory')), it.advisory.map((s, i) => h('div', { key: i, className: 'kopt-note' }, `· ${s}`))) : null,

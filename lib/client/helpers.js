@@ -7,6 +7,13 @@ import { useEffect } from './head.js'
     export const verdictOf = it => it.verdict || 'unknown'
     export const verdictTone = v => (v === 'ok' ? 'ok' : v === 'pending' || v === 'unknown' ? 'dim' : v === 'evaluator' ? 'warn' : 'bad')
     export const trustOf = it => it.trust || 'tool'
+    // The core's comparison words (chart.versusWords, spec S) for a point's label `o` ({v, pct, pm}) under
+    // `kind` (best | ref | gap), in the interface's language; '' where the chart has none.
+    export function versusText(chart, kind, o, lang) {
+      const w = o && chart?.versusWords?.[lang]?.[`${kind}.${o.v}`]
+      if (typeof w !== 'string') return ''
+      return w.replace('{pct}', Number(o.pct ?? 0).toFixed(1)).replace('{pm}', Number(o.pm ?? 0).toFixed(1))
+    }
     // The last entry of `list` (ordered by seq in log order) with seq below `seq`.
     export function lastBefore(list, seq, pred) {
       const n = seqNum(seq)

@@ -20,6 +20,8 @@ const { kopt } = await import('../addon/addon.mjs') // the test build: the mock 
 const artifacts = process.env.KOPT_ARTIFACTS || path.join(here, 'artifacts')
 mkdirSync(artifacts, { recursive: true })
 
+const vector = (name) => JSON.parse(readFileSync(path.join(root, `tests/fixtures/vectors/${name}.events.json`), 'utf8'))
+
 let host, browser
 before(async () => {
   host = await startMockHost({
@@ -33,6 +35,9 @@ before(async () => {
       big: { events: bigEvents(1000) },
       // DV-13: the same payload measured by the plugin's evaluator, relayed by a shell line, read from a job …
       provenance: { events: JSON.parse(readFileSync(path.join(root, 'tests/fixtures/vectors/dv13-plugin-measured.events.json'), 'utf8')) },
+      // Spec S: points with intervals (labels faster / same / unsure / slower); H-8: a refused finalize.
+      noise: { events: vector('s01-compare-rule-labels') },
+      refused: { events: vector('h04-final-refused-wrong') },
       // An evaluation under way: its call logged, no result yet.
       waiting: { events: [...demoEvents({ n: 6, finalize: false }), pendingEvaluation(50_000)] },
     },
@@ -226,6 +231,65 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
       assert.deepEqual(errors, [])
       await page.close()
     }
+  })
+
+  test('intervals: whiskers for the points that carry one, and the popover and the record say faster / same as ★ in the core\'s words (zh and en, 1100×720 and 1440×900)', async () => {
+    const want = {
+      zh: { faster: '比此前的最佳 ★ 快 25.0% ± 1.0', same: '与此前的最佳 ★ 相同（差异在噪声内，0.7% ± 0.1）' },
+      en: { faster: 'faster than the ★ before it by 25.0% ± 1.0', same: 'same as the ★ before it within noise (0.7% ± 0.1)' },
+    }
+    for (const viewport of [{ width: 1100, height: 720 }, { width: 1440, height: 900 }]) {
+      for (const lang of ['zh', 'en']) {
+        const { page, errors } = await open('noise', lang, { viewport })
+        await page.waitForSelector('[data-kopt=chart]')
+        // Six of the seven points carry an interval (#4 does not); one whisker path per run of points.
+        assert.equal(await page.locator('[data-kopt=whiskers]').getAttribute('data-n'), '6')
+        assert.equal(await page.locator('[data-kopt=whiskers] path').count(), 1)
+        await page.locator('[data-kopt=chart]').focus()
+        await page.keyboard.press('ArrowRight') // #1
+        await page.keyboard.press('ArrowRight') // #2: 25 % faster than #1, beyond the noise
+        const pop = page.locator('[data-kopt=popover]')
+        assert.equal(await pop.locator('[data-kopt=pop-vs-best]').getAttribute('data-v'), 'faster')
+        assert.ok((await pop.locator('[data-kopt=pop-vs-best]').innerText()).includes(want[lang].faster), lang)
+        assert.match(await pop.locator('[data-kopt=pop-ci]').innerText(), /1\.499ms – 1\.501ms/)
+        // The popover stays inside the chart's box at this size.
+        const box = await page.locator('[data-kopt=chart]').boundingBox(), pb = await pop.boundingBox()
+        assert.ok(pb.x >= box.x - 1 && pb.x + pb.width <= box.x + box.width + 1, `${lang} ${viewport.width}: popover inside the chart horizontally`)
+        await page.keyboard.press('ArrowRight') // #3: 0.7 % faster, under the minimum effect: same
+        assert.ok((await pop.locator('[data-kopt=pop-vs-best]').innerText()).includes(want[lang].same), lang)
+        await page.keyboard.press('Escape')
+        const rows = page.locator('[data-kopt=records] [data-kopt=row-vs]')
+        assert.ok((await rows.allInnerTexts()).some(x => x.includes(lang === 'zh' ? '比此前的最佳 ★ 慢' : 'slower than the ★ before it')), 'the record names the slower row')
+        await page.screenshot({ path: path.join(artifacts, `noise-${lang}-${viewport.width}.png`) })
+        assert.deepEqual(errors, [])
+        await page.close()
+      }
+    }
+  })
+
+  test('a refused finalize: the tab\'s ⚑ chip and the report say the same words, and neither shows the refused number (zh and en)', async () => {
+    const kbin = path.join(root, process.env.KOPT_BUILD_DIR || 'build', 'kopt')
+    const { execFileSync } = await import('node:child_process')
+    const { mkdtempSync, rmSync } = await import('node:fs')
+    const os = await import('node:os')
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'kopt-refused-'))
+    try {
+      for (const lang of ['zh', 'en']) {
+        const { page, errors } = await open('refused', lang)
+        await page.waitForSelector('[data-kopt=chart]')
+        const chip = page.locator('[data-kopt=chip-final-refused]')
+        assert.equal(await chip.getAttribute('data-reason'), 'wrong')
+        const tabWords = (await chip.innerText()).replace(/^⚑\s*/, '').replace(/\s*·\s*#\d+$/, '')
+        assert.ok(!(await page.locator('[data-kopt=chips]').innerText()).includes('1.000ms'), 'the refused 1 ms is no headline')
+        const out = path.join(tmp, `r-${lang}.html`)
+        execFileSync(kbin, ['report', path.join(root, 'tests/fixtures/vectors/h04-final-refused-wrong.events.json'), '-o', out, '--lang', lang], { stdio: 'ignore' })
+        await page.goto(`file://${out}`)
+        const reportWords = await page.locator('[data-kopt=final-refused]').first().innerText()
+        assert.ok(reportWords.includes(tabWords), `${lang}: the report says «${reportWords}», the tab «${tabWords}»`)
+        assert.deepEqual(errors, [])
+        await page.close()
+      }
+    } finally { rmSync(tmp, { recursive: true, force: true }) }
   })
 
   test('the popover names who measured: the plugin\'s evaluator (with the bytes) vs a shell line relayed by the agent (zh and en)', async () => {

@@ -31,7 +31,8 @@ TEST(LoopWire, DecisionsFromTheWireMatchTheVectors) {
     const json& d = exp.at("derived");
     const Series s = series_from_wire(exp.at("series"));
     const json& in = d.at("loopInputs");
-    const LoopState st = LoopState::from_json(in.at("state"));
+    LoopState st = LoopState::from_json(in.at("state"));
+    st.significantProgress = in.value("significantProgress", true);
     const Decision dec = decide_continuation(s, st, in.at("maxNoProgressRounds").get<long long>());
     EXPECT_EQ(dec.to_json(), d.at("decision")) << name;
     EXPECT_EQ(completed_evals(s), d.at("completedEvals").get<long long>()) << name;

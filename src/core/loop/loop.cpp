@@ -47,6 +47,7 @@ json loop_rules_json() {
   json c = json::object();
   c["default"] = kChallengeFinalize;
   out["challengeFinalize"] = c;
+  out["significantProgress"] = json{{"default", kSignificantProgress}};
   json b = json::object();
   b["min"] = kBudgetMin;
   b["max"] = kBudgetMax;
@@ -68,6 +69,7 @@ LoopSettings LoopSettings::from_json(const json& j) {
   knob(kEvalsPerTurn, s.evalsPerTurn);
   knob(kMaxNoProgressRounds, s.maxNoProgressRounds);
   if (auto it = j.find("challengeFinalize"); it != j.end() && it->is_boolean()) s.challengeFinalize = it->get<bool>();
+  if (auto it = j.find("significantProgress"); it != j.end() && it->is_boolean()) s.significantProgress = it->get<bool>();
   if (auto it = j.find("available"); it != j.end() && it->is_boolean()) s.available = it->get<bool>();
   if (auto it = j.find("finalizeHint"); it != j.end() && it->is_string() && !it->get<std::string>().empty()) {
     s.finalizeHint = it->get<std::string>();
@@ -137,6 +139,8 @@ LoopState LoopController::loop_state() const {
   st.noProgressRounds = noProgressRounds_;
   st.supervise = supervise_;
   st.challengedFinalizeSeq = challengedFinalizeSeq_;
+  if (lastBest_) st.lastBestIndex = static_cast<double>(*lastBest_);
+  st.significantProgress = settings_.significantProgress;
   return st;
 }
 
@@ -144,6 +148,7 @@ Actions LoopController::arm(std::optional<long long> budget, Lang lang) {
   everArmed_ = armed_ = true;
   budget_ = budget && valid_budget(static_cast<double>(*budget)) ? *budget : settings_.defaultBudget;
   round_ = lastEvalCount_ = noProgressRounds_ = 0;
+  lastBest_.reset();
   stopReason_.reset();
   challengedFinalizeSeq_.reset();
   lang_ = lang;
@@ -244,7 +249,7 @@ Actions LoopController::commit(const Series& s, const HostFacts& facts, const st
       // The supervisor overruled the finalize: it is spent, the run goes on (M-8).
       challengedFinalizeSeq_ = accepted_finalize_seq(s);
       noProgressRounds_ = 0;
-      ContinuationText t = next_round(lang, done, review);
+      ContinuationText t = next_round(lang, done, s.bestIndex, review);
       t.challenge = true;
       out.push_back(send_action("challenge", continuation_text(t)));
       return out;
@@ -258,8 +263,8 @@ Actions LoopController::commit(const Series& s, const HostFacts& facts, const st
     disarm(reason, out);
     return out;
   }
-  noProgressRounds_ = round_ > 0 && done <= lastEvalCount_ ? noProgressRounds_ + 1 : 0;
-  ContinuationText t = next_round(lang, done, review);
+  noProgressRounds_ = round_ > 0 && !round_progressed(s, loop_state()) ? noProgressRounds_ + 1 : 0;
+  ContinuationText t = next_round(lang, done, s.bestIndex, review);
   // The pace never asks for more than the budget has left: the drive itself stays within it.
   t.paceEvals = settings_.evalsPerTurn > 0 ? std::min(settings_.evalsPerTurn, budget_ - done) : 0;
   t.stagnant = stagnation_count(s);
@@ -271,9 +276,10 @@ Actions LoopController::commit(const Series& s, const HostFacts& facts, const st
   return out;
 }
 
-ContinuationText LoopController::next_round(Lang lang, long long done, const ReviewOutcome& review) {
+ContinuationText LoopController::next_round(Lang lang, long long done, std::optional<std::size_t> best, const ReviewOutcome& review) {
   ++round_;
   lastEvalCount_ = done;
+  lastBest_ = best;
   ContinuationText t;
   t.lang = lang;
   t.round = round_;

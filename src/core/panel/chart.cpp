@@ -269,7 +269,9 @@ void cut_keeping(TextRope& rope, std::size_t k, ItemAt item_at) {
 
 bool ChartWriter::Point::operator==(const Point& o) const {
   return same_number(seq, o.seq) && same_number(latency, o.latency) && same_number(speedup, o.speedup) &&
-         flags == o.flags && seq_text == o.seq_text;
+         flags == o.flags && seq_text == o.seq_text && same_number(ci_lo, o.ci_lo) && same_number(ci_hi, o.ci_hi) &&
+         vs_best == o.vs_best && vs_ref == o.vs_ref && same_number(best_pct, o.best_pct) && same_number(best_pm, o.best_pm) &&
+         same_number(ref_pct, o.ref_pct) && same_number(ref_pm, o.ref_pm) && best_of == o.best_of;
 }
 
 // One write's geometry: the plot box, the scale and the axes, derived from the rows' facts alone
@@ -470,6 +472,11 @@ ChartWriter::PointsWritten ChartWriter::points(SeriesView s, const RowTable& row
     p.latency = measured ? r.latency : nan;
     p.speedup = measured && speedup_mode ? labelled_speedup(r, *ref) : nan;
     p.flags = (measured ? 1u : 0u) | (ok ? 2u : 0u) | (r.pending() ? 4u : 0u) | (bad ? 8u : 0u);
+    const Iteration& it = its[i];
+    const auto ci = measured && it.noise ? it.noise->latencyCi : std::nullopt;
+    p.ci_lo = ci ? ci->lo : nan, p.ci_hi = ci ? ci->hi : nan;
+    if (const auto c = versus_best(its, i)) p.vs_best = c->verdict, p.best_pct = c->effectPct, p.best_pm = c->pmPct, p.best_of = it.bestBefore;
+    if (const auto c = versus_reference(it)) p.vs_ref = c->verdict, p.ref_pct = c->effectPct, p.ref_pm = c->pmPct;
     return p;
   };
   // Rows the caller vouches for have the same inputs, but for those labelled by the pooled
@@ -518,8 +525,9 @@ ChartWriter::PointsWritten ChartWriter::points(SeriesView s, const RowTable& row
   }
   points_.resize(start);
   points_.insert(points_.end(), std::make_move_iterator(fresh.begin()), std::make_move_iterator(fresh.end()));
-  if (n_old == 0) ok_before_.assign(1, 0);
+  if (n_old == 0) ok_before_.assign(1, 0), ci_before_.assign(1, 0);
   ok_before_.resize(keep_from + 1);
+  ci_before_.resize(keep_from + 1);
   point_text_.cut(keep_from);
   line_text_.cut(line_keep);
   for (std::size_t k = 0; k < line_head_ends.size(); ++k) {
@@ -532,6 +540,7 @@ ChartWriter::PointsWritten ChartWriter::points(SeriesView s, const RowTable& row
     const Point& p = points_[i];
     const bool ok = (p.flags & 2u) != 0;
     ok_before_.push_back(ok_before_.back() + (ok ? 1 : 0));
+    ci_before_.push_back(ci_before_.back() + (std::isnan(p.ci_lo) ? 0 : 1));
     if (keeps_text(i)) {
       const std::size_t a = kept ? old_point_ends[kept - 1] : 0, la = kept ? old_line_ends[kept - 1] : 0;
       point_text_.append(std::string_view(old_points).substr(a, old_point_ends[kept] - a));
@@ -554,6 +563,26 @@ ChartWriter::PointsWritten ChartWriter::points(SeriesView s, const RowTable& row
       pt.key("kind").str(ok ? "ok" : "failed");
       pt.key("label").str(format_latency(r.latency));
       if (speedup_mode) pt.key("speedupLabel").str("×" + short_number(p.speedup));
+      // S: the interval as the whisker's ends, in the same units as v; the labels with their figures
+      // (one decimal), worded by the tab from the chart's `versusWords`.
+      if (!std::isnan(p.ci_lo)) {
+        pt.key("ci").open('[');
+        pt.item().num(frame_value(p.ci_lo, log_scale));
+        pt.item().num(frame_value(p.ci_hi, log_scale));
+        pt.close(']');
+        pt.key("ciLabel").str(format_latency(p.ci_lo) + " – " + format_latency(p.ci_hi));
+      }
+      auto versus = [&](const char* key, Versus v, double pct, double pm) {
+        if (v == Versus::none) return;
+        pt.key(key).open('{');
+        pt.key("v").str(versus_name(v));
+        pt.key("pct").num(std::round(std::fabs(pct) * 10.0) / 10.0);
+        if (v != Versus::unsure) pt.key("pm").num(std::round(pm * 10.0) / 10.0);
+        pt.close('}');
+      };
+      versus("vsBest", p.vs_best, p.best_pct, p.best_pm);
+      if (p.vs_best != Versus::none) pt.key("vsBestOf").num(static_cast<double>(p.best_of));
+      versus("vsReference", p.vs_ref, p.ref_pct, p.ref_pm);
     } else {
       pt.key("kind").str("unmeasured");
       if (p.flags & 4u) pt.key("pending").boolean(true);
@@ -798,6 +827,16 @@ std::string ChartWriter::final_number(SeriesView s, const RowPhases& phases) con
   z.key("wrapUp").num(static_cast<double>(c_wrap));
   z.close('}');
 
+  // S: the comparison words, once per chart, where some point carries an interval (verdict.hpp).
+  if (!ci_before_.empty() && ci_before_.back() > 0) {
+    z.key("versusWords").open('{');
+    for (const bool zh : {true, false}) {
+      z.key(zh ? "zh" : "en").open('{');
+      for (const auto& w : versus_words()) z.key(w.key).str(zh ? w.zh : w.en);
+      z.close('}');
+    }
+    z.close('}');
+  }
   // The Final claim and its number (final_claim, final_number, derived.hpp: spec H-8).
   const auto claim = final_claim(s.iterations, s.finalize);
   if (claim) {
@@ -833,6 +872,10 @@ std::string ChartWriter::final_number(SeriesView s, const RowPhases& phases) con
       z.close('}');
       z.key("gapPct").num(f->gapPct);
       z.key("gapFlag").boolean(f->gapFlag);
+      if (f->gapVerdict != Versus::none) {
+        z.key("gapVerdict").str(versus_name(f->gapVerdict));
+        z.key("gapPmPct").num(std::round(f->gapPmPct * 10.0) / 10.0);
+      }
     }
     z.close('}');
   } else {
@@ -892,7 +935,8 @@ void ChartWriter::write_append(std::string& out, std::size_t from, std::size_t p
 }
 
 std::size_t ChartWriter::approx_bytes() const {
-  std::size_t b = sizeof(ChartWriter) + points_.capacity() * sizeof(Point) + ok_before_.capacity() * sizeof(std::size_t);
+  std::size_t b = sizeof(ChartWriter) + points_.capacity() * sizeof(Point) + ok_before_.capacity() * sizeof(std::size_t) +
+                  ci_before_.capacity() * sizeof(std::uint32_t);
   b += (profiled_ends_.capacity() + mark_at_.capacity()) * sizeof(std::size_t) + mark_seq_.capacity() * sizeof(double);
   for (const auto* v : {&lat_min_before_, &lat_max_before_, &suffix_min_}) b += v->capacity() * sizeof(double);
   b += finalized_.capacity() * sizeof(std::size_t);

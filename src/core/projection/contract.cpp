@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "kopt/anchors.hpp"
 #include "kopt/utf16.hpp"
@@ -265,6 +266,34 @@ void read_slurm(Iteration& it, const json& v, Note& note) {
   if (w.jobId || w.node || w.partition || w.gpu) it.slurm = std::move(w);
 }
 
+// `latency_ci_ms` / `reference_ci_ms`: [lo, hi] in ms holding its latency; `samples`: a positive whole
+// number of timed trials (issue 49). Anything else is dropped with a note: absent means unknown.
+template <class Note>
+void read_noise(Iteration& it, const json& p, Note& note) {
+  Noise n;
+  auto interval = [&](const char* key, std::optional<double> latency) -> std::optional<Interval> {
+    auto v = p.find(key);
+    if (v == p.end() || v->is_null()) return std::nullopt;
+    std::optional<Interval> out;
+    if (v->is_array() && v->size() == 2)
+      if (auto lo = as_number((*v)[0]), hi = as_number((*v)[1]); lo && hi)
+        out = valid_interval(*lo, *hi, latency.value_or(std::numeric_limits<double>::quiet_NaN()));
+    if (!out) note(key, js_stringify(*v) + " is not [lo, hi] (0 < lo <= hi, holding its latency): dropped");
+    return out;
+  };
+  if (it.latencyMs) n.latencyCi = interval("latency_ci_ms", it.latencyMs);
+  else if (auto v = p.find("latency_ci_ms"); v != p.end() && !v->is_null()) note("latency_ci_ms", "the point has no latency: dropped");
+  // The reference's latency is the one the point implies (latency × speedup, J-1), known later: the
+  // labels check that the interval holds it (projector.cpp).
+  n.referenceCi = interval("reference_ci_ms", std::nullopt);
+  if (auto s = p.find("samples"); s != p.end() && !s->is_null()) {
+    auto v = as_number(*s);
+    if (v && *v >= 1 && *v <= 1e9 && *v == std::floor(*v)) n.samples = static_cast<long long>(*v);
+    else note("samples", js_stringify(*s) + " is not a whole number of trials (1 or more): dropped");
+  }
+  if (n.latencyCi || n.referenceCi || n.samples) it.noise = std::move(n);
+}
+
 }  // namespace
 
 void apply_payload_fields(Iteration& it, const json& p, std::vector<FieldNote>* notes) {
@@ -302,6 +331,8 @@ void apply_payload_fields(Iteration& it, const json& p, std::vector<FieldNote>* 
   } else if (m != p.end() && !m->is_null()) {
     note("native_metrics", "not an object: ignored");
   }
+
+  read_noise(it, p, note);
 
   if (auto r = p.find("reward_hack_detected"); r != p.end() && r->is_boolean() && r->get<bool>()) it.rewardHack = true;
   if (auto e = p.find("error"); e != p.end() && e->is_string() && !e->get_ref<const std::string&>().empty())

@@ -43,6 +43,8 @@ LoopState LoopState::from_json(const json& j) {
   s.supervise = bool_or(j, "supervise", s.supervise);
   if (auto it = j.find("challengedFinalizeSeq"); it != j.end())
     if (auto n = as_number(*it)) s.challengedFinalizeSeq = *n;
+  if (auto it = j.find("lastBestIndex"); it != j.end())
+    if (auto n = as_number(*it); n && *n >= 0 && *n == std::floor(*n)) s.lastBestIndex = *n;
   return s;
 }
 
@@ -51,6 +53,7 @@ json LoopState::to_json() const {
          {"round", round},         {"lastEvalCount", lastEvalCount},
          {"noProgressRounds", noProgressRounds}, {"supervise", supervise}};
   if (challengedFinalizeSeq) j["challengedFinalizeSeq"] = *challengedFinalizeSeq;
+  if (lastBestIndex) j["lastBestIndex"] = *lastBestIndex;
   return j;
 }
 
@@ -373,6 +376,46 @@ std::size_t latest_run_start(const Series& s) {
   return start;
 }
 
+std::optional<Interval> reference_interval(const Iteration& it) {
+  if (!it.noise || !it.noise->referenceCi || !it.latencyMs || !it.speedup || !(*it.speedup > 0)) return std::nullopt;
+  const double ref = *it.latencyMs * *it.speedup;
+  const Interval& r = *it.noise->referenceCi;
+  // The speedup may be rounded where it was printed: a part in a million either way still holds.
+  if (ref < r.lo * (1 - 1e-6) || ref > r.hi * (1 + 1e-6)) return std::nullopt;
+  return r;
+}
+
+namespace {
+bool labellable(const Iteration& it) {
+  return it.honest_measured() && !it.is_replay() && it.noise && it.noise->latencyCi;
+}
+}  // namespace
+
+void label_point(Iteration& it, const Iteration* best, std::size_t best_index) {
+  it.vsBest = it.vsReference = Versus::none;
+  if (!labellable(it)) return;
+  if (best && best->latencyMs) {
+    const auto bi = best->noise ? best->noise->latencyCi : std::nullopt;
+    it.vsBest = compare_latencies(*it.latencyMs, it.noise->latencyCi, *best->latencyMs, bi).verdict;
+    it.bestBefore = static_cast<std::uint32_t>(best_index);
+  }
+  if (auto c = versus_reference(it)) it.vsReference = c->verdict;
+}
+
+std::optional<Comparison> versus_best(const std::vector<Iteration>& points, std::size_t i) {
+  if (i >= points.size()) return std::nullopt;
+  const Iteration& it = points[i];
+  if (it.vsBest == Versus::none || it.bestBefore >= points.size() || !labellable(it)) return std::nullopt;
+  const Iteration& b = points[it.bestBefore];
+  if (!b.latencyMs) return std::nullopt;
+  return compare_latencies(*it.latencyMs, it.noise->latencyCi, *b.latencyMs, b.noise ? b.noise->latencyCi : std::nullopt);
+}
+
+std::optional<Comparison> versus_reference(const Iteration& it) {
+  if (!labellable(it) || !it.speedup || !(*it.speedup > 0)) return std::nullopt;
+  return compare_latencies(*it.latencyMs, it.noise->latencyCi, *it.latencyMs * *it.speedup, reference_interval(it));
+}
+
 namespace {
 // Why a point cannot be the Final, or nullopt when it can.
 std::optional<std::string> final_refusal(const Iteration& it) {
@@ -486,11 +529,22 @@ std::optional<FinalNumber> final_number(const std::vector<Iteration>& points, co
   out.latency = *points[f].latencyMs;  // accepted: measured, positive and finite
   out.remeasured = points[f].is_replay();
   if (out.remeasured && claim->named && *claim->named != f) {
-    const double named = *points[*claim->named].latencyMs;
+    const Iteration& first = points[*claim->named];
+    const double named = *first.latencyMs;
     const double gap = (out.latency / named - 1.0) * 100.0;
     out.self = claim->named;
     out.gapPct = std::round(gap * 10.0) / 10.0;
-    out.gapFlag = std::fabs(gap) > kFinalGapFlagPct;
+    // S-3: with both intervals, the gap is judged by them (flagged unless SAME within noise); without,
+    // by the fixed threshold (one replay with no noise estimate of its own).
+    const auto ci = [](const Iteration& x) { return x.noise ? x.noise->latencyCi : std::nullopt; };
+    if (ci(points[f]) && ci(first)) {
+      const Comparison c = compare_latencies(out.latency, ci(points[f]), named, ci(first));
+      out.gapVerdict = c.verdict;
+      out.gapPmPct = c.pmPct;
+      out.gapFlag = c.verdict != Versus::same;
+    } else {
+      out.gapFlag = std::fabs(gap) > kFinalGapFlagPct;
+    }
   }
   return out;
 }
@@ -593,6 +647,20 @@ bool unreviewed_evals(const Series& s) {
   return false;
 }
 
+bool round_progressed(const Series& s, const LoopState& state) {
+  if (completed_evals(s) <= state.lastEvalCount) return false;  // nothing new was measured
+  if (!state.significantProgress || !state.lastBestIndex) return true;
+  const auto was = static_cast<std::size_t>(*state.lastBestIndex);
+  if (was >= s.iterations.size() || !s.iterations[was].latencyMs) return true;
+  const Iteration& before = s.iterations[was];
+  const auto before_ci = before.noise ? before.noise->latencyCi : std::nullopt;
+  if (!before_ci) return true;  // the best had no interval: new evaluations are progress, as without intervals
+  if (!s.bestIndex || *s.bestIndex == was) return false;  // measured more, none better
+  const Iteration& now = s.iterations[*s.bestIndex];
+  const auto c = compare_latencies(*now.latencyMs, now.noise ? now.noise->latencyCi : std::nullopt, *before.latencyMs, before_ci);
+  return c.verdict != Versus::same && c.verdict != Versus::slower;  // faster, or unsure (no interval to tell by)
+}
+
 Decision decide_continuation(const Series& s, const LoopState& state, long long max_no_progress_rounds) {
   Decision d;
   d.evalsDone = completed_evals(s);
@@ -603,8 +671,7 @@ Decision decide_continuation(const Series& s, const LoopState& state, long long 
   } else if (d.evalsDone >= state.budget) {
     d.action = "wrap-up";
     d.reason = "budget";
-  } else if (state.round > 0 && d.evalsDone <= state.lastEvalCount &&
-             state.noProgressRounds + 1 >= max_no_progress_rounds) {
+  } else if (state.round > 0 && !round_progressed(s, state) && state.noProgressRounds + 1 >= max_no_progress_rounds) {
     d.action = "wrap-up";
     d.reason = "no-progress";
   } else {
@@ -621,16 +688,20 @@ long long evals_over_budget(const Series& s, long long budget) {
 json derived_json(const Series& s, bool has_user_task, const json& loop_inputs) {
   json state = state_defaults();
   long long max_np = 2, ept = 3;
+  bool significant = true;
   if (loop_inputs.is_object()) {
     if (auto st = loop_inputs.find("state"); st != loop_inputs.end() && st->is_object())
       for (auto it = st->begin(); it != st->end(); ++it) state[it.key()] = it.value();
     max_np = int_or(loop_inputs, "maxNoProgressRounds", max_np);
+    significant = bool_or(loop_inputs, "significantProgress", significant);
     ept = int_or(loop_inputs, "evalsPerTurn", ept);
   }
   LoopState ls = LoopState::from_json(state);
+  ls.significantProgress = significant;
 
   json j = json::object();
   j["loopInputs"] = json{{"state", state}, {"maxNoProgressRounds", max_np}, {"evalsPerTurn", ept}};
+  if (!significant) j["loopInputs"]["significantProgress"] = false;
   j["hasUserTask"] = has_user_task;
   j["completedEvals"] = completed_evals(s);
   j["evaluationPhases"] = evaluation_phases(s, ls.budget);

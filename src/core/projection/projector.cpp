@@ -9,6 +9,7 @@
 #include "kopt/anchors.hpp"
 #include "kopt/compare.hpp"
 #include "kopt/contract.hpp"
+#include "kopt/derived.hpp"
 #include "kopt/events.hpp"
 #include "kopt/match.hpp"
 #include "kopt/sha256.hpp"
@@ -254,6 +255,8 @@ struct Projector::Impl {
 
   // A point's measurement is now final: update best (I-1) and the finalize marks (H-2, H-3).
   void settle(std::size_t i) {
+    // N-2: labelled against the best settled before it (what the panel showed when it came in).
+    label_point(iterations[i], best ? &iterations[*best] : nullptr, best.value_or(0));
     const Iteration& it = iterations[i];
     if (it.evaluationId) {
       points_by_eval_id[*it.evaluationId].push_back(i);
@@ -873,6 +876,9 @@ void copy_outline(Iteration& it, const Iteration& src, bool finalized) {
   it.evaluatorFailed = src.evaluatorFailed;
   it.finalized = finalized;
   it.time = src.time;
+  // The interval and labels (spec S): the chart's whiskers and words read them.
+  it.noise = src.noise;
+  it.vsBest = src.vsBest, it.vsReference = src.vsReference, it.bestBefore = src.bestBefore;
   // A plugin-measured point's hashes (DV-13): the comparison reads the reference's.
   it.plugin = src.plugin;
   if (src.plugin) it.sources = src.sources;

@@ -81,6 +81,25 @@ void write_json(std::string& out, const Iteration& it) {
   if (it.correct) w.boolean("correct", *it.correct);
   if (it.latencyMs) w.num("latencyMs", *it.latencyMs);
   if (it.speedup) w.num("speedup", *it.speedup);
+  if (it.noise) {
+    auto interval = [&](const char* key, const std::optional<Interval>& v) {
+      if (!v) return;
+      w.key(key);
+      out.push_back('[');
+      out += js_number(v->lo);
+      out.push_back(',');
+      out += js_number(v->hi);
+      out.push_back(']');
+    };
+    interval("latencyCi", it.noise->latencyCi);
+    interval("referenceCi", it.noise->referenceCi);
+    if (it.noise->samples) w.num("samples", static_cast<double>(*it.noise->samples));
+  }
+  if (it.vsBest != Versus::none) {
+    w.str("vsBest", versus_name(it.vsBest));
+    w.num("vsBestOf", it.bestBefore);
+  }
+  if (it.vsReference != Versus::none) w.str("vsReference", versus_name(it.vsReference));
   if (!it.metrics.empty()) {
     w.key("metrics");
     ObjectWriter m(w.out());

@@ -2,6 +2,7 @@
 // for the loop's and the chart's tests and oracles alike. Numbers outside what the projector could
 // have written are left out: a round's budget must be a whole 1…1e9, bestIndex a row that exists.
 #include <cmath>
+#include <limits>
 
 #include "kopt/series.hpp"
 
@@ -81,6 +82,22 @@ Series series_from_wire(const json& body) {
     it.correct = opt_bool(j, "correct");
     it.latencyMs = opt_num(j, "latencyMs");
     it.speedup = opt_num(j, "speedup");
+    {
+      Noise n;
+      auto interval = [&](const char* key) -> std::optional<Interval> {
+        auto v = j.find(key);
+        if (v == j.end() || !v->is_array() || v->size() != 2) return std::nullopt;
+        auto lo = as_number((*v)[0]), hi = as_number((*v)[1]);
+        return lo && hi ? valid_interval(*lo, *hi, std::numeric_limits<double>::quiet_NaN()) : std::nullopt;
+      };
+      n.latencyCi = interval("latencyCi");
+      n.referenceCi = interval("referenceCi");
+      n.samples = opt_int(j, "samples", 1, 1e9);
+      if (n.latencyCi || n.referenceCi || n.samples) it.noise = std::move(n);
+      if (auto v = opt_str(j, "vsBest")) it.vsBest = versus_from(*v);
+      if (auto b = opt_int(j, "vsBestOf", 0, 4294967294.0)) it.bestBefore = static_cast<std::uint32_t>(*b);
+      if (auto v = opt_str(j, "vsReference")) it.vsReference = versus_from(*v);
+    }
     if (auto m = j.find("metrics"); m != j.end() && m->is_object()) {
       for (const auto& [k, v] : m->items()) {
         if (auto n = as_number(v)) it.metrics.emplace_back(k, *n);

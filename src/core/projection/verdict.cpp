@@ -1,5 +1,9 @@
 #include "kopt/verdict.hpp"
 
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
 namespace kopt {
 
 std::string verdict_of(const Iteration& it) {
@@ -28,6 +32,39 @@ std::optional<std::vector<std::string>> trust_lowered(const Iteration& it) {
       out.push_back(a);
   if (out.empty()) return std::nullopt;
   return out;
+}
+
+const std::vector<VersusWord>& versus_words() {
+  static const std::vector<VersusWord> kWords = {
+      {"best.faster", "比此前的最佳 ★ 快 {pct}% ± {pm}", "faster than the ★ before it by {pct}% ± {pm}"},
+      {"best.same", "与此前的最佳 ★ 相同（差异在噪声内，{pct}% ± {pm}）", "same as the ★ before it within noise ({pct}% ± {pm})"},
+      {"best.slower", "比此前的最佳 ★ 慢 {pct}% ± {pm}", "slower than the ★ before it by {pct}% ± {pm}"},
+      {"best.unsure", "无法与此前的最佳 ★ 比较（它没有置信区间）", "unsure against the ★ before it (it has no interval)"},
+      {"ref.faster", "比参考实现快 {pct}% ± {pm}", "faster than the reference by {pct}% ± {pm}"},
+      {"ref.same", "与参考实现相同（差异在噪声内）", "same as the reference within noise"},
+      {"ref.slower", "比参考实现慢 {pct}% ± {pm}", "slower than the reference by {pct}% ± {pm}"},
+      {"ref.unsure", "无法判断是否快于参考实现（参考没有置信区间）", "unsure against the reference (it has no interval)"},
+      {"gap.faster", "复测更快 {pct}% ± {pm}，超出噪声", "re-measured {pct}% ± {pm} faster, beyond the noise"},
+      {"gap.same", "复测与实测相同（在噪声内，± {pm}）", "re-measured the same within noise (± {pm})"},
+      {"gap.slower", "复测更慢 {pct}% ± {pm}，超出噪声", "re-measured {pct}% ± {pm} slower, beyond the noise"},
+  };
+  return kWords;
+}
+
+std::string versus_text(std::string_view key, double pct, double pm, bool zh) {
+  auto one = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", std::round(std::fabs(v) * 10.0) / 10.0);
+    return std::string(buf);
+  };
+  for (const auto& w : versus_words()) {
+    if (w.key != key) continue;
+    std::string s = zh ? w.zh : w.en;
+    for (const auto& [k, v] : {std::pair<std::string_view, std::string>{"{pct}", one(pct)}, {"{pm}", one(pm)}})
+      for (std::size_t at = s.find(k); at != std::string::npos; at = s.find(k, at + v.size())) s.replace(at, k.size(), v);
+    return s;
+  }
+  return {};
 }
 
 Words final_refusal_words(std::string_view reason) {

@@ -123,6 +123,8 @@ std::string supervisor_digest(const Series& s, const DigestInputs& in) {
       o << ".\n";
     }
   }
+  if (s.bestIndex && s.iterations[*s.bestIndex].vsBest == Versus::same)
+    o << "The best row is within noise of the best before it: not a real gain.\n";
   const long long stagnant = stagnation_count(s);
   if (stagnant > 0) o << "Evaluations since the best: " << stagnant << ".\n";
   if (auto ref = reference_latency(s)) o << "Pooled reference latency: " << fmt(*ref) << " ms.\n";
@@ -195,6 +197,9 @@ std::string supervisor_digest(const Series& s, const DigestInputs& in) {
     o << "#" << (i + 1) << " seq " << js_stringify(it.seq.raw) << " " << status_of(it) << " ";
     o << (it.latencyMs ? fmt(*it.latencyMs) + " ms" : std::string("—"));
     if (it.speedup) o << " x" << fmt(*it.speedup);
+    if (it.noise && it.noise->latencyCi) o << " [" << fmt(it.noise->latencyCi->lo) << ".." << fmt(it.noise->latencyCi->hi) << " ms]";
+    // S-2: the reviewer is told which gains are real and which are within noise.
+    if (const auto c = versus_best(s.iterations, i)) o << " (" << versus_text(std::string("best.") + versus_name(c->verdict), c->effectPct, c->pmPct, false) << ")";
     if (i < phases.size() && phases[i] != "optimization") o << " (" << phases[i] << ")";
     if (s.bestIndex && *s.bestIndex == i) o << " BEST";
     if (it.finalized) o << " FINALIZED";
