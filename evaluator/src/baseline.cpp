@@ -29,6 +29,7 @@ nlohmann::json BaselineRecord::to_json() const {
                       {"trials", trials},
                       {"rel_iqr", rel_iqr}};
   if (load.is_object() && !load.empty()) j["load"] = load;
+  if (ci_lo_ms > 0 && ci_hi_ms >= ci_lo_ms) j["ci95_ms"] = {ci_lo_ms, ci_hi_ms};
   return j;
 }
 
@@ -49,6 +50,12 @@ BaselineRecord BaselineRecord::from_json(const nlohmann::json& j) {
   r.trials = j.value("trials", size_t(0));
   r.rel_iqr = j.value("rel_iqr", 0.0);
   if (j.contains("load") && j["load"].is_object()) r.load = j["load"];
+  if (auto c = j.find("ci95_ms"); c != j.end() && c->is_array() && c->size() == 2 && (*c)[0].is_number() &&
+      (*c)[1].is_number()) {
+    const double lo = (*c)[0].get<double>(), hi = (*c)[1].get<double>();
+    // Kept only when it holds the record's median (an edited file loses its interval, not its figure).
+    if (lo > 0 && lo <= r.ref_runtime_ms && r.ref_runtime_ms <= hi) r.ci_lo_ms = lo, r.ci_hi_ms = hi;
+  }
   return r;
 }
 

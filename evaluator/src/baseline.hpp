@@ -18,6 +18,9 @@ struct BaselineRecord {
   std::string measured_at;  // ISO-8601 UTC
   size_t trials = 0;
   double rel_iqr = 0;
+  // The median's distribution-free 95 % interval (stats.hpp median_ci_sorted), ms; both 0 when the
+  // trials were too few to reach 95 % or the record predates it (then no reference_ci_ms).
+  double ci_lo_ms = 0, ci_hi_ms = 0;
   // Other processes' CPU use while it was measured (load.hpp: Load::to_json); {} when not measured
   // (a record from an older kopt-bench). Not part of the key: a contended record is marked, not refused.
   nlohmann::json load = nlohmann::json::object();

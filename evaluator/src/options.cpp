@@ -12,7 +12,7 @@ json Options::to_json() const {
             {"precision", precision}, {"device", device}, {"timer", timer}, {"num_correct_trials", num_correct_trials},
             {"off_distribution_trials", off_distribution_trials},
             {"warmup", warmup}, {"min_trials", stop.min_trials}, {"max_trials", stop.max_trials},
-            {"target_rel_ci", stop.target_rel_ci}, {"max_seconds", stop.max_seconds},
+            {"target_rel_ci", stop.target_rel_ci}, {"target_abs_ms", stop.target_abs_ms}, {"max_seconds", stop.max_seconds},
             {"fresh_inputs", fresh_inputs}, {"tolerance", tolerance}, {"baseline", baseline},
             {"refresh_baseline", refresh_baseline}, {"cache_dir", cache_dir}, {"timeout_s", timeout_s}, {"no_timing", no_timing}, {"namespaces", namespaces}};
   if (atol) j["atol"] = *atol;
@@ -36,6 +36,7 @@ Options Options::from_json(const json& j) {
   o.stop.min_trials = j.value("min_trials", size_t(15));
   o.stop.max_trials = j.value("max_trials", size_t(100));
   o.stop.target_rel_ci = j.value("target_rel_ci", 0.005);
+  o.stop.target_abs_ms = j.value("target_abs_ms", 0.002);
   o.stop.max_seconds = j.value("max_seconds", 30.0);
   o.fresh_inputs = j.value("fresh_inputs", true);
   o.tolerance = j.value("tolerance", "auto");
@@ -63,6 +64,7 @@ json Options::non_defaults() const {
   if (stop.min_trials != d.stop.min_trials) j["min_trials"] = stop.min_trials;
   if (stop.max_trials != d.stop.max_trials) j["max_trials"] = stop.max_trials;
   if (stop.target_rel_ci != d.stop.target_rel_ci) j["target_ci"] = stop.target_rel_ci;
+  if (stop.target_abs_ms != d.stop.target_abs_ms) j["target_ci_abs_ms"] = stop.target_abs_ms;
   if (stop.max_seconds != d.stop.max_seconds) j["max_time_s"] = stop.max_seconds;
   if (!fresh_inputs) j["fresh_inputs"] = false;
   if (tolerance != d.tolerance) j["tolerance"] = tolerance;
@@ -99,6 +101,7 @@ usage: kopt-bench --ref REF --solution SRC [--solution SRC ...] --inputs SPEC.js
   --min-trials N             fewest timed samples before stopping (default 15)
   --max-trials N             most timed samples (default 100)
   --target-ci F              stop when the median's 95% CI half-width / median <= F (default 0.005)
+  --target-ci-abs MS         ... or when that half-width is <= MS milliseconds (default 0.002; 0: off)
   --max-time S               wall-time cap of one timed loop in seconds (default 30)
   --no-fresh-inputs          reuse one input set for all timed calls (the older regime)
   --tolerance auto|fixed     auto (fp32 default): fixed tolerance, else an fp64 oracle check
@@ -221,6 +224,9 @@ ParseOutcome parse_args(int argc, char** argv, Options* o) {
     } else if (a == "--target-ci") {
       if (!need(&v) || !to_double(v, &d) || d <= 0) return bad("--target-ci needs a number > 0");
       o->stop.target_rel_ci = d;
+    } else if (a == "--target-ci-abs") {
+      if (!need(&v) || !to_double(v, &d) || d < 0) return bad("--target-ci-abs needs milliseconds >= 0");
+      o->stop.target_abs_ms = d;
     } else if (a == "--max-time") {
       if (!need(&v) || !to_double(v, &d) || d <= 0) return bad("--max-time needs seconds > 0");
       o->stop.max_seconds = d;

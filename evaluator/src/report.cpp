@@ -38,6 +38,8 @@ json Result::to_json() const {
   if (ref_runtime_ms) j["ref_runtime_ms"] = *ref_runtime_ms;
   if (kernel_ms) j["kernel_ms"] = *kernel_ms;
   if (launches) j["launches"] = *launches;
+  if (latency_ci) j["latency_ci"] = {latency_ci->first, latency_ci->second};
+  if (ref_ci) j["ref_ci"] = {ref_ci->first, ref_ci->second};
   if (deviation)
     j["deviation"] = {{"max_abs", deviation->max_abs}, {"avg_abs", deviation->avg_abs},
                       {"max_rel", deviation->max_rel}, {"failed_trials", deviation->failed_trials},
@@ -77,6 +79,13 @@ Result Result::from_json(const json& j) {
   if (j.contains("runtime_ms")) r.runtime_ms = num_or_inf(j, "runtime_ms");
   if (j.contains("ref_runtime_ms")) r.ref_runtime_ms = num_or_inf(j, "ref_runtime_ms");
   if (j.contains("kernel_ms")) r.kernel_ms = num_or_inf(j, "kernel_ms");
+  auto pair_of = [&](const char* k) -> std::optional<std::pair<double, double>> {
+    if (!j.contains(k) || !j[k].is_array() || j[k].size() != 2) return std::nullopt;
+    auto at = [&](size_t i) { return j[k][i].is_number() ? j[k][i].get<double>() : double(INFINITY); };
+    return std::make_pair(at(0), at(1));
+  };
+  r.latency_ci = pair_of("latency_ci");
+  r.ref_ci = pair_of("ref_ci");
   if (j.contains("launches")) r.launches = j["launches"].get<long>();
   if (j.contains("deviation")) {
     const auto& d = j["deviation"];
@@ -84,6 +93,15 @@ Result Result::from_json(const json& j) {
                             d.value("failed_trials", size_t(0)), d.value("trials", size_t(0))};
   }
   return r;
+}
+
+// An interval printed at the payload's 6 decimals, outward (lo down, hi up): it still holds every
+// figure it held before rounding, in particular the printed latency (rounded to nearest).
+static std::optional<json> outward6(double lo, double hi) {
+  const double p = 1e6;
+  const double l = std::floor(lo * p) / p, h = std::ceil(hi * p) / p;
+  if (!(l > 0) || !std::isfinite(h) || h < l) return std::nullopt;
+  return json::array({l, h});
 }
 
 static std::string sci(double v) {
@@ -101,6 +119,21 @@ json kernel_eval_payload(const Result& r) {
   json m = json::object();
   if (r.correct && r.runtime_ms && r.ref_runtime_ms && *r.runtime_ms > 0)
     m["speedup"] = round_to(*r.ref_runtime_ms / *r.runtime_ms, 4);
+  // The intervals (issue 49): each holds its printed figure exactly (outward rounding). The
+  // reference's is widened, if need be, to hold latency_ms x speedup as printed (the reference figure
+  // a reader recovers; the speedup's 4 decimals move it by up to 5e-5 relative).
+  if (r.correct && r.runtime_ms) {
+    const double lat = j["latency_ms"].get<double>();
+    if (r.latency_ci && r.latency_ci->first <= *r.runtime_ms && *r.runtime_ms <= r.latency_ci->second)
+      if (auto ci = outward6(r.latency_ci->first, r.latency_ci->second); ci && (*ci)[0] <= lat && lat <= (*ci)[1])
+        j["latency_ci_ms"] = *ci;
+    if (r.trials >= 1) j["samples"] = r.trials;
+    if (r.ref_ci && m.contains("speedup") && r.ref_ci->first <= *r.ref_runtime_ms && *r.ref_runtime_ms <= r.ref_ci->second) {
+      const double implied = lat * m["speedup"].get<double>();
+      if (auto ci = outward6(std::min(r.ref_ci->first, implied), std::max(r.ref_ci->second, implied)))
+        j["reference_ci_ms"] = *ci;
+    }
+  }
   if (r.ref_runtime_ms) m["ref_runtime_ms"] = round_to(*r.ref_runtime_ms, 6);
   if (r.correct && r.runtime_ms) {
     m["trials"] = r.trials;

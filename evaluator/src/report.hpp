@@ -21,6 +21,9 @@ struct Result {
   std::string timer;       // host | cuda_event | cupti
   std::string timer_note;  // why a fallback happened
   std::optional<double> runtime_ms, ref_runtime_ms, kernel_ms;
+  // The medians' distribution-free 95 % intervals (stats.hpp), ms: the candidate's, and the one of the
+  // reference figure that gives the speedup. Absent when the trials were too few to reach 95 %.
+  std::optional<std::pair<double, double>> latency_ci, ref_ci;
   std::optional<long> launches;
   std::string ref_source;
   std::string sentinel = "NOT_RUN";  // PASS | FAIL | NOT_RUN

@@ -6,6 +6,39 @@
 
 namespace kopt::bench {
 
+double binom_half_cdf(size_t n, size_t j) {
+  if (j >= n) return 1.0;
+  const double ln2n = double(n) * std::log(2.0), lgn = std::lgamma(double(n) + 1);
+  double sum = 0;
+  for (size_t i = 0; i <= j; ++i)
+    sum += std::exp(lgn - std::lgamma(double(i) + 1) - std::lgamma(double(n - i) + 1) - ln2n);
+  return std::min(1.0, sum);
+}
+
+MedianCi median_ci_sorted(const std::vector<double>& v, double level) {
+  MedianCi c;
+  const size_t n = v.size();
+  if (n == 0) return c;
+  const double alpha_half = (1 - level) / 2;
+  // The largest k with P(Bin <= k-1) <= alpha/2; the cumulative sum grows with j, stop at the first miss.
+  size_t k = 0;
+  const double ln2n = double(n) * std::log(2.0), lgn = std::lgamma(double(n) + 1);
+  double cdf = 0;
+  for (size_t j = 0; j < (n + 1) / 2; ++j) {
+    cdf += std::exp(lgn - std::lgamma(double(j) + 1) - std::lgamma(double(n - j) + 1) - ln2n);
+    if (cdf > alpha_half) break;
+    k = j + 1;
+  }
+  c.reaches = k > 0;
+  if (k == 0) k = 1;  // [min, max]: the widest there is, below the level
+  c.k = k;
+  c.lo = v[k - 1];
+  c.hi = v[n - k];
+  c.coverage = std::max(0.0, 1 - 2 * binom_half_cdf(n, k - 1));
+  if (n == 1) c.coverage = 0;
+  return c;
+}
+
 double quantile_sorted(const std::vector<double>& s, double q) {
   if (s.empty()) return 0;
   double pos = q * double(s.size() - 1);
@@ -30,23 +63,18 @@ Summary summarize(std::vector<double> v) {
   mean /= double(v.size());
   for (double x : v) ss += (x - mean) * (x - mean);
   if (v.size() > 1 && mean > 0) s.cv = std::sqrt(ss / double(v.size() - 1)) / mean;
+  s.ci = median_ci_sorted(v);
   if (s.median > 0) {
     s.rel_iqr = (s.q3 - s.q1) / s.median;
-    // Ranks n/2 -+ 1.96 sqrt(n)/2 bound the median with ~95 % confidence whatever the distribution
-    // (binomial normal approximation), which suits skewed timing noise better than a t-interval.
-    double n = double(v.size());
-    double half = 1.959964 * std::sqrt(n) / 2.0;
-    double lo_r = std::max(0.0, n / 2.0 - half), hi_r = std::min(n - 1, n / 2.0 + half);
-    double lo = quantile_sorted(v, lo_r / std::max(1.0, n - 1));
-    double hi = quantile_sorted(v, hi_r / std::max(1.0, n - 1));
-    s.rel_ci_half = (hi - lo) / 2.0 / s.median;
+    // The exact order-statistic interval (binomial ranks), the same one printed as latency_ci_ms.
+    s.rel_ci_half = (s.ci.hi - s.ci.lo) / 2.0 / s.median;
   }
   return s;
 }
 
 std::string StopRule::describe() const {
   std::ostringstream o;
-  o << "median; ci95<=" << target_rel_ci << "; min=" << min_trials << "; max=" << max_trials
+  o << "median; ci95<=" << target_rel_ci << " or " << target_abs_ms << "ms; exact ranks; min=" << min_trials << "; max=" << max_trials
     << "; cap=" << max_seconds << "s";
   return o.str();
 }
@@ -64,7 +92,9 @@ bool should_stop(const StopRule& rule, const std::vector<double>& samples, doubl
                  StopReason* why) {
   if (samples.size() >= rule.max_trials) { *why = StopReason::MaxTrials; return true; }
   if (elapsed_s >= rule.max_seconds && samples.size() >= 3) { *why = StopReason::TimeCap; return true; }
-  if (samples.size() >= rule.min_trials && summarize(samples).rel_ci_half <= rule.target_rel_ci) {
+  if (samples.size() < rule.min_trials) return false;
+  const Summary s = summarize(samples);
+  if (s.ci.reaches && (s.rel_ci_half <= rule.target_rel_ci || (s.ci.hi - s.ci.lo) / 2 <= rule.target_abs_ms)) {
     *why = StopReason::Converged;
     return true;
   }

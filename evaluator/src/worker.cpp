@@ -285,6 +285,7 @@ class Evaluation {
 
   // ---- timing ----
   std::optional<double> ref_ms_;
+  std::optional<std::pair<double, double>> ref_ci_;  // ref_ms_'s 95 % interval (stats.hpp), when reached
   std::optional<BaselineRecord> frozen_;
   std::string timer_name_;
   std::vector<double> fresh_samples_;
@@ -926,6 +927,7 @@ void Evaluation::time_reference() {
   std::vector<std::string> reasons = frozen_reasons(&stored);
   if (reasons.empty()) {
     ref_ms_ = stored->ref_runtime_ms;
+    if (stored->ci_lo_ms > 0) ref_ci_ = std::make_pair(stored->ci_lo_ms, stored->ci_hi_ms);
     frozen_ = stored;
     timer_name_ = stored->key.at("timer").substr(0, stored->key.at("timer").size() - std::strlen(kProtocol));
     key_["timer"] = stored->key.at("timer");
@@ -961,6 +963,11 @@ void Evaluation::time_reference() {
     BaselineRecord rec;
     rec.key = key_;
     rec.ref_runtime_ms = s.median;
+    if (s.ci.reaches) {
+      ref_ci_ = std::make_pair(s.ci.lo, s.ci.hi);
+      rec.ci_lo_ms = s.ci.lo;
+      rec.ci_hi_ms = s.ci.hi;
+    }
     rec.measured_at = utc_now_iso();
     rec.trials = s.n;
     rec.rel_iqr = s.rel_iqr;
@@ -992,6 +999,7 @@ void Evaluation::time_reference() {
     if (!reasons.empty() || !problem.empty()) res_.notes.push_back("baseline re-measured: " + why);
   }
   res_.ref_runtime_ms = ref_ms_;
+  res_.ref_ci = ref_ci_;
 }
 
 // ---------------------------------------------------------------- the candidate
@@ -1115,6 +1123,11 @@ void Evaluation::time_candidate() {
   res_.trials = s.n;
   res_.rel_iqr = s.rel_iqr;
   res_.rel_ci = s.rel_ci_half;
+  // The median's interval (issue 49): printed as latency_ci_ms when its exact coverage reaches 95 %;
+  // below 6 trials none does, and the widest one, [min, max], goes here with its coverage.
+  if (s.ci.reaches) res_.latency_ci = std::make_pair(s.ci.lo, s.ci.hi);
+  else if (s.n >= 1) res_.extra_metrics["latency_ci_widest_ms"] = {round_to(s.ci.lo, 1e-6), round_to(s.ci.hi, 1e-6)};
+  res_.extra_metrics["latency_ci_coverage"] = round_to(s.ci.coverage, 1e-4);
   res_.stop_reason = to_string(ct.reason);
   res_.noisy = ct.reason != StopReason::Converged;
   res_.extra_metrics["cv"] = round_to(s.cv, 1e-5);
@@ -1190,6 +1203,8 @@ void Evaluation::time_candidate() {
       res_.advisory.push_back(b);
       if (faster) {
         res_.ref_runtime_ms = f.median;
+        res_.ref_ci.reset();
+        if (f.ci.reaches) res_.ref_ci = std::make_pair(f.ci.lo, f.ci.hi);
         res_.extra_metrics["ref_runtime_frozen_ms"] = round_to(frozen_->ref_runtime_ms, 1e-6);
         char src[240];
         std::snprintf(src, sizeof src, "; replaced by the reference re-timed now, %.4f ms: %.0f%% faster, beyond the noise +-%.0f%%",

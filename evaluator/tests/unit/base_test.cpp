@@ -7,11 +7,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cmath>
 #include <fstream>
+#include <random>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -201,6 +203,105 @@ TEST(Stats, SummaryAndStopping) {
   EXPECT_EQ(why, StopReason::TimeCap);
 }
 
+// The median's interval (issue 49): exact binomial ranks, checked against a known median.
+TEST(Stats, MedianCiRanksAndEdges) {
+  // n = 20: P(Bin(20, 1/2) <= 5) = 0.0207 <= 0.025 < P(<= 6) = 0.0577, so k = 6: [x6, x15], coverage 0.9586.
+  std::vector<double> v;
+  for (int i = 1; i <= 20; ++i) v.push_back(i);
+  MedianCi c = median_ci_sorted(v);
+  EXPECT_TRUE(c.reaches);
+  EXPECT_EQ(c.k, 6u);
+  EXPECT_DOUBLE_EQ(c.lo, 6);
+  EXPECT_DOUBLE_EQ(c.hi, 15);
+  EXPECT_NEAR(c.coverage, 0.9586, 1e-4);
+  EXPECT_NEAR(binom_half_cdf(20, 5), 0.020695, 1e-6);
+  // n = 6 is the fewest reaching 95 %: [min, max], 1 - 2/64.
+  c = median_ci_sorted({1, 2, 3, 4, 5, 6});
+  EXPECT_TRUE(c.reaches);
+  EXPECT_DOUBLE_EQ(c.lo, 1);
+  EXPECT_DOUBLE_EQ(c.hi, 6);
+  EXPECT_NEAR(c.coverage, 1 - 2.0 / 64, 1e-12);
+  // n = 5: no rank reaches; the widest interval with its coverage 1 - 2/32.
+  c = median_ci_sorted({1, 2, 3, 4, 5});
+  EXPECT_FALSE(c.reaches);
+  EXPECT_DOUBLE_EQ(c.lo, 1);
+  EXPECT_DOUBLE_EQ(c.hi, 5);
+  EXPECT_NEAR(c.coverage, 0.9375, 1e-12);
+  // n = 1: a point, coverage 0; n = 0: nothing.
+  c = median_ci_sorted({7});
+  EXPECT_FALSE(c.reaches);
+  EXPECT_DOUBLE_EQ(c.lo, 7);
+  EXPECT_DOUBLE_EQ(c.hi, 7);
+  EXPECT_EQ(c.coverage, 0);
+  EXPECT_EQ(median_ci_sorted({}).k, 0u);
+  // Ties: still order statistics, the interval holds the median.
+  Summary t = summarize({2, 2, 2, 2, 2, 2, 2, 3, 3, 1});
+  EXPECT_TRUE(t.ci.reaches);
+  EXPECT_LE(t.ci.lo, t.median);
+  EXPECT_GE(t.ci.hi, t.median);
+  EXPECT_EQ(t.ci.k, 2u);  // n = 10: [x2, x9] of 1 2 2 2 2 2 2 2 3 3
+  EXPECT_DOUBLE_EQ(t.ci.lo, 2);
+  EXPECT_DOUBLE_EQ(t.ci.hi, 3);
+  EXPECT_DOUBLE_EQ(t.rel_ci_half, 0.25);
+  // Large n: no underflow (2^-5000), the ranks near n/2 -+ 1.96 sqrt(n)/2.
+  std::vector<double> big;
+  for (int i = 0; i < 5000; ++i) big.push_back(i);
+  c = median_ci_sorted(big);
+  EXPECT_TRUE(c.reaches);
+  EXPECT_NEAR(double(c.k), 2500 - 1.96 * std::sqrt(5000.0) / 2, 3);
+  EXPECT_GE(c.coverage, 0.95);
+  // The summary's half-width is the printed interval's.
+  Summary u = summarize(v);
+  EXPECT_NEAR(u.rel_ci_half, (15.0 - 6.0) / 2 / 10.5, 1e-12);
+}
+
+TEST(Stats, MedianCiCoversAKnownMedian) {
+  // 2000 experiments per n from a skewed distribution (exponential, median ln 2) and a discrete one
+  // (ties); the interval must hold the true median in >= 93 % of them (nominal >= 95 %).
+  std::mt19937_64 g(49);
+  std::exponential_distribution<double> ex(1.0);
+  for (size_t n : {6u, 10u, 15u, 30u, 100u}) {
+    int hit = 0, hit_ties = 0;
+    for (int e = 0; e < 2000; ++e) {
+      std::vector<double> x(n), d(n);
+      for (size_t i = 0; i < n; ++i) {
+        x[i] = 0.01 + ex(g);
+        d[i] = std::floor(8 * ex(g));  // median floor(8 ln 2) = 5
+      }
+      std::sort(x.begin(), x.end());
+      std::sort(d.begin(), d.end());
+      MedianCi c = median_ci_sorted(x), cd = median_ci_sorted(d);
+      hit += c.lo <= 0.01 + std::log(2.0) && 0.01 + std::log(2.0) <= c.hi;
+      hit_ties += cd.lo <= 5 && 5 <= cd.hi;
+      ASSERT_GE(c.coverage, 0.95);
+    }
+    EXPECT_GE(hit, 1860) << "n=" << n;
+    EXPECT_GE(hit_ties, 1860) << "n=" << n;
+  }
+}
+
+TEST(Stats, StopsOnTheIntervalRelativeOrAbsolute) {
+  StopRule r;
+  r.min_trials = 15;
+  r.max_trials = 1000;
+  r.target_rel_ci = 0.005;
+  r.target_abs_ms = 0.002;
+  StopReason why;
+  // A fast op (0.01 ms) with +-10 % jitter: 0.5 % is far, 2 us is near.
+  std::vector<double> fast;
+  for (int i = 0; i < 15; ++i) fast.push_back(0.01 * (0.9 + 0.2 * (i % 5) / 4.0));
+  EXPECT_TRUE(should_stop(r, fast, 0.1, &why));
+  EXPECT_EQ(why, StopReason::Converged);
+  r.target_abs_ms = 0;  // off: the relative target alone
+  EXPECT_FALSE(should_stop(r, fast, 0.1, &why));
+  // A slow op with the same relative jitter: 2 us is no help.
+  r.target_abs_ms = 0.002;
+  std::vector<double> slow;
+  for (double x : fast) slow.push_back(x * 1000);
+  EXPECT_FALSE(should_stop(r, slow, 0.1, &why));
+  EXPECT_NE(r.describe().find("0.002ms"), std::string::npos);
+}
+
 namespace {
 std::map<std::string, std::string> sample_key() {
   std::map<std::string, std::string> k;
@@ -357,13 +458,93 @@ TEST(Report, CorrectRunLinesInOrderWithKernelEvalLast) {
       "REF_SOURCE: frozen baseline \\(measured 2026-08-15T08:29:18\\+00:00\\)",
       "MUTATION_SENTINEL: PASS",
       "KERNEL_EVAL=\\{\"artifact\":\"solution/kernel\\.cu\",\"compiled\":true,\"correct\":true,"
-      "\"latency_ms\":0\\.452,\"native_metrics\":\\{.*\"speedup\":2\\.7212.*\\}\\}",
+      "\"latency_ms\":0\\.452,\"native_metrics\":\\{.*\"speedup\":2\\.7212.*\\},\"samples\":31\\}",
   });
   json p = kernel_eval_payload(r);
   EXPECT_DOUBLE_EQ(p["native_metrics"]["ref_runtime_ms"].get<double>(), 1.23);
   EXPECT_EQ(p["native_metrics"]["trials"], 31);
   EXPECT_FALSE(p.contains("reward_hack_detected"));
   EXPECT_FALSE(p.contains("error"));
+}
+
+// Issue 49: the intervals hold their printed figures exactly (outward rounding at 6 decimals), the
+// reference's holds latency_ms x speedup as printed, samples is the trials; none without 95 %.
+TEST(Report, IntervalsHoldThePrintedFigures) {
+  Result r;
+  r.artifact = "k.cpp";
+  r.compiled = r.correct = true;
+  r.runtime_ms = 0.01234549;  // prints 0.012345
+  r.latency_ci = std::make_pair(0.01234549, 0.0123456);  // lo is the median itself (ties)
+  r.ref_runtime_ms = 0.0654321;
+  r.ref_ci = std::make_pair(0.0654321, 0.0654321);  // a point: the speedup's 4 decimals move the implied figure
+  r.trials = 17;
+  json p = kernel_eval_payload(r);
+  const double lat = p["latency_ms"].get<double>();
+  ASSERT_TRUE(p.contains("latency_ci_ms"));
+  EXPECT_LE(p["latency_ci_ms"][0].get<double>(), lat);
+  EXPECT_GE(p["latency_ci_ms"][1].get<double>(), lat);
+  EXPECT_GT(p["latency_ci_ms"][0].get<double>(), 0);
+  EXPECT_EQ(p["samples"], 17);
+  ASSERT_TRUE(p.contains("reference_ci_ms"));
+  const double implied = lat * p["native_metrics"]["speedup"].get<double>();
+  EXPECT_LE(p["reference_ci_ms"][0].get<double>(), implied);
+  EXPECT_GE(p["reference_ci_ms"][1].get<double>(), implied);
+  EXPECT_LE(p["reference_ci_ms"][0].get<double>(), 0.0654321);
+  EXPECT_GE(p["reference_ci_ms"][1].get<double>(), 0.0654321);
+  // Printed and parsed back (what the projection reads): the same numbers.
+  json back = json::parse(p.dump());
+  EXPECT_LE(back["latency_ci_ms"][0].get<double>(), back["latency_ms"].get<double>());
+  EXPECT_LE(back["latency_ms"].get<double>(), back["latency_ci_ms"][1].get<double>());
+  // Through the worker's transport.
+  Result t = Result::from_json(json::parse(r.to_json().dump()));
+  EXPECT_EQ(kernel_eval_payload(t).dump(), p.dump());
+  // Randomized: any median inside any interval, printed, still inside.
+  std::mt19937_64 g(7);
+  std::uniform_real_distribution<double> u(1e-5, 50);
+  for (int i = 0; i < 20000; ++i) {
+    double a = u(g), b = a * (1 + 0.1 * std::generate_canonical<double, 53>(g)), m = a + (b - a) * std::generate_canonical<double, 53>(g);
+    Result q = r;
+    q.runtime_ms = m;
+    q.latency_ci = std::make_pair(a, b);
+    q.ref_runtime_ms = m * 3.3;
+    q.ref_ci = std::make_pair(a * 3.3, b * 3.3);
+    json z = json::parse(kernel_eval_payload(q).dump());
+    ASSERT_TRUE(z.contains("latency_ci_ms"));
+    const double l = z["latency_ms"].get<double>();
+    ASSERT_LE(z["latency_ci_ms"][0].get<double>(), l);
+    ASSERT_LE(l, z["latency_ci_ms"][1].get<double>());
+    const double ref = l * z["native_metrics"]["speedup"].get<double>();
+    ASSERT_LE(z["reference_ci_ms"][0].get<double>(), ref);
+    ASSERT_LE(ref, z["reference_ci_ms"][1].get<double>());
+  }
+  // No interval reaching 95 %: no field; not correct: none of them.
+  r.latency_ci.reset();
+  r.ref_ci.reset();
+  p = kernel_eval_payload(r);
+  EXPECT_FALSE(p.contains("latency_ci_ms"));
+  EXPECT_FALSE(p.contains("reference_ci_ms"));
+  r.correct = false;
+  p = kernel_eval_payload(r);
+  EXPECT_FALSE(p.contains("samples"));
+}
+
+// A frozen record keeps its interval; one that does not hold its figure is dropped, the figure kept.
+TEST(Baseline, IntervalRoundTripAndDroppedWhenInconsistent) {
+  BaselineRecord b;
+  b.key = sample_key();
+  b.ref_runtime_ms = 2;
+  b.ci_lo_ms = 1.9;
+  b.ci_hi_ms = 2.2;
+  BaselineRecord c = BaselineRecord::from_json(b.to_json());
+  EXPECT_DOUBLE_EQ(c.ci_lo_ms, 1.9);
+  EXPECT_DOUBLE_EQ(c.ci_hi_ms, 2.2);
+  json j = b.to_json();
+  j["ci95_ms"] = {2.1, 2.2};
+  c = BaselineRecord::from_json(j);
+  EXPECT_EQ(c.ci_lo_ms, 0);
+  EXPECT_DOUBLE_EQ(c.ref_runtime_ms, 2);
+  b.ci_lo_ms = b.ci_hi_ms = 0;
+  EXPECT_FALSE(b.to_json().contains("ci95_ms"));
 }
 
 TEST(Report, FailureShowsDeviationNotTimingAndHackFlag) {
