@@ -428,8 +428,27 @@ TEST(Baseline, FrozenThenReusedThenRefreshedThenInvalidated) {
   EXPECT_TRUE(has(first.out, "^REF_SOURCE: measured now \\(no frozen baseline yet\\)$")) << first.out;
   json stored = json::parse(std::ifstream(bl));
   double frozen = stored["ref_runtime_ms"].get<double>();
+  // Issue 49: the intervals, as printed, hold their figures; the frozen record keeps the reference's.
+  auto intervals_hold = [](const BenchRun& r) {
+    const json& p = r.eval;
+    ASSERT_TRUE(p.contains("latency_ci_ms")) << r.out;
+    const double lat = p["latency_ms"].get<double>(), sp = p["native_metrics"]["speedup"].get<double>();
+    EXPECT_GT(p["latency_ci_ms"][0].get<double>(), 0) << r.out;
+    EXPECT_LE(p["latency_ci_ms"][0].get<double>(), lat) << r.out;
+    EXPECT_LE(lat, p["latency_ci_ms"][1].get<double>()) << r.out;
+    EXPECT_EQ(p["samples"], p["native_metrics"]["trials"]) << r.out;
+    EXPECT_GE(p["native_metrics"]["latency_ci_coverage"].get<double>(), 0.95) << r.out;
+    ASSERT_TRUE(p.contains("reference_ci_ms")) << r.out;
+    EXPECT_LE(p["reference_ci_ms"][0].get<double>(), lat * sp) << r.out;
+    EXPECT_LE(lat * sp, p["reference_ci_ms"][1].get<double>()) << r.out;
+  };
+  intervals_hold(first);
+  ASSERT_TRUE(stored.contains("ci95_ms")) << stored.dump();
+  EXPECT_LE(stored["ci95_ms"][0].get<double>(), frozen);
+  EXPECT_GE(stored["ci95_ms"][1].get<double>(), frozen);
 
   BenchRun second = run({});
+  intervals_hold(second);
   EXPECT_TRUE(has(second.out, "^REF_SOURCE: frozen baseline \\(measured [0-9T:+-]+\\)")) << second.out;
   {
     // The frozen figure, unless the reference re-timed now was faster beyond the noise (a load
@@ -456,6 +475,7 @@ TEST(Baseline, FrozenThenReusedThenRefreshedThenInvalidated) {
     kopt::bench::write_file_mac(kopt::bench::judge_key(KOPT_TEST_CACHE, nullptr), bl);
     BenchRun drift = run({});
     ASSERT_EQ(drift.code, 0) << drift.out;
+    intervals_hold(drift);  // the fresh samples' interval, not the frozen one
     EXPECT_TRUE(has(drift.out, "^REF_SOURCE: frozen baseline \\(measured [0-9T:+-]+\\); replaced by the reference "
                                "re-timed now, [0-9.]+ ms: [0-9]+% faster, beyond the noise")) << drift.out;
     const json& m = drift.eval["native_metrics"];
