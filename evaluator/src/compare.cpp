@@ -270,4 +270,11 @@ Verdict judge(const Outputs& cand, const Outputs& ref, LazyOracle& lazy, const T
   return v;
 }
 
+uint64_t bytes_moved(const std::vector<at::Tensor>& inputs, const Outputs& outputs) {
+  uint64_t n = 0;
+  for (const auto& t : inputs) n += t.defined() ? uint64_t(t.nbytes()) : 0;
+  for (const auto& t : outputs) n += t.defined() ? uint64_t(t.nbytes()) : 0;
+  return n;
+}
+
 }  // namespace kopt::bench

@@ -58,6 +58,11 @@ struct LazyOracle {
 Verdict judge(const Outputs& cand, const Outputs& ref, LazyOracle& oracle, const Tolerance& tol,
               const std::vector<c10::DeviceType>& cand_devices = {});
 
+// The bytes one call must move at least (issue 49): every defined input tensor read once plus every
+// defined output written once (an input updated in place counts once, as read). A lower bound: it
+// knows nothing of re-reads, workspaces or caches. `inputs` may hold non-tensors (scalars: 0 bytes).
+uint64_t bytes_moved(const std::vector<at::Tensor>& inputs, const Outputs& outputs);
+
 // Positions where an output's values are not finite (NaN or +-inf), per output.
 std::vector<bool> nonfinite_outputs(const Outputs& out);
 

@@ -1131,6 +1131,15 @@ void Evaluation::time_candidate() {
   res_.stop_reason = to_string(ct.reason);
   res_.noisy = ct.reason != StopReason::Converged;
   res_.extra_metrics["cv"] = round_to(s.cv, 1e-5);
+  // Distance to the limit (issue 49): the least bytes one call moves and the rate that is at the median.
+  {
+    std::vector<at::Tensor> ins;
+    for (const auto& v : reused_in_)
+      if (v.isTensor()) ins.push_back(v.toTensor());
+    const uint64_t bytes = bytes_moved(ins, reused_ref_.out);
+    res_.extra_metrics["bytes_moved"] = bytes;
+    if (s.median > 0) res_.extra_metrics["bandwidth_gbps"] = round_to(double(bytes) / (s.median * 1e-3) / 1e9, 1e-4);
+  }
   // Inputs that never vary: said, never flagged (an honest kernel on such a spec is honest).
   if (!opt_.fresh_inputs || !any_input_varies(spec_)) res_.extra_metrics["timed_inputs_identical"] = true;
   if (opt_.fresh_inputs && !any_input_varies(spec_))

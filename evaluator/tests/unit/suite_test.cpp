@@ -443,6 +443,10 @@ TEST(Baseline, FrozenThenReusedThenRefreshedThenInvalidated) {
     EXPECT_LE(lat * sp, p["reference_ci_ms"][1].get<double>()) << r.out;
   };
   intervals_hold(first);
+  // The relu fixture moves 64x256 floats in and as many out; the rate is that over the median.
+  EXPECT_EQ(first.eval["native_metrics"].value("bytes_moved", 0), 2 * 64 * 256 * 4) << first.out;
+  EXPECT_NEAR(first.eval["native_metrics"].value("bandwidth_gbps", 0.0),
+              2 * 64 * 256 * 4 / (first.eval["latency_ms"].get<double>() * 1e-3) / 1e9, 2e-3) << first.out;
   ASSERT_TRUE(stored.contains("ci95_ms")) << stored.dump();
   EXPECT_LE(stored["ci95_ms"][0].get<double>(), frozen);
   EXPECT_GE(stored["ci95_ms"][1].get<double>(), frozen);

@@ -115,6 +115,17 @@ Verdict compare(const at::Tensor& c, const at::Tensor& r, LazyOracle l = {}) {
 }
 }  // namespace
 
+// Issue 49: the least bytes a call moves, inputs read once and outputs written once.
+TEST(Compare, BytesMovedCountsInputsAndOutputsOnce) {
+  at::Tensor x = at::randn({64, 256});  // the relu fixture: 64 KiB in, 64 KiB out
+  EXPECT_EQ(bytes_moved({x}, {at::relu(x)}), 2u * 64 * 256 * 4);
+  at::Tensor a = at::zeros({3, 5}, at::kDouble), b = at::zeros({7}, at::kLong), h = at::zeros({10}, at::kHalf);
+  EXPECT_EQ(bytes_moved({a, b, at::Tensor()}, {h, at::Tensor()}), 3u * 5 * 8 + 7 * 8 + 10 * 2);
+  EXPECT_EQ(bytes_moved({}, {}), 0u);
+  // A view counts its own elements, not its base's storage.
+  EXPECT_EQ(bytes_moved({x.narrow(0, 0, 2)}, {}), 2u * 256 * 4);
+}
+
 TEST(Compare, EqualNaNsAndSameInfinitiesAreEqualInEveryRule) {
   const double inf = INFINITY, nan = NAN;
   at::Tensor r = f32({-inf, 1.5, nan, inf, -2.0, 3.0});
