@@ -23,6 +23,12 @@ try: print($1)
 except Exception as e: print('ERR')"
 }
 
+# Issue 49: "1 <what>" when the payload's latency_ci_ms holds latency_ms, reference_ci_ms holds
+# latency_ms x speedup and samples equals native_metrics.trials, else "0 <what>" (ERR: no payload).
+kopt_noise_line() { # name; the output on stdin
+  kopt_field "(lambda m, l, c, r: '%d $1: latency %s in %s, reference %s in %s, samples %s of %s trials, bytes %s, %s GB/s' % (int(c is not None and c[0] <= l <= c[1] and r is not None and r[0] <= l * m['speedup'] <= r[1] and d.get('samples') == m.get('trials')), l, c, l * m['speedup'], r, d.get('samples'), m.get('trials'), m.get('bytes_moved'), m.get('bandwidth_gbps')))(d['native_metrics'], d['latency_ms'], d.get('latency_ci_ms'), d.get('reference_ci_ms'))"
+}
+
 # abi_flags_everywhere: LibTorch's TORCH_CXX_FLAGS (recorded by CMake) on every C++ compile of ours
 # in BUILD's compile_commands.json, torch-free targets included.
 kopt_check_abi_flags() { # build dir

@@ -68,7 +68,7 @@ CACHE="$WORK/cache"
 # Every check this script can report, in order: whatever was not reached is reported SKIP with the
 # reason in WHY_NOT (no GPU, dry run, a failed build, the budget spent), never left out.
 EXPECTED=(prepared cuda_major_match bwrap_namespaces build abi_flags_everywhere cuda_half_linked landlock_library_dirs
-  cuda_unit honest_relu_kernel honest_plain_cu honest_cublas cached_eval confinement_gpu cupti_used cupti_vs_events
+  cuda_unit honest_relu_kernel honest_plain_cu honest_cublas cached_eval noise_intervals confinement_gpu cupti_used cupti_vs_events
   side_stream_counted_cupti side_stream_counted_no_cupti async_unsynced cheat_l2_persist cheat_l2_persist_no_cupti
   cheat_host_cache cpu_cheats_cuda_build stability_spread no_throttle device_time_floor)
 
@@ -372,6 +372,10 @@ if step honest; then
   t=$(date +%s); bench relu.pt "$HERE/relu_big.json" "$C/relu_kernel.cu" --device cuda --baseline "$WORK/b-relu_kernel.json" > "$WORK/cached.out"
   rc=$?
   check cached_eval $rc "(the whole evaluation with the candidate and reference cached: $(since "$t") s)"
+  # Issue 49: the intervals on a GPU evaluation, as printed (fresh reference, then the frozen one's ci95_ms):
+  # each line "1 ..." when latency_ci_ms holds latency_ms, reference_ci_ms holds latency x speedup and samples = trials.
+  NOISE_V=$(for f in honest-relu_kernel cached; do kopt_noise_line "$f" < "$WORK/$f.out"; done)
+  check noise_intervals "$(echo "$NOISE_V" | grep -qv '^1 ' && echo 1 || echo 0)" "($(echo $NOISE_V))"
   figure honest_relu_ms "$HONEST_MS"
 fi
 
