@@ -111,19 +111,6 @@ window.__ModuleLoader__.load({
       'legend.profiled': '做过性能剖析',
       'legend.final': '最终提交',
       'axis.best': '最佳',
-      'verdict.pending': '评测中',
-      'verdict.ok': '通过',
-      'verdict.wrong': '结果错误',
-      'verdict.hack': '作弊检出',
-      'verdict.error': '失败',
-      'verdict.compile': '编译失败',
-      'verdict.evaluator': '评测器故障',
-      'verdict.unknown': '未判定',
-      'trust.plugin': '插件评测器实测',
-      'trust.replay': '插件复测',
-      'trust.tool': '评测工具直接返回',
-      'trust.self-reported': 'Agent 转述的测量',
-      'trust.job': '后台任务输出',
       'trust.command': '来源命令',
       'pop.sources': '测量的字节（SHA-256）',
       'pop.ci': '置信区间',
@@ -268,19 +255,6 @@ window.__ModuleLoader__.load({
       'legend.profiled': 'profiled',
       'legend.final': 'finalized',
       'axis.best': 'best',
-      'verdict.pending': 'running',
-      'verdict.ok': 'passed',
-      'verdict.wrong': 'wrong result',
-      'verdict.hack': 'reward hack',
-      'verdict.error': 'failed',
-      'verdict.compile': 'did not compile',
-      'verdict.evaluator': 'evaluator failed',
-      'verdict.unknown': 'no verdict',
-      'trust.plugin': "measured by the plugin's evaluator",
-      'trust.replay': 're-measured by the plugin',
-      'trust.tool': 'returned by the evaluator tool',
-      'trust.self-reported': 'relayed by the agent',
-      'trust.job': 'background job output',
       'trust.command': 'Command',
       'pop.sources': 'Bytes measured (SHA-256)',
       'pop.ci': 'interval',
@@ -645,12 +619,14 @@ window.__ModuleLoader__.load({
     }
 
     // ───────────────────────────── helpers ─────────────────────────────
-    const fmtX = v => `×${Number(v.toPrecision(3))}`
     const fmtGap = v => `${v > 0 ? '+' : ''}${v}%`
     const seqNum = s => (typeof s === 'number' ? s : Number(s))
     // Verdict and trust are decided in C++ (include/kopt/verdict.hpp) and sent per row; the tab only reads them.
     const verdictOf = it => it.verdict || 'unknown'
-    const verdictTone = v => (v === 'ok' ? 'ok' : v === 'pending' || v === 'unknown' ? 'dim' : v === 'evaluator' ? 'warn' : 'bad')
+    // Their words and the verdict's tone are the core's too: one table (kopt/labels.hpp) sent once per chart as
+    // `words`, the one the report (kopt report) reads.
+    const wordOf = (chart, key, lang) => chart?.words?.[lang]?.[key] ?? chart?.words?.en?.[key] ?? key
+    const toneOf = (chart, v) => chart?.words?.tone?.[v] ?? 'dim'
     const trustOf = it => it.trust || 'tool'
     // The core's comparison words (chart.versusWords, spec S) for a point's label `o` ({v, pct, pm}) under
     // `kind` (best | ref | gap), in the interface's language; '' where the chart has none.
@@ -1059,14 +1035,14 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       return h('div', { className: 'kopt-pop', style, role: 'dialog', 'aria-label': `#${index + 1}`, 'data-kopt': 'popover', onMouseLeave: onLeave },
         h('h4', null,
           `#${index + 1}`,
-          h('span', { className: `kopt-tag ${verdictTone(v)}` }, t(`verdict.${v}`)),
+          h('span', { className: `kopt-tag ${toneOf(chart, v)}` }, wordOf(chart, `verdict.${v}`, activeLang())),
           index === series.bestIndex ? h('span', { className: 'kopt-tag ok' }, `★ ${t('legend.best')}`) : null,
           it.finalized ? h('span', { className: 'kopt-tag', style: { color: COLORS.final } }, `⚑ ${t('legend.final')}`) : null,
           pinned ? h('button', { className: 'kopt-x', onClick: onClose, 'aria-label': t('pop.close'), title: t('pop.close') }, '✕') : null),
         h('div', { style: { marginTop: 6, fontSize: 15, fontVariantNumeric: 'tabular-nums' } },
           h('b', null, pt.label ?? '—'),
           pt.speedupLabel ? h('span', { style: { marginLeft: 8, color: 'var(--k-dim)' } }, pt.speedupLabel) : null,
-          it.speedup !== undefined && !pt.speedupLabel ? h('span', { style: { marginLeft: 8 } }, fmtX(it.speedup)) : null,
+          pt.ownSpeedupLabel && !pt.speedupLabel ? h('span', { style: { marginLeft: 8 } }, pt.ownSpeedupLabel) : null,
           phase ? h('span', { className: 'kopt-tag', style: { marginLeft: 8 } }, t(`pop.phase.${phase}`)) : null),
         pt.ciLabel || pt.vsBest || pt.vsReference ? h('div', { className: 'kopt-sec', 'data-kopt': 'pop-noise' },
           pt.ciLabel ? h('div', { className: 'kopt-note', 'data-kopt': 'pop-ci' }, `${t('pop.ci')} ${pt.ciLabel}${it.samples ? ` · ${t('pop.samples', { n: it.samples })}` : ''}`) : null,
@@ -1074,7 +1050,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
             versusText(chart, 'best', pt.vsBest, activeLang()), pt.vsBestOf !== undefined ? h('span', { className: 'kopt-note' }, ` (#${pt.vsBestOf + 1})`) : null) : null,
           pt.vsReference ? h('div', { 'data-kopt': 'pop-vs-ref', 'data-v': pt.vsReference.v }, versusText(chart, 'ref', pt.vsReference, activeLang())) : null) : null,
         h('div', { className: 'kopt-sec', 'data-kopt': 'pop-trust', 'data-trust': trust },
-          h('b', { style: trust === 'plugin' ? { color: 'var(--k-ok)' } : undefined }, trust === 'plugin' ? '✓ ' : '', t(`trust.${trust}`)),
+          h('b', { style: trust === 'plugin' ? { color: 'var(--k-ok)' } : undefined }, trust === 'plugin' ? '✓ ' : '', wordOf(chart, `trust.${trust}`, activeLang())),
           h('div', { className: 'kopt-note' }, `${it.tool} · seq ${it.seq}${it.jobId ? ` · job ${it.jobId}` : ''}${it.evaluationId ? ` · ${it.evaluationId}` : ''}${it.artifactPath ? ` · ${it.artifactPath}` : ''}`),
           it.slurm ? h('div', { className: 'kopt-note', 'data-kopt': 'slurm' }, slurmWhere(it, t)) : null,
           it.command ? h('div', { className: 'kopt-pre', title: t('trust.command') }, it.command) : null),
@@ -1261,17 +1237,16 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
               : h('span', { style: { whiteSpace: 'pre-wrap' } }, r.review)))))
     }
 
-    const RecordRow = memo(function RecordRow({ it, index, isBest, phase, label, vsV, vsText, plan, review, selected, onPick, t, full }) {
-      const v = verdictOf(it)
-      const trust = trustOf(it)
+    // The words, the tone and the speedup's label are the core's (chart.words, chart.points[i].ownSpeedupLabel).
+    const RecordRow = memo(function RecordRow({ it, index, isBest, phase, label, speedupLabel, verdictWord, tone, trustWord, vsV, vsText, plan, review, selected, onPick, t, full }) {
       return h('tr', { className: `clickable${selected ? ' sel' : ''}`, onClick: () => onPick(index), 'data-kopt': 'row' },
         h('td', null, `#${index + 1}`, isBest ? h('span', { style: { color: 'var(--k-ok)', marginLeft: 4 } }, '★') : null, it.finalized ? h('span', { style: { color: COLORS.final, marginLeft: 4 } }, '⚑') : null),
-        h('td', null, h('span', { className: `kopt-tag ${verdictTone(v)}` }, t(`verdict.${v}`)), phase && phase !== 'optimization' ? h('span', { className: 'kopt-tag warn', style: { marginLeft: 4 } }, t(`pop.phase.${phase}`)) : null,
+        h('td', null, h('span', { className: `kopt-tag ${tone}`, 'data-kopt': 'row-verdict' }, verdictWord), phase && phase !== 'optimization' ? h('span', { className: 'kopt-tag warn', style: { marginLeft: 4 } }, t(`pop.phase.${phase}`)) : null,
           // A failed row says why (the compiler's or the run's error), whole on hover.
           it.error && full ? h('div', { className: 'kopt-err kopt-row-err', 'data-kopt': 'row-error', title: it.error }, it.error.length > 240 ? `${it.error.slice(0, 240)}…` : it.error) : null),
         h('td', null, label ?? '—', vsV ? h('div', { className: 'kopt-note', 'data-kopt': 'row-vs', 'data-v': vsV }, vsText) : null),
-        h('td', null, it.speedup !== undefined ? fmtX(it.speedup) : ''),
-        h('td', null, h('div', null, t(`trust.${trust}`)), it.slurm && full ? h('div', { className: 'kopt-note', 'data-kopt': 'row-slurm' }, slurmWhere(it, t)) : null, it.command && full ? h('div', { className: 'kopt-cmd' }, it.command) : null, !it.command ? h('div', { className: 'kopt-note' }, it.tool) : null),
+        h('td', { 'data-kopt': 'row-speedup' }, speedupLabel ?? ''),
+        h('td', null, h('div', { 'data-kopt': 'row-trust' }, trustWord), it.slurm && full ? h('div', { className: 'kopt-note', 'data-kopt': 'row-slurm' }, slurmWhere(it, t)) : null, it.command && full ? h('div', { className: 'kopt-cmd' }, it.command) : null, !it.command ? h('div', { className: 'kopt-note' }, it.tool) : null),
         full ? h('td', null, plan ? h(Fragment, null, h('span', { className: `kopt-tag ${plan.phase === 'stuck' ? 'stuck' : ''}` }, plan.phase), ' ', plan.approach) : '') : null,
         full ? h('td', { 'data-kopt': 'row-review' }, !review ? '' : review.reviewFailed ? h('span', { style: { color: 'var(--k-bad)' } }, t('rev.failed')) : review.review === undefined ? '' : review.review === 'ok' ? h('span', { style: { color: 'var(--k-ok)' } }, t('rev.ok')) : h('span', { style: { whiteSpace: 'pre-wrap' } }, review.review)) : null,
         full ? h('td', null, it.changes ? it.changes.map((c, i) => h('div', { key: i, className: 'kopt-note' }, `${t(c.kind === 'write' ? 'ch.write' : 'ch.edit')} · ${c.tool}`)) : '') : null)
@@ -1291,6 +1266,10 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
           key: i, it: its[i], index: i, isBest: series.bestIndex === i, phase: phases[i], selected: selected === i, onPick, t, full: isFull,
           // The latency as the core labels it (chart.points[i].label; only measured points have one).
           label: series.chart?.points?.[i]?.label,
+          speedupLabel: series.chart?.points?.[i]?.ownSpeedupLabel,
+          verdictWord: wordOf(series.chart, `verdict.${verdictOf(its[i])}`, activeLang()),
+          tone: toneOf(series.chart, verdictOf(its[i])),
+          trustWord: wordOf(series.chart, `trust.${trustOf(its[i])}`, activeLang()),
           // Against the best before it, in the core's words (spec S); only points with an interval have it.
           // Strings, not an object: the memoised row compares its props by value.
           vsV: series.chart?.points?.[i]?.vsBest?.v,
@@ -1357,12 +1336,6 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
     // A run's name ("A · title") and the reasons' words come from the core (compare_json), as the
     // comparison page draws them.
     const runName = (s) => s?.name ?? '?'
-    function fmtDuration(ms) {
-      const sec = Math.round(Math.max(0, ms) / 1000)
-      if (sec < 60) return `${sec}s`
-      if (sec < 3600) return `${Math.floor(sec / 60)} min`
-      return `${Math.floor(sec / 3600)} h ${Math.floor((sec % 3600) / 60)} min`
-    }
     const fmtDate = (ms) => { try { return new Date(ms).toLocaleString(activeLang() === 'zh' ? 'zh-CN' : 'en', { dateStyle: 'medium', timeStyle: 'short' }) } catch { return '' } }
 
     // The other sessions the shell lists: the same workspace (cwd) first, then the most recent.
@@ -1428,11 +1401,11 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       const speedup = body.axis === 'speedup', log = body.scale === 'log'
       for (const s of c?.series ?? []) {
         let line = ''
-        s.points = s.points.map(([index, latency, ok, speedup_, label]) => {
+        s.points = s.points.map(([index, latency, ok, speedup_, label, speedupLabel]) => {
           const value = speedup ? s.reference / latency : 1 / latency
           const x = Math.round((f.x0 + f.dx * index) * 10) / 10, y = Math.round((f.y0 + f.dy * (log ? Math.log10(value) : value)) * 10) / 10
           if (ok) line += `${line ? 'L' : 'M'}${x} ${y}`
-          return { index, x, y, kind: ok ? 'ok' : 'failed', latency, label, speedup: speedup_ ?? undefined }
+          return { index, x, y, kind: ok ? 'ok' : 'failed', latency, label, speedup: speedup_ ?? undefined, speedupLabel }
         })
         s.line = line
       }
@@ -1507,7 +1480,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         hover ? h('div', { className: 'kopt-pop kopt-cmp-pop', 'data-kopt': 'compare-popover', style: hover.x / c.width > 0.55 ? { right: `${100 - (hover.x / c.width) * 100 + 1.5}%`, top: `${(hover.y / c.height) * 100}%` } : { left: `${(hover.x / c.width) * 100 + 1.5}%`, top: `${(hover.y / c.height) * 100}%` } },
           hover.hits.map(({ session, p }) => h('div', { key: `${session}-${p.index}`, 'data-kopt': 'compare-hit', 'data-session': session, 'data-index': p.index },
             h('span', { className: 'kopt-sw', style: { background: sessions[session]?.color } }),
-            h('b', null, runName(sessions[session])), ` · #${p.index + 1} · ${p.label}${p.speedup !== undefined ? ` · ${fmtX(p.speedup)}` : ''}`))) : null)
+            h('b', null, runName(sessions[session])), ` · #${p.index + 1} · ${p.label}${p.speedupLabel ? ` · ${p.speedupLabel}` : ''}`))) : null)
     }
 
     function CompareTable({ cmp, t }) {
@@ -1534,7 +1507,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
                 fin.gapPct !== undefined ? h('div', { className: 'kopt-note', style: fin.gapFlag ? { color: 'var(--k-warn)' } : undefined }, fin.gapFlag ? '⚠ ' : '', t(fin.selfPlugin ? 'cmp.gap.plugin' : 'cmp.gap', { self: fin.selfLabel ?? '', pct: fmtGap(fin.gapPct) })) : null)
                 : s.finalRefused ? h('span', { style: { color: 'var(--k-warn)' }, 'data-kopt': 'final-refused' }, '⚑ ', compareReasonText(s.finalRefused)) : none),
               cell(s.nearBest ? `${t('cmp.evalN', { n: s.nearBest.index + 1 })} · ${s.nearBest.label}` : none),
-              cell(s.wallToBestMs !== undefined ? fmtDuration(s.wallToBestMs) : none),
+              cell(s.wallToBestLabel ?? none),
               cell(h(Fragment, null, s.reference ? s.reference.label : h('span', { className: 'kopt-note' }, t('cmp.noRef')),
                 s.drift ? h('div', { style: { color: 'var(--k-warn)' } }, `⚠ ${s.drift.minLabel} – ${s.drift.maxLabel}`) : null,
                 s.referenceHashes.map(x => h('div', { key: x, className: 'kopt-note' }, `${t('cmp.hash')} `, h('code', null, `${x.slice(0, 12)}…`))))))
@@ -1585,7 +1558,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         out.push(h('span', { key: 'o', className: 'kopt-chip' }, t('chip.opt', { n: its.filter(i => !i.pending).length })))
       }
       if (best?.latencyMs !== undefined) {
-        const sp = bestPt?.speedupLabel ?? (best.speedup !== undefined ? fmtX(best.speedup) : null)
+        const sp = bestPt?.speedupLabel ?? bestPt?.ownSpeedupLabel ?? null
         out.push(h('span', { key: 'best', className: 'kopt-chip ok', 'data-kopt': 'chip-best' }, '★ ', t('chip.best', { value: bestPt?.label ?? '—' }), sp ? ` · ${sp}` : '',
           // Spec S-2: a ★ that is not significantly better than the best before it says so.
           bestPt?.vsBest && bestPt.vsBest.v !== 'faster' ? h('span', { 'data-kopt': 'chip-best-noise', style: { color: 'var(--k-warn)' } }, ` · ${versusText(c, 'best', bestPt.vsBest, activeLang())}`) : null))

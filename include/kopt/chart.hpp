@@ -14,6 +14,7 @@
 
 #include "kopt/derived.hpp"
 #include "kopt/json.hpp"
+#include "kopt/labels.hpp"
 #include "kopt/row_facts.hpp"
 #include "kopt/series.hpp"
 #include "kopt/text_rope.hpp"
@@ -30,11 +31,8 @@ struct ChartOptions {
   static ChartOptions from_json(const json& j);  // {width?, height?}, clamped to sane sizes
 };
 
-// O-1: µs below 1 ms (3 significant digits), ms below 1 000 ms (4), else s (3), as toPrecision.
-std::string format_latency(double ms);
-
+// The number formatters (format_latency, short_number, speedup_label) are the base's (kopt/labels.hpp).
 // The axis helpers the chart and the comparison (compare.hpp) share:
-std::string short_number(double v);  // toPrecision(3) without trailing zeros: 2.50 → 2.5, 3.00 → 3
 // Y ticks of a displayed quantity q in [qlo, qhi] (×speedup when `speedup`, else a latency): round
 // values at least 30 units apart (evenly spaced round steps on a linear speedup axis); `y_of` places
 // q. (y, q) pairs from the bottom up.

@@ -1,5 +1,5 @@
 import { Fragment, h, memo, useMemo, useState } from './head.js'
-import { fmtX, lastBefore, trustOf, verdictOf, verdictTone, versusText } from './helpers.js'
+import { lastBefore, toneOf, trustOf, verdictOf, versusText, wordOf } from './helpers.js'
 import { activeLang } from './strings.js'
 import { COLORS, slurmWhere } from './curve.js'
     // ───────────────────────────── cards ─────────────────────────────
@@ -49,17 +49,16 @@ import { COLORS, slurmWhere } from './curve.js'
               : h('span', { style: { whiteSpace: 'pre-wrap' } }, r.review)))))
     }
 
-    const RecordRow = memo(function RecordRow({ it, index, isBest, phase, label, vsV, vsText, plan, review, selected, onPick, t, full }) {
-      const v = verdictOf(it)
-      const trust = trustOf(it)
+    // The words, the tone and the speedup's label are the core's (chart.words, chart.points[i].ownSpeedupLabel).
+    const RecordRow = memo(function RecordRow({ it, index, isBest, phase, label, speedupLabel, verdictWord, tone, trustWord, vsV, vsText, plan, review, selected, onPick, t, full }) {
       return h('tr', { className: `clickable${selected ? ' sel' : ''}`, onClick: () => onPick(index), 'data-kopt': 'row' },
         h('td', null, `#${index + 1}`, isBest ? h('span', { style: { color: 'var(--k-ok)', marginLeft: 4 } }, '★') : null, it.finalized ? h('span', { style: { color: COLORS.final, marginLeft: 4 } }, '⚑') : null),
-        h('td', null, h('span', { className: `kopt-tag ${verdictTone(v)}` }, t(`verdict.${v}`)), phase && phase !== 'optimization' ? h('span', { className: 'kopt-tag warn', style: { marginLeft: 4 } }, t(`pop.phase.${phase}`)) : null,
+        h('td', null, h('span', { className: `kopt-tag ${tone}`, 'data-kopt': 'row-verdict' }, verdictWord), phase && phase !== 'optimization' ? h('span', { className: 'kopt-tag warn', style: { marginLeft: 4 } }, t(`pop.phase.${phase}`)) : null,
           // A failed row says why (the compiler's or the run's error), whole on hover.
           it.error && full ? h('div', { className: 'kopt-err kopt-row-err', 'data-kopt': 'row-error', title: it.error }, it.error.length > 240 ? `${it.error.slice(0, 240)}…` : it.error) : null),
         h('td', null, label ?? '—', vsV ? h('div', { className: 'kopt-note', 'data-kopt': 'row-vs', 'data-v': vsV }, vsText) : null),
-        h('td', null, it.speedup !== undefined ? fmtX(it.speedup) : ''),
-        h('td', null, h('div', null, t(`trust.${trust}`)), it.slurm && full ? h('div', { className: 'kopt-note', 'data-kopt': 'row-slurm' }, slurmWhere(it, t)) : null, it.command && full ? h('div', { className: 'kopt-cmd' }, it.command) : null, !it.command ? h('div', { className: 'kopt-note' }, it.tool) : null),
+        h('td', { 'data-kopt': 'row-speedup' }, speedupLabel ?? ''),
+        h('td', null, h('div', { 'data-kopt': 'row-trust' }, trustWord), it.slurm && full ? h('div', { className: 'kopt-note', 'data-kopt': 'row-slurm' }, slurmWhere(it, t)) : null, it.command && full ? h('div', { className: 'kopt-cmd' }, it.command) : null, !it.command ? h('div', { className: 'kopt-note' }, it.tool) : null),
         full ? h('td', null, plan ? h(Fragment, null, h('span', { className: `kopt-tag ${plan.phase === 'stuck' ? 'stuck' : ''}` }, plan.phase), ' ', plan.approach) : '') : null,
         full ? h('td', { 'data-kopt': 'row-review' }, !review ? '' : review.reviewFailed ? h('span', { style: { color: 'var(--k-bad)' } }, t('rev.failed')) : review.review === undefined ? '' : review.review === 'ok' ? h('span', { style: { color: 'var(--k-ok)' } }, t('rev.ok')) : h('span', { style: { whiteSpace: 'pre-wrap' } }, review.review)) : null,
         full ? h('td', null, it.changes ? it.changes.map((c, i) => h('div', { key: i, className: 'kopt-note' }, `${t(c.kind === 'write' ? 'ch.write' : 'ch.edit')} · ${c.tool}`)) : '') : null)
@@ -79,6 +78,10 @@ import { COLORS, slurmWhere } from './curve.js'
           key: i, it: its[i], index: i, isBest: series.bestIndex === i, phase: phases[i], selected: selected === i, onPick, t, full: isFull,
           // The latency as the core labels it (chart.points[i].label; only measured points have one).
           label: series.chart?.points?.[i]?.label,
+          speedupLabel: series.chart?.points?.[i]?.ownSpeedupLabel,
+          verdictWord: wordOf(series.chart, `verdict.${verdictOf(its[i])}`, activeLang()),
+          tone: toneOf(series.chart, verdictOf(its[i])),
+          trustWord: wordOf(series.chart, `trust.${trustOf(its[i])}`, activeLang()),
           // Against the best before it, in the core's words (spec S); only points with an interval have it.
           // Strings, not an object: the memoised row compares its props by value.
           vsV: series.chart?.points?.[i]?.vsBest?.v,

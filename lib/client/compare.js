@@ -1,6 +1,6 @@
 import { BASE, Fragment, POLL_MS, h, useCallback, useEffect, useRef, useState } from './head.js'
 import { activeLang, en, env, zh } from './strings.js'
-import { fmtGap, fmtX, useDismiss } from './helpers.js'
+import { fmtGap, useDismiss } from './helpers.js'
 import { COLORS, FLAT, useViewScale } from './curve.js'
     // ───────────────────────────── compare ─────────────────────────────
     // 对比 / Compare: other sessions (past or live, the same workspace first) overlaid on one chart,
@@ -50,12 +50,6 @@ import { COLORS, FLAT, useViewScale } from './curve.js'
     // A run's name ("A · title") and the reasons' words come from the core (compare_json), as the
     // comparison page draws them.
     const runName = (s) => s?.name ?? '?'
-    function fmtDuration(ms) {
-      const sec = Math.round(Math.max(0, ms) / 1000)
-      if (sec < 60) return `${sec}s`
-      if (sec < 3600) return `${Math.floor(sec / 60)} min`
-      return `${Math.floor(sec / 3600)} h ${Math.floor((sec % 3600) / 60)} min`
-    }
     const fmtDate = (ms) => { try { return new Date(ms).toLocaleString(activeLang() === 'zh' ? 'zh-CN' : 'en', { dateStyle: 'medium', timeStyle: 'short' }) } catch { return '' } }
 
     // The other sessions the shell lists: the same workspace (cwd) first, then the most recent.
@@ -121,11 +115,11 @@ import { COLORS, FLAT, useViewScale } from './curve.js'
       const speedup = body.axis === 'speedup', log = body.scale === 'log'
       for (const s of c?.series ?? []) {
         let line = ''
-        s.points = s.points.map(([index, latency, ok, speedup_, label]) => {
+        s.points = s.points.map(([index, latency, ok, speedup_, label, speedupLabel]) => {
           const value = speedup ? s.reference / latency : 1 / latency
           const x = Math.round((f.x0 + f.dx * index) * 10) / 10, y = Math.round((f.y0 + f.dy * (log ? Math.log10(value) : value)) * 10) / 10
           if (ok) line += `${line ? 'L' : 'M'}${x} ${y}`
-          return { index, x, y, kind: ok ? 'ok' : 'failed', latency, label, speedup: speedup_ ?? undefined }
+          return { index, x, y, kind: ok ? 'ok' : 'failed', latency, label, speedup: speedup_ ?? undefined, speedupLabel }
         })
         s.line = line
       }
@@ -200,7 +194,7 @@ import { COLORS, FLAT, useViewScale } from './curve.js'
         hover ? h('div', { className: 'kopt-pop kopt-cmp-pop', 'data-kopt': 'compare-popover', style: hover.x / c.width > 0.55 ? { right: `${100 - (hover.x / c.width) * 100 + 1.5}%`, top: `${(hover.y / c.height) * 100}%` } : { left: `${(hover.x / c.width) * 100 + 1.5}%`, top: `${(hover.y / c.height) * 100}%` } },
           hover.hits.map(({ session, p }) => h('div', { key: `${session}-${p.index}`, 'data-kopt': 'compare-hit', 'data-session': session, 'data-index': p.index },
             h('span', { className: 'kopt-sw', style: { background: sessions[session]?.color } }),
-            h('b', null, runName(sessions[session])), ` · #${p.index + 1} · ${p.label}${p.speedup !== undefined ? ` · ${fmtX(p.speedup)}` : ''}`))) : null)
+            h('b', null, runName(sessions[session])), ` · #${p.index + 1} · ${p.label}${p.speedupLabel ? ` · ${p.speedupLabel}` : ''}`))) : null)
     }
 
     function CompareTable({ cmp, t }) {
@@ -227,7 +221,7 @@ import { COLORS, FLAT, useViewScale } from './curve.js'
                 fin.gapPct !== undefined ? h('div', { className: 'kopt-note', style: fin.gapFlag ? { color: 'var(--k-warn)' } : undefined }, fin.gapFlag ? '⚠ ' : '', t(fin.selfPlugin ? 'cmp.gap.plugin' : 'cmp.gap', { self: fin.selfLabel ?? '', pct: fmtGap(fin.gapPct) })) : null)
                 : s.finalRefused ? h('span', { style: { color: 'var(--k-warn)' }, 'data-kopt': 'final-refused' }, '⚑ ', compareReasonText(s.finalRefused)) : none),
               cell(s.nearBest ? `${t('cmp.evalN', { n: s.nearBest.index + 1 })} · ${s.nearBest.label}` : none),
-              cell(s.wallToBestMs !== undefined ? fmtDuration(s.wallToBestMs) : none),
+              cell(s.wallToBestLabel ?? none),
               cell(h(Fragment, null, s.reference ? s.reference.label : h('span', { className: 'kopt-note' }, t('cmp.noRef')),
                 s.drift ? h('div', { style: { color: 'var(--k-warn)' } }, `⚠ ${s.drift.minLabel} – ${s.drift.maxLabel}`) : null,
                 s.referenceHashes.map(x => h('div', { key: x, className: 'kopt-note' }, `${t('cmp.hash')} `, h('code', null, `${x.slice(0, 12)}…`))))))

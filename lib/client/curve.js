@@ -1,5 +1,5 @@
 import { Fragment, h, memo, useCallback, useLayoutEffect, useRef, useState } from './head.js'
-import { fmtGap, fmtX, lastBefore, trustOf, verdictOf, verdictTone, versusText } from './helpers.js'
+import { fmtGap, lastBefore, toneOf, trustOf, verdictOf, versusText, wordOf } from './helpers.js'
 import { activeLang } from './strings.js'
     // ───────────────────────────── the curve ─────────────────────────────
     export const COLORS = { line: '#4d6bfe', ok: '#4d6bfe', bad: '#d64545', grid: 'rgba(120,128,140,.22)', best: '#1f8f5f', final: '#8a5cf6', prof: '#c27c0e', faint: '#7b8391' }
@@ -257,14 +257,14 @@ import { activeLang } from './strings.js'
       return h('div', { className: 'kopt-pop', style, role: 'dialog', 'aria-label': `#${index + 1}`, 'data-kopt': 'popover', onMouseLeave: onLeave },
         h('h4', null,
           `#${index + 1}`,
-          h('span', { className: `kopt-tag ${verdictTone(v)}` }, t(`verdict.${v}`)),
+          h('span', { className: `kopt-tag ${toneOf(chart, v)}` }, wordOf(chart, `verdict.${v}`, activeLang())),
           index === series.bestIndex ? h('span', { className: 'kopt-tag ok' }, `★ ${t('legend.best')}`) : null,
           it.finalized ? h('span', { className: 'kopt-tag', style: { color: COLORS.final } }, `⚑ ${t('legend.final')}`) : null,
           pinned ? h('button', { className: 'kopt-x', onClick: onClose, 'aria-label': t('pop.close'), title: t('pop.close') }, '✕') : null),
         h('div', { style: { marginTop: 6, fontSize: 15, fontVariantNumeric: 'tabular-nums' } },
           h('b', null, pt.label ?? '—'),
           pt.speedupLabel ? h('span', { style: { marginLeft: 8, color: 'var(--k-dim)' } }, pt.speedupLabel) : null,
-          it.speedup !== undefined && !pt.speedupLabel ? h('span', { style: { marginLeft: 8 } }, fmtX(it.speedup)) : null,
+          pt.ownSpeedupLabel && !pt.speedupLabel ? h('span', { style: { marginLeft: 8 } }, pt.ownSpeedupLabel) : null,
           phase ? h('span', { className: 'kopt-tag', style: { marginLeft: 8 } }, t(`pop.phase.${phase}`)) : null),
         pt.ciLabel || pt.vsBest || pt.vsReference ? h('div', { className: 'kopt-sec', 'data-kopt': 'pop-noise' },
           pt.ciLabel ? h('div', { className: 'kopt-note', 'data-kopt': 'pop-ci' }, `${t('pop.ci')} ${pt.ciLabel}${it.samples ? ` · ${t('pop.samples', { n: it.samples })}` : ''}`) : null,
@@ -272,7 +272,7 @@ import { activeLang } from './strings.js'
             versusText(chart, 'best', pt.vsBest, activeLang()), pt.vsBestOf !== undefined ? h('span', { className: 'kopt-note' }, ` (#${pt.vsBestOf + 1})`) : null) : null,
           pt.vsReference ? h('div', { 'data-kopt': 'pop-vs-ref', 'data-v': pt.vsReference.v }, versusText(chart, 'ref', pt.vsReference, activeLang())) : null) : null,
         h('div', { className: 'kopt-sec', 'data-kopt': 'pop-trust', 'data-trust': trust },
-          h('b', { style: trust === 'plugin' ? { color: 'var(--k-ok)' } : undefined }, trust === 'plugin' ? '✓ ' : '', t(`trust.${trust}`)),
+          h('b', { style: trust === 'plugin' ? { color: 'var(--k-ok)' } : undefined }, trust === 'plugin' ? '✓ ' : '', wordOf(chart, `trust.${trust}`, activeLang())),
           h('div', { className: 'kopt-note' }, `${it.tool} · seq ${it.seq}${it.jobId ? ` · job ${it.jobId}` : ''}${it.evaluationId ? ` · ${it.evaluationId}` : ''}${it.artifactPath ? ` · ${it.artifactPath}` : ''}`),
           it.slurm ? h('div', { className: 'kopt-note', 'data-kopt': 'slurm' }, slurmWhere(it, t)) : null,
           it.command ? h('div', { className: 'kopt-pre', title: t('trust.command') }, it.command) : null),

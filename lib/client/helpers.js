@@ -1,11 +1,13 @@
 import { useEffect } from './head.js'
     // ───────────────────────────── helpers ─────────────────────────────
-    export const fmtX = v => `×${Number(v.toPrecision(3))}`
     export const fmtGap = v => `${v > 0 ? '+' : ''}${v}%`
     const seqNum = s => (typeof s === 'number' ? s : Number(s))
     // Verdict and trust are decided in C++ (include/kopt/verdict.hpp) and sent per row; the tab only reads them.
     export const verdictOf = it => it.verdict || 'unknown'
-    export const verdictTone = v => (v === 'ok' ? 'ok' : v === 'pending' || v === 'unknown' ? 'dim' : v === 'evaluator' ? 'warn' : 'bad')
+    // Their words and the verdict's tone are the core's too: one table (kopt/labels.hpp) sent once per chart as
+    // `words`, the one the report (kopt report) reads.
+    export const wordOf = (chart, key, lang) => chart?.words?.[lang]?.[key] ?? chart?.words?.en?.[key] ?? key
+    export const toneOf = (chart, v) => chart?.words?.tone?.[v] ?? 'dim'
     export const trustOf = it => it.trust || 'tool'
     // The core's comparison words (chart.versusWords, spec S) for a point's label `o` ({v, pct, pm}) under
     // `kind` (best | ref | gap), in the interface's language; '' where the chart has none.

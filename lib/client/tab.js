@@ -1,7 +1,7 @@
 import { Fragment, h, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from './head.js'
 import { activeLang, makeT } from './strings.js'
 import { fetchCsv, useSeries } from './data.js'
-import { download, fmtGap, fmtX, useDismiss, versusText } from './helpers.js'
+import { download, fmtGap, useDismiss, versusText } from './helpers.js'
 import { COLORS, Chart, Popover, intoChart } from './curve.js'
 import { RunControls, loopStatus } from './controls.js'
 import { EnvCard, PlanCard, RecordCard, ReviewCard } from './cards.js'
@@ -23,7 +23,7 @@ import { CompareCard, ComparePicker, comparePicks, useCompare } from './compare.
         out.push(h('span', { key: 'o', className: 'kopt-chip' }, t('chip.opt', { n: its.filter(i => !i.pending).length })))
       }
       if (best?.latencyMs !== undefined) {
-        const sp = bestPt?.speedupLabel ?? (best.speedup !== undefined ? fmtX(best.speedup) : null)
+        const sp = bestPt?.speedupLabel ?? bestPt?.ownSpeedupLabel ?? null
         out.push(h('span', { key: 'best', className: 'kopt-chip ok', 'data-kopt': 'chip-best' }, '★ ', t('chip.best', { value: bestPt?.label ?? '—' }), sp ? ` · ${sp}` : '',
           // Spec S-2: a ★ that is not significantly better than the best before it says so.
           bestPt?.vsBest && bestPt.vsBest.v !== 'faster' ? h('span', { 'data-kopt': 'chip-best-noise', style: { color: 'var(--k-warn)' } }, ` · ${versusText(c, 'best', bestPt.vsBest, activeLang())}`) : null))

@@ -22,6 +22,18 @@ mkdirSync(artifacts, { recursive: true })
 
 const vector = (name) => JSON.parse(readFileSync(path.join(root, `tests/fixtures/vectors/${name}.events.json`), 'utf8'))
 
+// Issue 48: two shell evaluations (one reporting a speedup of 1234.5) and an evaluation under way.
+const speedupId = 'call_labels_big'
+const labelEvents = [
+  ...moreEvents(2, { tag: 'lab', seq0: 10 }),
+  { type: 'tool/call', seq: 20, time: 1_800_000_000_020, data: { callId: speedupId, name: 'bash', arguments: JSON.stringify({ command: 'python bench.py --kernel k.cu --big' }) } },
+  {
+    type: 'tool/result', seq: 21, time: 1_800_000_000_021,
+    data: { message: { source: { kind: 'tool', callId: speedupId }, content: [{ type: 'tool-result', toolCallId: speedupId, content: [{ type: 'text', text: `KERNEL_EVAL=${JSON.stringify({ artifact: 'k.cu', correct: true, latency_ms: 0.002, speedup: 1234.5 })}` }] }] } },
+  },
+  pendingEvaluation(30),
+]
+
 let host, browser
 before(async () => {
   host = await startMockHost({
@@ -40,6 +52,8 @@ before(async () => {
       refused: { events: vector('h04-final-refused-wrong') },
       // An evaluation under way: its call logged, no result yet.
       waiting: { events: [...demoEvents({ n: 6, finalize: false }), pendingEvaluation(50_000)] },
+      // Issue 48: a shell line relayed by the agent with a four-digit speedup, then an evaluation under way.
+      labels: { events: labelEvents },
     },
   })
   browser = await chromium.launch({
@@ -265,6 +279,49 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
         await page.close()
       }
     }
+  })
+
+  test('one table of words: the tab\'s record table and the report say the same speedup label, pending word and provenance word (zh and en)', async () => {
+    const kbin = path.join(root, process.env.KOPT_BUILD_DIR || 'build', 'kopt')
+    const { execFileSync } = await import('node:child_process')
+    const { mkdtempSync, rmSync } = await import('node:fs')
+    const os = await import('node:os')
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'kopt-labels-'))
+    const cells = (page, scope) => page.locator(`${scope} [data-kopt=row]`).evaluateAll(rows => rows.map(r => ({
+      n: (r.querySelector('td')?.textContent ?? '').match(/#(\d+)/)?.[1],
+      verdict: r.querySelector('[data-kopt=row-verdict]')?.textContent.trim(),
+      speedup: r.querySelector('[data-kopt=row-speedup]')?.textContent.trim(),
+      trust: r.querySelector('[data-kopt=row-trust], [data-kopt^=trust-]')?.textContent.trim(),
+    })))
+    try {
+      const log = path.join(tmp, 'labels.events.json')
+      writeFileSync(log, JSON.stringify(labelEvents))
+      for (const lang of ['zh', 'en']) {
+        const { page, errors } = await open('labels', lang)
+        await page.waitForSelector('[data-kopt=chart]')
+        await page.locator('[data-kopt=full-record]').click()
+        const tab = await cells(page, '[data-kopt=full-table]')
+        const out = path.join(tmp, `r-${lang}.html`)
+        execFileSync(kbin, ['report', log, '-o', out, '--lang', lang], { stdio: 'ignore' })
+        await page.goto(`file://${out}`)
+        const report = await cells(page, '')
+        assert.equal(tab.length, 4, 'four rows in the tab')
+        assert.equal(report.length, 4, 'four rows in the report')
+        for (const [i, row] of tab.entries()) {
+          const r = report.find(x => x.n === row.n)
+          assert.ok(r, `${lang}: row #${row.n} in the report`)
+          // The Chinese report puts the English beside the shared word; the word itself is the same.
+          for (const k of ['verdict', 'trust']) assert.ok(r[k].includes(row[k]) && row[k], `${lang} #${row.n} ${k}: the report says «${r[k]}», the tab «${row[k]}» (${i})`)
+          assert.equal(r.speedup.replace(/^\(.*\)$/, ''), row.speedup, `${lang} #${row.n}: the speedup's label`)
+        }
+        const big = tab.find(x => x.speedup === '×1230')
+        assert.ok(big, `${lang}: the speedup of 1234.5 reads ×1230 in both`)
+        assert.equal(big.trust, lang === 'zh' ? 'Agent 转述的测量' : 'relayed by the agent')
+        assert.ok(tab.some(x => x.verdict === (lang === 'zh' ? '未完成' : 'pending')), `${lang}: the evaluation under way`)
+        assert.deepEqual(errors, [])
+        await page.close()
+      }
+    } finally { rmSync(tmp, { recursive: true, force: true }) }
   })
 
   test('a refused finalize: the tab\'s ⚑ chip and the report say the same words, and neither shows the refused number (zh and en)', async () => {

@@ -254,8 +254,11 @@ TEST(CompareChart, SpeedupAxisPlacesEveryPointInThePlot) {
   for (const auto& s : c["series"]) {
     colours.insert(s["color"].get<std::string>());
     double last_x = -1;
-    for (const auto& p : s["points"]) {  // [index, latency, ok, speedup|null, label]
-      ASSERT_EQ(p.size(), 5u);
+    for (const auto& p : s["points"]) {  // [index, latency, ok, speedup|null, label, speedup's label?]
+      ASSERT_EQ(p.size(), p[3].is_null() ? 5u : 6u);
+      if (!p[3].is_null()) {
+        EXPECT_EQ(p[5], kopt::speedup_label(p[3].get<double>())) << "the speedup's label is the core's";
+      }
       EXPECT_EQ(p[4], kopt::format_latency(p[1].get<double>())) << "the latency's label is the core's";
       const double x = x0 + dx * p[0].get<double>(), y = y_of_in(s, p);
       EXPECT_GE(x, left);

@@ -127,7 +127,8 @@ RunSummary summarize_run(std::string id, SeriesView s, const RowTable& rows, lon
   r.final = final_number(s.iterations, r.finalClaim);
   r.finalSelfPlugin = r.final && r.final->self && *r.final->self < s.iterations.size() && s.iterations[*r.final->self].plugin;
   // The overlay's items (compare_text): [index, latency to 7 significant digits, ok, speedup to 4
-  // or null, the latency's label (format_latency: the tab shows it, never formats one of its own)].
+  // or null, the latency's label (format_latency: the tab shows it, never formats one of its own), and
+  // the speedup's label (speedup_label) where there is a speedup].
   r.pointsText.reserve(r.points.size() * 44);
   char buf[32];
   for (const auto& p : r.points) {
@@ -144,7 +145,13 @@ RunSummary summarize_run(std::string id, SeriesView s, const RowTable& rows, lon
     }
     r.pointsText += ",\"";
     r.pointsText += format_latency(p.latency);  // digits, a unit and a dot: nothing JSON escapes
-    r.pointsText += "\"]";
+    r.pointsText += '"';
+    if (p.speedup) {
+      r.pointsText += ",\"";
+      r.pointsText += speedup_label(*p.speedup);  // "×", digits, a dot, an exponent: nothing JSON escapes
+      r.pointsText += '"';
+    }
+    r.pointsText += ']';
   }
   if (s.bestIndex && *s.bestIndex < n && rs[*s.bestIndex].measured()) {
     const std::size_t b = *s.bestIndex;

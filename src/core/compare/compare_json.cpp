@@ -41,7 +41,7 @@ json run_json(const RunSummary& r, std::size_t place) {
   if (r.budget) o["budget"] = *r.budget;
   if (r.best) {
     json b = latency_item(*r.best, r.latencies[*r.best]);
-    if (r.bestSpeedup) b["speedup"] = *r.bestSpeedup, b["speedupLabel"] = "×" + short_number(*r.bestSpeedup);
+    if (r.bestSpeedup) b["speedup"] = *r.bestSpeedup, b["speedupLabel"] = speedup_label(*r.bestSpeedup);
     o["best"] = std::move(b);
   }
   if (r.final) {
@@ -61,7 +61,7 @@ json run_json(const RunSummary& r, std::size_t place) {
     o["finalRefused"] = json{{"reason", *r.finalClaim->refused}, {"text", {{"zh", w.zh}, {"en", w.en}}}};
   }
   if (r.nearBest) o["nearBest"] = latency_item(*r.nearBest, r.latencies[*r.nearBest]);
-  if (r.wallToBestMs) o["wallToBestMs"] = *r.wallToBestMs;
+  if (r.wallToBestMs) o["wallToBestMs"] = *r.wallToBestMs, o["wallToBestLabel"] = duration_label(*r.wallToBestMs);
   if (r.reference) o["reference"] = json{{"latencyMs", *r.reference}, {"label", format_latency(*r.reference)}};
   if (r.drift)
     o["drift"] = json{{"ratio", r.drift->ratio}, {"count", r.drift->count}, {"minLabel", format_latency(r.drift->min)},

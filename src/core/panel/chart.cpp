@@ -16,48 +16,6 @@
 namespace kopt {
 namespace {
 
-// Number#toPrecision(p) for finite v > 0 or any finite v: fixed notation unless the exponent is
-// below -6 or at least p, as JavaScript does.
-std::string to_precision(double v, int p) {
-  if (!std::isfinite(v)) return "NaN";
-  if (v == 0) {
-    std::string s = "0";
-    if (p > 1) {
-      s += '.';
-      s.append(static_cast<std::size_t>(p - 1), '0');
-    }
-    return s;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*e", p - 1, v);
-  std::string s(buf);
-  const auto epos = s.find('e');
-  const int e = std::stoi(s.substr(epos + 1));
-  std::string mant = s.substr(0, epos);
-  const bool neg = mant[0] == '-';
-  if (neg) mant.erase(0, 1);
-  std::string digits;
-  for (char c : mant)
-    if (c != '.') digits += c;
-  std::string out;
-  // Built by appending: GCC 12 misreports `"lit" + std::string&&` as an overlapping memcpy (-Wrestrict).
-  if (neg) out += '-';
-  if (e < -6 || e >= p) {
-    out += digits.substr(0, 1);
-    if (p > 1) out.append(".").append(digits, 1, std::string::npos);
-    out += e >= 0 ? "e+" : "e-";
-    out += std::to_string(e >= 0 ? e : -e);
-  } else if (e >= 0) {
-    out += digits.substr(0, static_cast<std::size_t>(e) + 1);
-    if (static_cast<int>(digits.size()) > e + 1) out.append(".").append(digits, static_cast<std::size_t>(e) + 1, std::string::npos);
-  } else {
-    out += "0.";
-    out.append(static_cast<std::size_t>(-e - 1), '0');
-    out += digits;
-  }
-  return out;
-}
-
 double r1(double v) { return std::round(v * 10) / 10; }
 
 // The smallest step of 1, 2, 2.5 or 5 × 10^k that is at least `raw` (> 0).
@@ -75,14 +33,6 @@ std::optional<double> num_of(const json& o, const char* k) {
 }
 
 }  // namespace
-
-std::string short_number(double v) {
-  std::string s = to_precision(v, 3);
-  if (s.find('e') != std::string::npos || s.find('.') == std::string::npos) return s;
-  while (!s.empty() && s.back() == '0') s.pop_back();
-  if (!s.empty() && s.back() == '.') s.pop_back();
-  return s;
-}
 
 std::vector<std::pair<double, double>> quantity_ticks(double qlo, double qhi, bool speedup, bool log_scale,
                                                       const std::function<double(double)>& y_of, double top, double bottom) {
@@ -146,12 +96,6 @@ ChartOptions ChartOptions::from_json(const json& j) {
   if (auto h = num_of(j, "height"); h && std::isfinite(*h)) o.height = std::clamp(*h, 160.0, 2000.0);
   if (auto b = num_of(j, "budget"); b && *b >= 1 && *b <= 1e9) o.budget = static_cast<long long>(*b);
   return o;
-}
-
-std::string format_latency(double ms) {
-  if (ms < 1) return to_precision(ms * 1000, 3) + "µs";
-  if (ms < 1000) return to_precision(ms, 4) + "ms";
-  return to_precision(ms / 1000, 3) + "s";
 }
 
 namespace {
@@ -557,12 +501,14 @@ ChartWriter::PointsWritten ChartWriter::points(SeriesView s, const RowTable& row
     pt.key("seq");
     js_stringify_to(item, its[i].seq.raw);
     pt.value_done();
+    // The row's own reported multiple as the record table shows it (the report's too: speedup_label).
+    if (its[i].speedup) pt.key("ownSpeedupLabel").str(speedup_label(*its[i].speedup));
     const double v = measured ? frame_value(r.latency, log_scale) : nan;  // a printf: formatted points only
     if (measured) {
       pt.key("v").num(v);
       pt.key("kind").str(ok ? "ok" : "failed");
       pt.key("label").str(format_latency(r.latency));
-      if (speedup_mode) pt.key("speedupLabel").str("×" + short_number(p.speedup));
+      if (speedup_mode) pt.key("speedupLabel").str(speedup_label(p.speedup));
       // S: the interval as the whisker's ends, in the same units as v; the labels with their figures
       // (one decimal), worded by the tab from the chart's `versusWords`.
       if (!std::isnan(p.ci_lo)) {
@@ -629,7 +575,7 @@ void ChartWriter::ticks(const Frame& f, std::string& marks) const {
     for (auto [y, q] : chosen) {
       m.open('{');
       m.key("y").num(y);
-      m.key("label").str(speedup_mode ? "×" + short_number(q) : format_latency(q));
+      m.key("label").str(speedup_mode ? speedup_label(q) : format_latency(q));
       m.close('}');
     }
   }
@@ -666,7 +612,7 @@ void ChartWriter::markers(SeriesView s, const Frame& f, std::string& marks) cons
   if (best_drawn) {
     const RowFacts& b = rs[*s.bestIndex];
     std::string label = format_latency(b.latency);
-    if (speedup_mode) label = "×" + short_number(labelled_speedup(b, *f.ref)) + " · " + label;
+    if (speedup_mode) label = speedup_label(labelled_speedup(b, *f.ref)) + " · " + label;
     m.open('{');
     m.key("y").num(f.y_at(*s.bestIndex));
     m.key("label").str(label);
@@ -827,6 +773,9 @@ std::string ChartWriter::final_number(SeriesView s, const RowPhases& phases) con
   z.key("wrapUp").num(static_cast<double>(c_wrap));
   z.close('}');
 
+  // The words the tab and the report read (a verdict, who measured, a verdict's tone), once per chart
+  // (kopt/labels.hpp).
+  z.key("words").raw(words_json());
   // S: the comparison words, once per chart, where some point carries an interval (verdict.hpp).
   if (!ci_before_.empty() && ci_before_.back() > 0) {
     z.key("versusWords").open('{');

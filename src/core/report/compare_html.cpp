@@ -77,7 +77,7 @@ void curves(std::string& o, const json& cmp, ReportLang lang) {
       dots += "<circle class=\"cpt\" data-kopt=\"compare-point\" cx=\"" + x + "\" cy=\"" + y + "\" r=\"3.6\" fill=\"" +
               (ok ? color : std::string("var(--card)")) + "\" stroke=\"" + color + "\"><title>" + name + " · #" +
               std::to_string(p[0].get<long long>() + 1) + " · " + html_escape(format_latency(latency)) +
-              (p.size() > 3 && p[3].is_number() ? " · ×" + short_number(p[3].get<double>()) : std::string()) + "</title></circle>";
+              (p.size() > 3 && p[3].is_number() ? " · " + speedup_label(p[3].get<double>()) : std::string()) + "</title></circle>";
     }
     if (!line.empty()) o += "<path class=\"cline\" stroke=\"" + color + "\" d=\"" + line + "\"/>";
     o += dots;
@@ -145,7 +145,7 @@ void table(std::string& o, const json& cmp, ReportLang lang) {
       o += fill(T(lang, "cmp.evalN"), {{"{n}", std::to_string(static_cast<long long>(jnum(nb, "index")) + 1)}}) + " · " + html_escape(jstr(nb, "label"));
     else
       o += none;
-    o += "</td><td>" + (at(s, "wallToBestMs").is_number() ? duration_text(jnum(s, "wallToBestMs")) : none) + "</td><td>";
+    o += "</td><td>" + (at(s, "wallToBestMs").is_number() ? jstr(s, "wallToBestLabel") : none) + "</td><td>";
     if (const json& r = at(s, "reference"); r.is_object()) o += html_escape(jstr(r, "label"));
     else o += "<span class=\"sub\">" + std::string(T(lang, "cmp.noRef")) + "</span>";
     if (const json& d = at(s, "drift"); d.is_object())

@@ -102,7 +102,7 @@ void svg_curve(std::string& o, const Report& r, ReportLang lang) {
     if (i < r.rows.size()) tip += " · " + std::string(T(lang, ("verdict." + r.rows[i].verdict).c_str()));
     if (auto lab = jstr(p, "label"); !lab.empty()) tip += " · " + lab;
     if (i < its.size() && its[i].speedup)
-      tip += " · " + times(*its[i].speedup);
+      tip += " · " + speedup_label(*its[i].speedup);
     else if (auto sl = jstr(p, "speedupLabel"); speedup && !sl.empty())
       tip += " · " + sl;
     if (i < r.rows.size()) tip += " · " + std::string(T(lang, ("trust." + r.rows[i].trust).c_str()));
@@ -166,7 +166,7 @@ void chips(std::string& o, const Report& r, ReportLang lang) {
     if (auto sl = jstr(bp, "speedupLabel"); !sl.empty())
       value += " · " + sl;
     else if (best.speedup)
-      value += " · " + times(*best.speedup);
+      value += " · " + speedup_label(*best.speedup);
     chip("ok", "chip-best", html_escape(value),
          std::string(T(lang, "chip.best")) + " · #" + std::to_string(*s.bestIndex + 1), {});
   } else {

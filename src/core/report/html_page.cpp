@@ -140,7 +140,7 @@ std::string report_html(const Report& r, ReportLang lang) {
        "</span>";
   if (r.in.firstTimeMs && r.in.lastTimeMs)
     o += "<span><b>" + std::string(T(lang, "span")) + "</b>" + utc_time(*r.in.firstTimeMs) + " · " +
-         duration_text(*r.in.lastTimeMs - *r.in.firstTimeMs) + "</span>";
+         duration_label(*r.in.lastTimeMs - *r.in.firstTimeMs) + "</span>";
   o +=
       "<span><b>" + std::string(T(lang, "events")) + "</b>" + std::to_string(r.in.series.iterations.size()) + "</span>";
   if (r.in.generatedAtMs > 0)

@@ -82,7 +82,7 @@ void record_table(std::string& o, const Report& r, ReportLang lang) {
     if (it.finalized) o += "<span class=\"flagc\" title=\"" + html_escape(T(lang, "legend.final")) + "\">⚑</span>";
     o += "<span class=\"sub\">seq " + html_escape(seq_text(it.seq)) + "</span></td>";
     // verdict
-    o += "<td><span class=\"tag " + verdict_tone(row.verdict) + "\">" + T(lang, ("verdict." + row.verdict).c_str()) +
+    o += "<td><span class=\"tag " + std::string(verdict_tone(row.verdict)) + "\" data-kopt=\"row-verdict\">" + T(lang, ("verdict." + row.verdict).c_str()) +
          "</span>";
     if (row.phase != "optimization")
       o += " <span class=\"tag warn\">" + std::string(T(lang, ("phase." + row.phase).c_str())) + "</span>";
@@ -99,12 +99,12 @@ void record_table(std::string& o, const Report& r, ReportLang lang) {
     }
     o += "</td>";
     // speedup
-    o += "<td class=\"num\">";
+    o += "<td class=\"num\" data-kopt=\"row-speedup\">";
     if (it.speedup)
-      o += html_escape(times(*it.speedup));
+      o += html_escape(speedup_label(*it.speedup));
     else if (row.pooledSpeedup)
       o += "<span class=\"sub\" title=\"" + html_escape(T(lang, "table.pooled")) + "\">(" +
-           html_escape(times(*row.pooledSpeedup)) + ")</span>";
+           html_escape(speedup_label(*row.pooledSpeedup)) + ")</span>";
     o += "</td>";
     // trust
     const char* tcls = row.trust == "tool" || row.trust == "plugin" ? "tool" : row.trust == "replay" ? "replay" : "";

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <ctime>
 #include <string>
+#include <vector>
 
 #include "report_parts.hpp"
 
@@ -73,21 +74,8 @@ const Text kTexts[] = {
     {"legend.profiled", "做过性能剖析 profiled", "profiled"},
     {"legend.final", "最终提交 finalized", "finalized"},
     {"axis.best", "最佳", "best"},
-    {"verdict.pending", "未完成 pending", "pending"},
-    {"verdict.ok", "通过 passed", "passed"},
-    {"verdict.wrong", "结果错误 wrong", "wrong result"},
-    {"verdict.hack", "作弊检出 reward hack", "reward hack"},
-    {"verdict.error", "失败 failed", "failed"},
-    {"verdict.compile", "编译失败 no compile", "did not compile"},
-    {"verdict.evaluator", "评测器故障 evaluator", "evaluator failed"},
-    {"verdict.unknown", "未判定 no verdict", "no verdict"},
     {"phase.over-budget", "超预算 over budget", "over budget"},
     {"phase.wrap-up", "收尾 wrap-up", "wrap-up"},
-    {"trust.plugin", "插件评测器实测 plugin-measured", "measured by the plugin's evaluator"},
-    {"trust.tool", "评测工具 tool", "evaluator tool"},
-    {"trust.self-reported", "自报 self-reported", "self-reported"},
-    {"trust.replay", "插件复测 re-measured (replay)", "re-measured by the plugin (replay)"},
-    {"trust.job", "后台任务", "background job"},
     {"cmd.full", "完整命令 Full command", "Full command"},
     {"cmd.chars", "字符", "characters"},
     {"table.title", "评测记录 Record", "Record"},
@@ -190,6 +178,15 @@ const Text kTexts[] = {
 const char* T(ReportLang lang, std::string_view key) {
   for (const auto& t : kTexts)
     if (key == t.key) return lang == ReportLang::Zh ? t.zh : t.en;
+  // The shared words (the tab's too); the Chinese report puts the English beside, as its labels do.
+  if (lang == ReportLang::En) return word(key, false);
+  static const std::vector<std::string> kBoth = [] {
+    std::vector<std::string> v;
+    for (const auto& w : words()) v.push_back(std::string(w.zh) + " " + w.en);
+    return v;
+  }();
+  for (std::size_t i = 0; i < words().size(); ++i)
+    if (key == words()[i].key) return kBoth[i].c_str();
   return "";
 }
 
@@ -200,15 +197,6 @@ std::string fill(std::string s, std::initializer_list<std::pair<const char*, std
       s.replace(p, key.size(), v);
   }
   return s;
-}
-
-std::string times(double v) {
-  char buf[48];
-  if (v >= 100)
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  else
-    std::snprintf(buf, sizeof buf, "%.3g", v);
-  return std::string("×") + buf;
 }
 
 std::string num(double v) {
@@ -228,19 +216,6 @@ std::string utc_time(double ms) {
   return buf;
 }
 
-std::string duration_text(double ms) {
-  if (!(std::fabs(ms) < kMaxTimeMs)) return "?";
-  const long long sec = static_cast<long long>(std::llround(std::max(0.0, ms) / 1000));
-  char buf[48];
-  if (sec < 60)
-    std::snprintf(buf, sizeof buf, "%llds", sec);
-  else if (sec < 3600)
-    std::snprintf(buf, sizeof buf, "%lld min", sec / 60);
-  else
-    std::snprintf(buf, sizeof buf, "%lld h %lld min", sec / 3600, (sec % 3600) / 60);
-  return buf;
-}
-
 std::string seq_text(const Seq& s) {
   return s.raw.is_string() ? s.raw.get<std::string>() : js_stringify(s.raw);
 }
@@ -250,13 +225,6 @@ std::string round_label(ReportLang lang, const Round& r) {
   if (r.challenge) return T(lang, "rev.challenge");
   if (r.wrapUp) return T(lang, "rev.wrapup");
   return fill(T(lang, "rev.round"), {{"{n}", r.round ? std::to_string(*r.round) : std::string("—")}});
-}
-
-std::string verdict_tone(const std::string& v) {
-  if (v == "ok") return "ok";
-  if (v == "pending" || v == "unknown") return "dim";
-  if (v == "evaluator") return "warn";
-  return "bad";
 }
 
 double jnum(const json& j, const char* k, double dflt) {

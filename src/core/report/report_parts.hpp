@@ -2,6 +2,7 @@
 // (html_text.cpp), and the parts report_html assembles: the curve card (html_curve.cpp), the record
 // table and the cards (html_tables.cpp).
 #pragma once
+#include "kopt/labels.hpp"
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -12,16 +13,14 @@
 namespace kopt::report_parts {
 
 // Words: the text for `key` in `lang` ("" when unknown), with {name} placeholders to fill.
+// The report's words; "verdict.*" and "trust.*" are the shared table's (kopt/labels.hpp), the tab's too.
 const char* T(ReportLang lang, std::string_view key);
 std::string fill(std::string s, std::initializer_list<std::pair<const char*, std::string>> subs);
 // Formatters.
-std::string times(double v);           // ×1.23
 std::string num(double v);             // as JavaScript writes it
 std::string utc_time(double ms);       // "?" outside ±100 000 years
-std::string duration_text(double ms);  // 42s, 5 min, 1 h 3 min
 std::string seq_text(const Seq& s);
 std::string round_label(ReportLang lang, const Round& r);
-std::string verdict_tone(const std::string& v);  // the CSS class of a verdict: ok, dim, warn, bad
 // Reading the chart object.
 double jnum(const json& j, const char* k, double dflt = 0);
 std::string jstr(const json& j, const char* k);
