@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -196,6 +197,31 @@ bool RemoteOp::await_loaded(bool use_bwrap, std::string* why) {
   }
 }
 
+std::vector<std::pair<uint64_t, uint64_t>> RemoteOp::input_backing(uint64_t lo, uint64_t hi, bool* second) const {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  if (second) *second = false;
+  if (!in_ino_ || runner_ <= 0 || hi <= lo) return out;
+  std::ifstream maps("/proc/" + std::to_string(runner_) + "/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    std::istringstream ls(line);
+    std::string range, perms, off, dev;
+    unsigned long long inode = 0;
+    if (!(ls >> range >> perms >> off >> dev >> inode) || inode != in_ino_) continue;
+    const auto colon = dev.find(':'), dash = range.find('-');
+    if (colon == std::string::npos || dash == std::string::npos) continue;
+    const uint64_t d = makedev(std::stoul(dev.substr(0, colon), nullptr, 16), std::stoul(dev.substr(colon + 1), nullptr, 16));
+    if (d != in_dev_) continue;
+    const uint64_t a = std::stoull(range.substr(0, dash), nullptr, 16), b = std::stoull(range.substr(dash + 1), nullptr, 16);
+    const uint64_t x = std::max(a, lo), y = std::min(b, hi);
+    if (x >= y) continue;
+    const uint64_t o = std::stoull(off, nullptr, 16);
+    out.emplace_back(o + (x - a), o + (y - a));
+    if (second && !(a == in_base_ && o == 0)) *second = true;
+  }
+  return out;
+}
+
 // The runner is the last of a single line of processes below the one we started (bubblewrap's,
 // or the zygote's runner forks once into its PID namespace). It cannot fork (seccomp), so the line
 // is fixed once it has loaded.
@@ -216,6 +242,8 @@ void RemoteOp::attach() {
   uint64_t in_len = 0;
   struct stat st {};
   if (::fstat(in_->fd, &st) == 0) {
+    in_ino_ = st.st_ino;
+    in_dev_ = st.st_dev;
     std::ifstream maps("/proc/" + std::to_string(runner_) + "/maps");
     std::string line;
     while (std::getline(maps, line)) {

@@ -96,6 +96,11 @@ class RemoteOp {
   // Where region offset `off` is in the runner's address space; 0 when not known (a GPU runner's
   // inputs are its own device copies).
   uint64_t runner_address(size_t off) const { return in_base_ ? in_base_ + off : 0; }
+  // What backs the runner's memory [lo, hi) of the input region: the region's offset ranges that
+  // any mapping of it covers there (the first one, or a second the process made by mremap or mmap
+  // of the same pages, at any address), from the kernel's /proc/<pid>/maps (file and offset, not
+  // the address). `second` is set when a covering mapping is not the one the runner was given.
+  std::vector<std::pair<uint64_t, uint64_t>> input_backing(uint64_t lo, uint64_t hi, bool* second = nullptr) const;
 
   void set_args(const std::vector<c10::IValue>& args);  // decoded (copied) by the runner
   // `count` calls back to back on the input blocks at offset + k * stride, synchronized once.
@@ -142,6 +147,7 @@ class RemoteOp {
   bool have_cpu_clock_ = false;
   std::map<pid_t, int> task_fds_;   // /proc/<runner>/task/<tid>/stat, kept open
   uint64_t in_base_ = 0;            // the input region in the runner's address space
+  uint64_t in_ino_ = 0, in_dev_ = 0;  // the input region's file (memfd), as /proc/<pid>/maps names it
   bool judge_reads_ = false;        // outputs read by the judge (else copied by the runner)
   double cpu_mark_ms_ = 0, cpu_outside_ms_ = 0, cpu_inside_ms_ = 0;
   std::string setup_error_;  // bubblewrap failed to start a forked runner's sandbox

@@ -679,14 +679,29 @@ std::map<size_t, at::Tensor> Evaluation::check_call(RemoteOp& op, const CallOutp
   for (size_t i = 0; i < co.reuses.size(); ++i)
     if (co.reuses[i] >= 0 && !ref_views(i))
       hack("an output returns the buffer of an earlier call's output that the caller still holds (stale output reuse)");
-  for (size_t i = 0; i < co.lo.size(); ++i)
+  // An output in an input's memory is judged by what backs it, not by its address: the kernel's
+  // map says which file and offset each of its pages is, so a second mapping of the judge's input
+  // region (mremap, mmap of the same pages) at an address the judge never laid an input at is
+  // still the input's memory.
+  for (size_t i = 0; i < co.lo.size(); ++i) {
+    bool second = false;
+    const auto backing = op.input_backing(co.lo[i], co.hi[i], &second);
+    const std::string how = second ? " (through a second mapping of the judge's input region)" : "";
+    bool in_an_input = false;
     for (size_t j = 0; j < in.size() && j < 64; ++j) {
-      const uint64_t a = in[j].isTensor() ? op.runner_address(p.where[j]) : 0;
-      if (!a || !ranges_overlap(co.lo[i], co.hi[i], a, a + in[j].toTensor().nbytes())) continue;
+      if (!in[j].isTensor() || !in[j].toTensor().defined()) continue;
+      const uint64_t a = p.where[j], b = a + in[j].toTensor().nbytes();
+      bool hit = false;
+      for (const auto& [x, y] : backing) hit = hit || ranges_overlap(x, y, a, b);
+      if (!hit) continue;
+      in_an_input = true;
       if (!(i < ref_alias_.size() && ((ref_alias_[i] >> j) & 1)))
         hack("output " + std::to_string(i) + " aliases input " + std::to_string(j) + input_name(j) +
-             " where the reference's output does not");
+             " where the reference's output does not" + how);
     }
+    if (!in_an_input && !backing.empty())
+      hack("output " + std::to_string(i) + " lies in the judge's input region outside this call's inputs" + how);
+  }
   // Two outputs in the same memory, where the reference returns them in separate storage: a caller
   // writing one changes the other (and one buffer is paid for where the reference pays for two).
   // Judged from the address ranges the judge read them at; allowed where the reference's own
