@@ -14,7 +14,8 @@ json Options::to_json() const {
             {"warmup", warmup}, {"min_trials", stop.min_trials}, {"max_trials", stop.max_trials},
             {"target_rel_ci", stop.target_rel_ci}, {"target_abs_ms", stop.target_abs_ms}, {"max_seconds", stop.max_seconds},
             {"fresh_inputs", fresh_inputs}, {"tolerance", tolerance}, {"baseline", baseline},
-            {"refresh_baseline", refresh_baseline}, {"cache_dir", cache_dir}, {"timeout_s", timeout_s}, {"no_timing", no_timing}, {"namespaces", namespaces}};
+            {"refresh_baseline", refresh_baseline}, {"cache_dir", cache_dir}, {"timeout_s", timeout_s}, {"no_timing", no_timing}, {"namespaces", namespaces},
+            {"allow_weaker_isolation", allow_weaker_isolation}};
   if (atol) j["atol"] = *atol;
   if (rtol) j["rtol"] = *rtol;
   if (seed) j["seed"] = *seed;
@@ -46,6 +47,7 @@ Options Options::from_json(const json& j) {
   o.timeout_s = j.value("timeout_s", 600.0);
   o.no_timing = j.value("no_timing", false);
   o.namespaces = j.value("namespaces", true);
+  o.allow_weaker_isolation = j.value("allow_weaker_isolation", false);
   if (j.contains("atol")) o.atol = j["atol"].get<double>();
   if (j.contains("rtol")) o.rtol = j["rtol"].get<double>();
   if (j.contains("seed")) o.seed = j["seed"].get<uint64_t>();
@@ -76,6 +78,7 @@ json Options::non_defaults() const {
   if (timeout_s != d.timeout_s) j["timeout_s"] = timeout_s;
   if (no_timing) j["no_timing"] = true;
   if (!namespaces) j["namespaces"] = false;
+  if (allow_weaker_isolation) j["allow_weaker_isolation"] = true;
   if (seed) j["seed"] = *seed;
   return j;
 }
@@ -114,6 +117,8 @@ usage: kopt-bench --ref REF --solution SRC [--solution SRC ...] --inputs SPEC.js
   --no-timing                correctness checks only
   --no-namespaces            run the candidate without bubblewrap's namespaces (Landlock, seccomp and
                              no_new_privs only): to compare isolation levels; lowers trust
+  --allow-weaker-isolation   where a confinement step cannot be applied (bubblewrap's namespaces, seccomp,
+                             no_new_privs, Landlock), run with what remains instead of refusing; lowers trust
   --slurm "SBATCH OPTIONS"   run on a Slurm node as a job array: each --solution is one candidate (commas
                              still separate one candidate's files), one KERNEL_EVAL line per candidate with
                              native_metrics.slurm; Ctrl-C or the deadline cancels the array (docs/cluster.md)
@@ -232,6 +237,8 @@ ParseOutcome parse_args(int argc, char** argv, Options* o) {
       o->stop.max_seconds = d;
     } else if (a == "--no-namespaces") {
       o->namespaces = false;
+    } else if (a == "--allow-weaker-isolation") {
+      o->allow_weaker_isolation = true;
     } else if (a == "--no-fresh-inputs") {
       o->fresh_inputs = false;
     } else if (a == "--tolerance") {

@@ -32,6 +32,7 @@ struct Options {
   double timeout_s = 600;
   bool no_timing = false;            // correctness only
   bool namespaces = true;            // false: --no-namespaces (no bubblewrap; Landlock + seccomp only)
+  bool allow_weaker_isolation = false;  // --allow-weaker-isolation: run on where a confinement step fails
   std::optional<uint64_t> seed;
   // --slurm OPTS: run as a Slurm job array, one element per --solution (slurm_client.hpp). Not sent to
   // the worker: the elements run kopt-bench with `passthrough` and their own --solution.

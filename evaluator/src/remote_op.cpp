@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -84,9 +85,20 @@ void RemoteOp::ensure_loaded() {
   std::string bwrap_problem = try_bwrap_                ? why
                               : !spec_.allow_bwrap ? "agent-chosen --no-namespaces"
                                                    : "bubblewrap (bwrap) is not installed";
+  // Confinement fails closed: without namespaces the candidate runs with less than the user was
+  // promised, so that is only done where the user asked for it (--no-namespaces, or
+  // --allow-weaker-isolation for a step that fails).
+  if (spec_.allow_bwrap && !spec_.allow_weaker) {
+    shutdown();
+    throw RunnerFailure("refused: weaker isolation: no sandbox namespaces. Fix: install bubblewrap and allow user "
+                        "namespaces (user.max_user_namespaces > 0, kernel.apparmor_restrict_unprivileged_userns=0), "
+                        "or pass --allow-weaker-isolation (lowers trust). Cause: " + tail_of(bwrap_problem, 160),
+                        false);
+  }
   if (try_bwrap_ && !spawn(false)) throw RunnerFailure("cannot start the runner process", false);
   if (!await_loaded(false, &why)) throw RunnerFailure(why, why.find("did not answer") != std::string::npos);
-  isolation_["weaker_because"] = bwrap_problem;
+  while (!bwrap_problem.empty() && std::isspace(static_cast<unsigned char>(bwrap_problem.back()))) bwrap_problem.pop_back();
+  isolation_["weaker_because"] = bwrap_problem + (spec_.allow_bwrap ? "; allowed by --allow-weaker-isolation" : "");
   attach();
 }
 
@@ -169,6 +181,15 @@ bool RemoteOp::await_loaded(bool use_bwrap, std::string* why) {
     isolation_["no_new_privs"] = !loaded_.contains("confine_problem") ||
                                  loaded_["confine_problem"].get<std::string>().find("no_new_privs") == std::string::npos;
     if (loaded_.contains("confine_problem")) isolation_["problems"] = loaded_["confine_problem"];
+    // seccomp, no_new_privs and Landlock fail closed too, unless the user allowed weaker isolation.
+    std::string unmet = loaded_.value("confine_problem", std::string());
+    if (loaded_.contains("landlock") && loaded_["landlock"].is_object() && loaded_["landlock"].contains("problem"))
+      unmet += std::string(unmet.empty() ? "" : "; ") + "Landlock: " + loaded_["landlock"]["problem"].get<std::string>();
+    if (!unmet.empty()) isolation_["weaker_steps"] = unmet;
+    if (!unmet.empty() && !spec_.allow_weaker)
+      throw Refused("refused: weaker isolation: the runner could not confine itself. Fix: a kernel with seccomp "
+                    "and Landlock enabled (lsm=landlock), or pass --allow-weaker-isolation (lowers trust). Cause: " +
+                    tail_of(unmet, 160));
     if (loaded_.contains("landlock")) {
       const auto& ll = loaded_["landlock"];
       isolation_["landlock"] = ll;
@@ -179,6 +200,7 @@ bool RemoteOp::await_loaded(bool use_bwrap, std::string* why) {
     loaded_ok_ = true;
     return true;
   } catch (const RunnerFailure& e) {
+    if (dynamic_cast<const Refused*>(&e)) throw;
     const std::string tail = output_tail();
     if (forked_ && tail.find(zygote::kSetupFailed) != std::string::npos) {
       // The zygote's runner could not enter the sandbox: exec the runner instead (one LibTorch

@@ -46,6 +46,10 @@ struct RunnerFailure : std::runtime_error {
   bool timeout = false;
   RunnerFailure(const std::string& m, bool t) : std::runtime_error(m), timeout(t) {}
 };
+// A runner that loaded but could not be confined as promised: refused, never retried weaker.
+struct Refused : RunnerFailure {
+  explicit Refused(const std::string& m) : RunnerFailure(m, false) {}
+};
 
 struct RunnerSpec {
   std::string exe;                  // kopt-bench-runner beside the judge
@@ -55,6 +59,7 @@ struct RunnerSpec {
   std::vector<std::string> hide;
   std::string scratch;
   bool allow_bwrap = true;
+  bool allow_weaker = false;  // --allow-weaker-isolation: a confinement step that fails is said, not refused
   std::chrono::steady_clock::time_point deadline;
 };
 

@@ -461,6 +461,7 @@ RunnerSpec Evaluation::spec_for(const std::string& mode, const std::string& path
   s.hide = job_.value("hide", std::vector<std::string>{});
   s.scratch = scratch_;
   s.allow_bwrap = opt_.namespaces;
+  s.allow_weaker = opt_.allow_weaker_isolation;
   s.deadline = deadline_;
   return s;
 }
@@ -1343,6 +1344,13 @@ void Evaluation::conclude() {
   if (!isolation_.is_null() && isolation_.value("level", "") != "namespaces")
     res_.advisory.push_back("weaker isolation: the candidate ran without namespaces (" +
                             isolation_.value("weaker_because", std::string("unknown")) + ")");
+  if (!isolation_.is_null() && isolation_.contains("weaker_steps"))
+    res_.advisory.push_back("weaker isolation: the runner could not confine itself (" +
+                            isolation_["weaker_steps"].get<std::string>() + "), allowed by --allow-weaker-isolation");
+  // Trust-lowering whatever it turned out to allow: the user accepted less than the judge promises.
+  if (opt_.allow_weaker_isolation)
+    res_.advisory.push_back("weaker isolation accepted: agent-chosen --allow-weaker-isolation (a confinement step that "
+                            "cannot be applied is run without instead of refused)");
   if (cand_ && !cand_->judge_reads_outputs() && !use_cuda_)
     res_.advisory.push_back("weaker: the candidate's process copied its own outputs (" +
                             isolation_.value("outputs", std::string("the judge could not read them")) + ")");

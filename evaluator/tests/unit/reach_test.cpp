@@ -194,6 +194,41 @@ TEST(Reach, LandlockAloneHoldsWithoutNamespaces) {
   EXPECT_EQ(p.left_behind, 0) << "a candidate's process outlived the evaluation";
 }
 
+// Confinement fails closed: on a machine without user namespaces (simulated: kopt-bench runs in a
+// user namespace of bubblewrap's whose user.max_user_namespaces allows no nested one, so its own
+// bubblewrap fails as on such a machine) the evaluation is refused with the step, the cause and
+// the fix, not run with less isolation than the user was promised. Only an explicit
+// --allow-weaker-isolation runs it anyway, said as a trust-lowering advisory.
+const std::string kNoUserNamespaces = "bwrap --dev-bind / / --unshare-user --disable-userns --";
+bool can_simulate_no_userns() {
+  return std::system((kNoUserNamespaces + " /bin/true >/dev/null 2>&1").c_str()) == 0;
+}
+TEST(Reach, NoUserNamespacesIsRefusedNotRunWeaker) {
+  if (!can_simulate_no_userns()) GTEST_SKIP() << "bwrap --disable-userns (bubblewrap >= 0.8) is not available";
+  Outcome r = eval_relu(T + "/honest/relu_loop.cpp", {}, kNoUserNamespaces);
+  ASSERT_TRUE(r.eval.is_object()) << r.out;
+  EXPECT_EQ(r.eval["correct"], false) << r.out;
+  EXPECT_EQ(r.eval.value("evaluator_failed", false), true) << r.out;
+  EXPECT_FALSE(r.eval.contains("latency_ms")) << r.out;
+  EXPECT_TRUE(has(r.out, "^ERROR: .*refused: weaker isolation: no sandbox namespaces\\. Fix: install bubblewrap and allow "
+                         "user namespaces .*--allow-weaker-isolation .*Cause: bubblewrap could not set up the sandbox"))
+      << r.out;
+}
+TEST(Reach, AllowWeakerIsolationRunsWithoutUserNamespacesAndSaysSo) {
+  if (!can_simulate_no_userns()) GTEST_SKIP() << "bwrap --disable-userns (bubblewrap >= 0.8) is not available";
+  Outcome r = eval_relu(T + "/honest/relu_loop.cpp", {"--allow-weaker-isolation"}, kNoUserNamespaces);
+  ASSERT_TRUE(r.eval.is_object()) << r.out;
+  EXPECT_EQ(r.eval["correct"], true) << r.out;
+  const json& iso = r.eval["native_metrics"]["isolation"];
+  EXPECT_EQ(iso.value("level", ""), "process") << r.out;
+  EXPECT_EQ(iso.value("seccomp", false), true) << r.out;
+  EXPECT_EQ(r.eval["native_metrics"]["options"].value("allow_weaker_isolation", false), true) << r.out;
+  EXPECT_TRUE(has(r.out, "^ADVISORY: weaker isolation: the candidate ran without namespaces \\(bubblewrap could not set up "
+                         "the sandbox.*allowed by --allow-weaker-isolation\\)"))
+      << r.out;
+  EXPECT_TRUE(has(r.out, "^ADVISORY: weaker isolation accepted: agent-chosen --allow-weaker-isolation")) << r.out;
+}
+
 // The judge starts before the builds (its LibTorch start hides behind the compiler); a build that
 // fails must take it down before the result line, and a run that goes through must leave nothing
 // either. This test process is a subreaper: anything kopt-bench leaves becomes our child.
