@@ -326,6 +326,19 @@ TEST(Contract, ZerosUnderBothFloorsFail) {
   expect_flagged(r, "^ERROR: incorrect: trial 0: output 0 has 32640 of 32768 values that are zero", false);
   EXPECT_EQ(r.eval["native_metrics"]["failed_rule"], "magnitude") << r.out;
 }
+// The same under a float32-only reference (no fp64 oracle) with the small values in their own rows
+// (a gated softmax, KernelBench #165): reliability is judged per value by three runs of the
+// reference on inputs perturbed by 2^-16, not by its size against the output's largest. The trap:
+// an honest kernel whose cancellation residues are other rounding noise than the reference's.
+TEST(Contract, ZerosUnderBothFloorsFailWithoutAnOracle) {
+  BenchRun r = evaluate("ref_gated_softmax.cpp", "gated_softmax.json", cheat("gated_zeros"), {"--no-timing"});
+  expect_flagged(r, "^ERROR: incorrect: trial 0: output 0 has 130560 of 131072 values that are zero.*reliable = moved by "
+                    "under 1/16 when three runs of the float32 reference on inputs perturbed by 2\\^-16", false);
+  EXPECT_EQ(r.eval["native_metrics"]["failed_rule"], "magnitude") << r.out;
+}
+TEST(Contract, ResiduesUnlikeAFloat32ReferencesPass) {
+  expect_honest_pass(evaluate("ref_gated_softmax.cpp", "gated_softmax.json", honest("gated_softmax_loops")));
+}
 
 // ---------------- failures still produce the result line ----------------
 TEST(Failures, CrashingCandidateStillYieldsTheResultLine) {
