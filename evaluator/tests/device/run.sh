@@ -243,8 +243,14 @@ if [ -n "$BWRAP" ]; then
   rc=$?
   check bwrap_namespaces $rc "($BWRAP --unshare-all ... true: exit $rc $(head -c 200 "$WORK/bwrap.log"))"
 else
+  rc=1
   check bwrap_namespaces 1 "(no bubblewrap: not prepared)"
 fi
+# kopt-bench refuses to run with less confinement than promised; where this machine has no working
+# namespaces (the check above fails), the rest of the run still checks the GPU by asking for less,
+# and the isolation checks below report what it got.
+WEAKER=()
+[ "$rc" -eq 0 ] || WEAKER=(--allow-weaker-isolation)
 
 # ---------- the build ----------
 step build
@@ -285,7 +291,7 @@ bench() { # ref, inputs, solution, extra args...: one kopt-bench evaluation, its
   # after 240 s, or 30 s past the budget, whichever comes first
   local ref=$1 inp=$2 sol=$3 lim; shift 3
   lim=$(($(left) + 30)); [ "$lim" -lt 240 ] || lim=240; [ "$lim" -gt 10 ] || lim=10
-  timeout "$lim" "$B" --ref "$FIX/$ref" --inputs "$inp" --solution "$sol" --cache-dir "$CACHE" "$@" 2>&1
+  timeout "$lim" "$B" --ref "$FIX/$ref" --inputs "$inp" --solution "$sol" --cache-dir "$CACHE" "${WEAKER[@]}" "$@" 2>&1
 }
 # The confinement an evaluation reported (native_metrics.isolation), against what this run expects:
 # bubblewrap's namespaces, seccomp, Landlock applied with the library folders of torch, of its nvidia
