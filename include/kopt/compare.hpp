@@ -12,29 +12,13 @@
 
 #include "kopt/derived.hpp"
 #include "kopt/json.hpp"
+#include "kopt/run_facts.hpp"
 #include "kopt/row_facts.hpp"
 #include "kopt/series.hpp"
 
 namespace kopt {
 
-// What a session's log says about the run beyond its evaluations: its title (the last
-// `session/title`), the models it ran on (`request/header` config.provider/model, in order of first
-// use), the supervisor models that reviewed it (`source.supervisor` of the loop's messages), and
-// the first and last `time` among the events the projection reads.
-struct RunFacts {
-  std::optional<std::string> title;
-  std::vector<std::string> models, supervisors;
-  std::optional<double> firstTime, lastTime;
-  std::uint64_t version = 0;  // bumped when any of the above changed
-
-  // At most this many models (and supervisors) are kept; a title is cut to kTitleMax UTF-16 units.
-  static constexpr std::size_t kModelsMax = 8, kTitleMax = 200, kModelMax = 120;
-  // The event types take() reads beyond their time (the log reader builds these events).
-  static bool read_type(std::string_view type);
-  // One event in log order (any type; only `time` of the projected types and read_type's are read).
-  void take(const json& event);
-  std::size_t approx_bytes() const;
-};
+// RunFacts (a run's title, models, times) is the projection's: kopt/run_facts.hpp.
 
 // How many sessions one comparison holds at most (the tab's picker and `kopt report` say so), and
 // the least (a comparison of one session is refused).
@@ -127,6 +111,13 @@ struct CompareOptions {
 };
 extern const char* const kComparePalette[kCompareMax];
 json compare_json(const std::vector<RunSummary>& runs, const CompareOptions& opt = {});
+
+// The words of a comparison that the tab and the comparison page both show, plain text (the page
+// escapes them; compare_json carries them): a run's name "A · title" (its id without a title), and
+// why the runs are not on one speedup axis (`why` a reason of compare_json, `sessions` its runs with
+// their names and reference labels), in Chinese (`zh`) or English.
+std::string compare_run_name(const std::string& title_or_id, std::size_t place);
+std::string compare_reason_text(const json& why, const json& sessions, bool zh);
 // The same as compact JSON text, written without building the tree (what the route sends); the runs
 // by address (a session's row is not copied).
 std::string compare_text(const std::vector<const RunSummary*>& runs, const CompareOptions& opt = {});

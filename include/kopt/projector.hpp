@@ -44,7 +44,7 @@ class Projector {
   std::size_t approx_bytes() const;
   // hasUserTask (M-16) over everything fed so far.
   bool has_user_task() const;
-  // The run's title, models and times (compare.hpp), over everything fed so far.
+  // The run's title, models and times (run_facts.hpp), over everything fed so far.
   const RunFacts& run_facts() const;
 
   // The series with finalize marks and bestIndex applied.

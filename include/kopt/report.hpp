@@ -76,11 +76,6 @@ json report_json(const Report& r);
 // legend, verdict of the comparability rule and table, drawn as the tab draws them; inert like
 // report_html. `generated_at_ms` 0: not shown.
 std::string compare_html(const json& comparison, ReportLang lang = ReportLang::Zh, double generated_at_ms = 0);
-// The words of a comparison that the tab and the comparison page both show, plain text (the page
-// escapes them; compare_json carries them): a run's name "A · title" (its id without a title), and
-// why the runs are not on one speedup axis (`why` a reason of compare_json, `sessions` its runs with
-// their names and reference labels).
-std::string compare_run_name(const std::string& title_or_id, std::size_t place);
-std::string compare_reason_text(const json& why, const json& sessions, ReportLang lang);
+// A comparison's words (a run's name, why the runs are not on one axis) are compare's (compare.hpp).
 
 }  // namespace kopt

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string_view>
 
 #include "kopt/chart.hpp"
 #include "kopt/compare.hpp"
-#include "kopt/report.hpp"
 #include "kopt/verdict.hpp"
 
 namespace kopt {
@@ -123,7 +123,7 @@ std::string compare_text(const std::vector<const RunSummary*>& runs, const Compa
   for (const auto& why : rule.reasons) {
     json j = {{"code", why.code}, {"sessions", why.sessions}};
     if (why.ratio > 0) j["ratio"] = why.ratio;
-    j["text"] = {{"zh", compare_reason_text(j, sessions, ReportLang::Zh)}, {"en", compare_reason_text(j, sessions, ReportLang::En)}};
+    j["text"] = {{"zh", compare_reason_text(j, sessions, true)}, {"en", compare_reason_text(j, sessions, false)}};
     reasons.push_back(std::move(j));
   }
   json xticks = json::array();
@@ -187,6 +187,65 @@ json compare_json(const std::vector<RunSummary>& runs, const CompareOptions& opt
   for (const auto& r : runs) at.push_back(&r);
   auto j = parse_json(compare_text(at, opt));
   return j ? std::move(*j) : json();
+}
+
+namespace {
+
+struct WhyWords {
+  const char* code;
+  const char* zh;
+  const char* en;
+};
+// Why the runs are not on one speedup axis, by the reason's code ({a}, {b}: runs' names; {pct}, {ra}, {rb}).
+const WhyWords kWhy[] = {
+    {"no-reference", "{a} 没有报告加速比，没有可比的参考", "{a} reports no speedup: no reference to compare against"},
+    {"drift", "{a} 自己的隐含参考耗时相差 {pct}%（漂移，J-4）", "{a}'s own implied references drift by {pct}% (J-4)"},
+    {"hash-mixed", "{a} 测量时用过不止一个参考文件", "{a} measured against more than one reference file"},
+    {"hash-differs", "{a} 与 {b} 的参考文件不同（SHA-256）", "{a} and {b} measured against different reference files (SHA-256)"},
+    {"references-differ", "{a} 与 {b} 的参考耗时相差 {pct}%（{ra} 对 {rb}）",
+     "the references of {a} and {b} differ by {pct}% ({ra} vs {rb})"},
+};
+
+const json& member(const json& o, const char* k) {
+  static const json kNull;
+  if (!o.is_object()) return kNull;
+  auto it = o.find(k);
+  return it == o.end() ? kNull : *it;
+}
+std::string text_at(const json& o, const char* k) {
+  const json& v = member(o, k);
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+}  // namespace
+
+std::string compare_run_name(const std::string& title_or_id, std::size_t place) {
+  std::string name(1, static_cast<char>('A' + (place % 26)));  // A, B, C … as in the legend
+  name += " · ";
+  name += title_or_id;
+  return name;
+}
+
+std::string compare_reason_text(const json& why, const json& sessions, bool zh) {
+  const json& which = member(why, "sessions");
+  auto run = [&](std::size_t k) -> const json* {
+    if (!which.is_array() || k >= which.size() || !which[k].is_number_unsigned()) return nullptr;
+    const std::size_t i = which[k].get<std::size_t>();
+    return sessions.is_array() && i < sessions.size() ? &sessions[i] : nullptr;
+  };
+  auto name = [&](std::size_t k) { return run(k) ? text_at(*run(k), "name") : std::string("?"); };
+  auto ref = [&](std::size_t k) { return run(k) ? text_at(member(*run(k), "reference"), "label") : std::string("?"); };
+  const json& ratio = member(why, "ratio");
+  const double r = ratio.is_number() ? ratio.get<double>() : 1;
+  const std::string pct = std::to_string(static_cast<long long>(std::llround((r - 1) * 100)));
+  const std::string code = text_at(why, "code");
+  std::string s;
+  for (const auto& w : kWhy)
+    if (code == w.code) s = zh ? w.zh : w.en;
+  for (const auto& [k, v] : {std::pair<std::string_view, std::string>{"{a}", name(0)}, {"{b}", name(1)}, {"{pct}", pct},
+                             {"{ra}", ref(0)}, {"{rb}", ref(1)}})
+    for (std::size_t p = s.find(k); p != std::string::npos; p = s.find(k, p + v.size())) s.replace(p, k.size(), v);
+  return s;
 }
 
 }  // namespace kopt

@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "kopt/anchors.hpp"
-#include "kopt/compare.hpp"
+#include "kopt/run_facts.hpp"
 #include "kopt/contract.hpp"
 #include "kopt/derived.hpp"
 #include "kopt/events.hpp"
@@ -197,7 +197,7 @@ struct Projector::Impl {
   bool touched_overflow = false;
   // The first iteration update_outline must copy again (every change in place goes through touch).
   std::size_t outline_from = 0;
-  // The run's title, models and times (compare.hpp), and the `time` of the event being fed (NaN:
+  // The run's title, models and times (run_facts.hpp), and the `time` of the event being fed (NaN:
   // none), which the points it settles keep.
   RunFacts facts;
   double event_time = std::numeric_limits<double>::quiet_NaN();

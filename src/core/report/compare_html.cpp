@@ -42,7 +42,7 @@ void curves(std::string& o, const json& cmp, ReportLang lang) {
     o += "<div class=\"okbox\" data-kopt=\"axis-rule\" data-axis=\"speedup\">" + std::string(T(lang, "cmp.axisSpeedup")) + "</div>\n";
   } else if (reasons.is_array() && !reasons.empty()) {
     o += "<div class=\"warnbox\" data-kopt=\"axis-rule\" data-axis=\"latency\">" + std::string(T(lang, "cmp.axisLatency")) + "<ul>";
-    for (const auto& why : reasons) o += "<li data-kopt=\"reason\" data-code=\"" + html_escape(jstr(why, "code")) + "\">" + html_escape(compare_reason_text(why, sessions, lang)) + "</li>";
+    for (const auto& why : reasons) o += "<li data-kopt=\"reason\" data-code=\"" + html_escape(jstr(why, "code")) + "\">" + html_escape(compare_reason_text(why, sessions, lang == ReportLang::Zh)) + "</li>";
     o += "</ul></div>\n";
   } else {
     o += "<div class=\"note\" data-kopt=\"axis-rule\" data-axis=\"latency\">" + std::string(T(lang, "cmp.axisLatencyPlain")) + "</div>\n";
@@ -171,26 +171,6 @@ std::string compare_html(const json& cmp, ReportLang lang, double generated_at_m
   table(o, cmp, lang);
   page_close(o, lang);
   return o;
-}
-
-std::string compare_run_name(const std::string& title_or_id, std::size_t place) {
-  std::string name(1, static_cast<char>('A' + (place % 26)));  // A, B, C … as in the legend
-  name += " · ";
-  name += title_or_id;
-  return name;
-}
-
-std::string compare_reason_text(const json& why, const json& sessions, ReportLang lang) {
-  const json& which = at(why, "sessions");
-  auto run = [&](std::size_t k) -> const json* {
-    if (!which.is_array() || k >= which.size() || !which[k].is_number_unsigned()) return nullptr;
-    const std::size_t i = which[k].get<std::size_t>();
-    return sessions.is_array() && i < sessions.size() ? &sessions[i] : nullptr;
-  };
-  auto name = [&](std::size_t k) { return run(k) ? jstr(*run(k), "name") : std::string("?"); };
-  auto ref = [&](std::size_t k) { return run(k) ? jstr(at(*run(k), "reference"), "label") : std::string("?"); };
-  const std::string pct = std::to_string(static_cast<long long>(std::llround((jnum(why, "ratio", 1) - 1) * 100)));
-  return fill(T(lang, ("cmp.why." + jstr(why, "code")).c_str()), {{"{a}", name(0)}, {"{b}", name(1)}, {"{pct}", pct}, {"{ra}", ref(0)}, {"{rb}", ref(1)}});
 }
 
 }  // namespace kopt
