@@ -34,6 +34,21 @@ const labelEvents = [
   pendingEvaluation(30),
 ]
 
+// `kopt report LOG --lang LANG` (build/kopt) into a fresh folder, for a test to open beside the tab.
+async function withReports (prefix, fn) {
+  const { execFileSync } = await import('node:child_process')
+  const { mkdtempSync, rmSync } = await import('node:fs')
+  const os = await import('node:os')
+  const tmp = mkdtempSync(path.join(os.tmpdir(), prefix))
+  const kbin = path.join(root, process.env.KOPT_BUILD_DIR || 'build', 'kopt')
+  const report = (log, lang) => {
+    const out = path.join(tmp, `r-${lang}.html`)
+    execFileSync(kbin, ['report', log, '-o', out, '--lang', lang], { stdio: 'ignore' })
+    return `file://${out}`
+  }
+  try { await fn({ tmp, report }) } finally { rmSync(tmp, { recursive: true, force: true }) }
+}
+
 let host, browser
 before(async () => {
   host = await startMockHost({
@@ -282,18 +297,13 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
   })
 
   test('one table of words: the tab\'s record table and the report say the same speedup label, pending word and provenance word (zh and en)', async () => {
-    const kbin = path.join(root, process.env.KOPT_BUILD_DIR || 'build', 'kopt')
-    const { execFileSync } = await import('node:child_process')
-    const { mkdtempSync, rmSync } = await import('node:fs')
-    const os = await import('node:os')
-    const tmp = mkdtempSync(path.join(os.tmpdir(), 'kopt-labels-'))
     const cells = (page, scope) => page.locator(`${scope} [data-kopt=row]`).evaluateAll(rows => rows.map(r => ({
       n: (r.querySelector('td')?.textContent ?? '').match(/#(\d+)/)?.[1],
       verdict: r.querySelector('[data-kopt=row-verdict]')?.textContent.trim(),
       speedup: r.querySelector('[data-kopt=row-speedup]')?.textContent.trim(),
       trust: r.querySelector('[data-kopt=row-trust], [data-kopt^=trust-]')?.textContent.trim(),
     })))
-    try {
+    await withReports('kopt-labels-', async ({ tmp, report: reportOf }) => {
       const log = path.join(tmp, 'labels.events.json')
       writeFileSync(log, JSON.stringify(labelEvents))
       for (const lang of ['zh', 'en']) {
@@ -301,9 +311,7 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
         await page.waitForSelector('[data-kopt=chart]')
         await page.locator('[data-kopt=full-record]').click()
         const tab = await cells(page, '[data-kopt=full-table]')
-        const out = path.join(tmp, `r-${lang}.html`)
-        execFileSync(kbin, ['report', log, '-o', out, '--lang', lang], { stdio: 'ignore' })
-        await page.goto(`file://${out}`)
+        await page.goto(reportOf(log, lang))
         const report = await cells(page, '')
         assert.equal(tab.length, 4, 'four rows in the tab')
         assert.equal(report.length, 4, 'four rows in the report')
@@ -321,16 +329,11 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
         assert.deepEqual(errors, [])
         await page.close()
       }
-    } finally { rmSync(tmp, { recursive: true, force: true }) }
+    })
   })
 
   test('a refused finalize: the tab\'s ⚑ chip and the report say the same words, and neither shows the refused number (zh and en)', async () => {
-    const kbin = path.join(root, process.env.KOPT_BUILD_DIR || 'build', 'kopt')
-    const { execFileSync } = await import('node:child_process')
-    const { mkdtempSync, rmSync } = await import('node:fs')
-    const os = await import('node:os')
-    const tmp = mkdtempSync(path.join(os.tmpdir(), 'kopt-refused-'))
-    try {
+    await withReports('kopt-refused-', async ({ report }) => {
       for (const lang of ['zh', 'en']) {
         const { page, errors } = await open('refused', lang)
         await page.waitForSelector('[data-kopt=chart]')
@@ -338,15 +341,13 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
         assert.equal(await chip.getAttribute('data-reason'), 'wrong')
         const tabWords = (await chip.innerText()).replace(/^⚑\s*/, '').replace(/\s*·\s*#\d+$/, '')
         assert.ok(!(await page.locator('[data-kopt=chips]').innerText()).includes('1.000ms'), 'the refused 1 ms is no headline')
-        const out = path.join(tmp, `r-${lang}.html`)
-        execFileSync(kbin, ['report', path.join(root, 'tests/fixtures/vectors/h04-final-refused-wrong.events.json'), '-o', out, '--lang', lang], { stdio: 'ignore' })
-        await page.goto(`file://${out}`)
+        await page.goto(report(path.join(root, 'tests/fixtures/vectors/h04-final-refused-wrong.events.json'), lang))
         const reportWords = await page.locator('[data-kopt=final-refused]').first().innerText()
         assert.ok(reportWords.includes(tabWords), `${lang}: the report says «${reportWords}», the tab «${tabWords}»`)
         assert.deepEqual(errors, [])
         await page.close()
       }
-    } finally { rmSync(tmp, { recursive: true, force: true }) }
+    })
   })
 
   test('the popover names who measured: the plugin\'s evaluator (with the bytes) vs a shell line relayed by the agent (zh and en)', async () => {

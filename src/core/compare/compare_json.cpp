@@ -7,6 +7,7 @@
 
 #include "kopt/chart.hpp"
 #include "kopt/compare.hpp"
+#include "kopt/labels.hpp"
 #include "kopt/verdict.hpp"
 
 namespace kopt {
@@ -191,13 +192,7 @@ json compare_json(const std::vector<RunSummary>& runs, const CompareOptions& opt
 
 namespace {
 
-struct WhyWords {
-  const char* code;
-  const char* zh;
-  const char* en;
-};
-// Why the runs are not on one speedup axis, by the reason's code ({a}, {b}: runs' names; {pct}, {ra}, {rb}).
-const WhyWords kWhy[] = {
+const Word kWhy[] = {
     {"no-reference", "{a} 没有报告加速比，没有可比的参考", "{a} reports no speedup: no reference to compare against"},
     {"drift", "{a} 自己的隐含参考耗时相差 {pct}%（漂移，J-4）", "{a}'s own implied references drift by {pct}% (J-4)"},
     {"hash-mixed", "{a} 测量时用过不止一个参考文件", "{a} measured against more than one reference file"},
@@ -241,7 +236,7 @@ std::string compare_reason_text(const json& why, const json& sessions, bool zh) 
   const std::string code = text_at(why, "code");
   std::string s;
   for (const auto& w : kWhy)
-    if (code == w.code) s = zh ? w.zh : w.en;
+    if (code == w.key) s = zh ? w.zh : w.en;
   for (const auto& [k, v] : {std::pair<std::string_view, std::string>{"{a}", name(0)}, {"{b}", name(1)}, {"{pct}", pct},
                              {"{ra}", ref(0)}, {"{rb}", ref(1)}})
     for (std::size_t p = s.find(k); p != std::string::npos; p = s.find(k, p + v.size())) s.replace(p, k.size(), v);
