@@ -21,6 +21,18 @@ bool projected_type(std::string_view type);
 // RunFacts: `session/title`, `request/header`); the projection itself passes over them.
 bool run_fact_type(std::string_view type);
 
+// Who sent a `user/message` event, read from its `data` (the message is `data.message`, or `data`
+// itself): the person (`source.kind` "user"), the plugin's loop (kind "plugin", plugin kLoopPluginId),
+// another sender, or none (no source object). The one reading of `source`: the projection, the
+// report's task and the run's supervisors read it here.
+enum class Sender { none, user, loop, other };
+struct MessageFrom {
+  Sender sender = Sender::none;
+  const json* message = nullptr;  // null when `data` is not an object
+  const json* source = nullptr;   // the source object, or null
+};
+MessageFrom message_from(const json& data);
+
 // message.source.callId, then data.callId, then message.content[0].toolCallId.
 std::optional<std::string> result_call_id(const json& data);
 // every string `text` of every record under `message`, depth first, joined with "\n".

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "kopt/anchors.hpp"
 #include "kopt/contract.hpp"
 
 namespace kopt {
@@ -449,6 +450,26 @@ bool read_log_stream(std::FILE* file, const std::string& path, const EventSink& 
     return false;
   }
   return stats.events > 0 || stats.error.empty();
+}
+
+MessageFrom message_from(const json& data) {
+  MessageFrom out;
+  if (!data.is_object()) return out;
+  out.message = &data;
+  if (auto m = data.find("message"); m != data.end() && m->is_object()) out.message = &*m;
+  auto src = out.message->find("source");
+  if (src == out.message->end() || !src->is_object()) return out;
+  out.source = &*src;
+  auto kind = src->find("kind");
+  auto plugin = src->find("plugin");
+  const bool is_kind = kind != src->end() && kind->is_string();
+  if (is_kind && *kind == "user")
+    out.sender = Sender::user;
+  else if (is_kind && *kind == "plugin" && plugin != src->end() && plugin->is_string() && *plugin == anchors::kLoopPluginId)
+    out.sender = Sender::loop;
+  else
+    out.sender = Sender::other;
+  return out;
 }
 
 }  // namespace kopt

@@ -716,19 +716,14 @@ struct Projector::Impl {
       ++stats.skipped;
       return;
     }
-    const json* msg = &*d;
-    if (auto m = d->find("message"); m != d->end() && m->is_object()) msg = &*m;
-    auto src = msg->find("source");
-    if (src == msg->end() || !src->is_object()) return;
-    const std::string* kind = str_field(*src, "kind");
-    if (!kind) return;
-    if (*kind == "user") {
+    const MessageFrom from = message_from(*d);
+    if (from.sender == Sender::user) {
       if (!user_task) ++version;
       user_task = true;
       return;
     }
-    const std::string* plugin = str_field(*src, "plugin");
-    if (*kind != "plugin" || !plugin || *plugin != anchors::kLoopPluginId) return;
+    if (from.sender != Sender::loop) return;
+    const json* msg = from.message;
     static const json kNull;
     auto c = msg->find("content");
     std::string text = result_text(c != msg->end() ? *c : kNull);

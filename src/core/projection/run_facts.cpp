@@ -69,8 +69,7 @@ void RunFacts::take(const json& ev) {
       if (const json* c = obj_at(*h, "config")) add_once(models, route_name(*c), version);
   } else if (*type == "user/message") {
     // The loop's messages name the supervisor that reviewed the round (lib/loop.mjs).
-    const json* msg = obj_at(*data, "message");
-    const json* src = obj_at(msg ? *msg : *data, "source");
+    const json* src = message_from(*data).source;
     if (const json* sup = src ? obj_at(*src, "supervisor") : nullptr) add_once(supervisors, route_name(*sup), version);
   }
 }

@@ -45,13 +45,9 @@ bool load_report_input(const std::string& path, const ProjectionConfig& config, 
         if (ty == ev.end() || !ty->is_string() || *ty != "user/message") return;
         auto d = ev.find("data");
         if (d == ev.end() || !d->is_object()) return;
-        const json* msg = &*d;
-        if (auto m = d->find("message"); m != d->end() && m->is_object()) msg = &*m;
-        auto src = msg->find("source");
-        if (src == msg->end() || !src->is_object()) return;
-        auto kind = src->find("kind");
-        if (kind == src->end() || !kind->is_string() || *kind != "user") return;
-        std::string text = result_text(*msg);
+        const MessageFrom from = message_from(*d);
+        if (from.sender != Sender::user) return;
+        std::string text = result_text(*from.message);
         if (!text.empty()) out.task = cut_utf8(text, kTaskCap);
       },
       out.read);
