@@ -58,6 +58,36 @@ std::string kernel_forbids_reading() {
   return "";
 }
 
+// One mapping of a process as /proc/<pid>/maps lists it (the kernel's lines, read once here).
+struct Mapping {
+  uint64_t lo = 0, hi = 0, offset = 0;
+  dev_t dev = 0;
+  unsigned long long inode = 0;
+  std::string line;
+};
+
+// Every mapping of `pid` backed by the file with this inode, in address order.
+std::vector<Mapping> mappings_of(pid_t pid, unsigned long long inode) {
+  std::vector<Mapping> out;
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    std::istringstream ls(line);
+    std::string range, perms, off, dev;
+    Mapping m;
+    if (!(ls >> range >> perms >> off >> dev >> m.inode) || m.inode != inode) continue;
+    const auto colon = dev.find(':'), dash = range.find('-');
+    if (colon == std::string::npos || dash == std::string::npos) continue;
+    m.dev = makedev(std::stoul(dev.substr(0, colon), nullptr, 16), std::stoul(dev.substr(colon + 1), nullptr, 16));
+    m.lo = std::stoull(range.substr(0, dash), nullptr, 16);
+    m.hi = std::stoull(range.substr(dash + 1), nullptr, 16);
+    m.offset = std::stoull(off, nullptr, 16);
+    m.line = std::move(line);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 std::vector<pid_t> children_of(pid_t p) {
   std::vector<pid_t> kids;
   std::ifstream f("/proc/" + std::to_string(p) + "/task/" + std::to_string(p) + "/children");
@@ -223,23 +253,12 @@ std::vector<std::pair<uint64_t, uint64_t>> RemoteOp::input_backing(uint64_t lo, 
   std::vector<std::pair<uint64_t, uint64_t>> out;
   if (second) *second = false;
   if (!in_ino_ || runner_ <= 0 || hi <= lo) return out;
-  std::ifstream maps("/proc/" + std::to_string(runner_) + "/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::istringstream ls(line);
-    std::string range, perms, off, dev;
-    unsigned long long inode = 0;
-    if (!(ls >> range >> perms >> off >> dev >> inode) || inode != in_ino_) continue;
-    const auto colon = dev.find(':'), dash = range.find('-');
-    if (colon == std::string::npos || dash == std::string::npos) continue;
-    const uint64_t d = makedev(std::stoul(dev.substr(0, colon), nullptr, 16), std::stoul(dev.substr(colon + 1), nullptr, 16));
-    if (d != in_dev_) continue;
-    const uint64_t a = std::stoull(range.substr(0, dash), nullptr, 16), b = std::stoull(range.substr(dash + 1), nullptr, 16);
-    const uint64_t x = std::max(a, lo), y = std::min(b, hi);
+  for (const Mapping& m : mappings_of(runner_, in_ino_)) {
+    if (m.dev != in_dev_) continue;
+    const uint64_t x = std::max(m.lo, lo), y = std::min(m.hi, hi);
     if (x >= y) continue;
-    const uint64_t o = std::stoull(off, nullptr, 16);
-    out.emplace_back(o + (x - a), o + (y - a));
-    if (second && !(a == in_base_ && o == 0)) *second = true;
+    out.emplace_back(m.offset + (x - m.lo), m.offset + (y - m.lo));
+    if (second && !(m.lo == in_base_ && m.offset == 0)) *second = true;
   }
   return out;
 }
@@ -266,17 +285,10 @@ void RemoteOp::attach() {
   if (::fstat(in_->fd, &st) == 0) {
     in_ino_ = st.st_ino;
     in_dev_ = st.st_dev;
-    std::ifstream maps("/proc/" + std::to_string(runner_) + "/maps");
-    std::string line;
-    while (std::getline(maps, line)) {
-      std::istringstream ls(line);
-      std::string range, perms, off, dev;
-      unsigned long long inode = 0;
-      ls >> range >> perms >> off >> dev >> inode;
-      if (inode != st.st_ino || std::stoull(off, nullptr, 16) != 0 || line.find("kopt-in") == std::string::npos) continue;
-      const auto dash = range.find('-');
-      in_base_ = std::stoull(range.substr(0, dash), nullptr, 16);
-      in_len = std::stoull(range.substr(dash + 1), nullptr, 16) - in_base_;
+    for (const Mapping& m : mappings_of(runner_, st.st_ino)) {
+      if (m.offset != 0 || m.line.find("kopt-in") == std::string::npos) continue;
+      in_base_ = m.lo;
+      in_len = m.hi - m.lo;
       break;
     }
   }

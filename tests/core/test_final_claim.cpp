@@ -9,21 +9,14 @@
 #include "kopt/supervisor.hpp"
 #include "kopt/verdict.hpp"
 
+#include "test_events.hpp"
+
 using kopt::json;
 
 namespace {
 
-json call(int seq, const std::string& id, const std::string& name, const json& args) {
-  return json{{"type", "tool/call"}, {"seq", seq}, {"data", {{"callId", id}, {"name", name}, {"arguments", args.dump()}}}};
-}
-json result(int seq, const std::string& id, const std::string& text) {
-  return json{{"type", "tool/result"},
-              {"seq", seq},
-              {"data",
-               {{"message",
-                 {{"content", json::array({{{"type", "tool-result"}, {"toolCallId", id}, {"content", json::array({{{"type", "text"}, {"text", text}}})}}})},
-                  {"source", {{"kind", "tool"}, {"callId", id}}}}}}}};
-}
+using kopt::test::call;
+using kopt::test::result;
 json eval(int seq, const std::string& payload) {
   return json::array({call(seq, "e" + std::to_string(seq), "kernel_evaluate", json::object()),
                       result(seq + 1, "e" + std::to_string(seq), payload)});
