@@ -1,6 +1,6 @@
 // HONEST (trap for the no-oracle magnitude rule): the gated softmax of ref_gated_softmax.cpp in
-// plain loops (exp(x - max) / sum, the sums in another order), and the row sums and residues
-// summed backwards: its residues are different rounding noise from the reference's (other signs,
+// plain loops (exp(x - max) / sum, the sums in another order), the row's largest value, and the
+// residues summed backwards: its residues are different rounding noise from the reference's (other signs,
 // other sizes) beside values of ~8. The perturbed reference finds those residues unreliable, so
 // they are not held against it; the small gated rows it computes, so it passes.
 #include <kopt/op.h>
@@ -28,7 +28,7 @@ static std::tuple<at::Tensor, at::Tensor> forward(const at::Tensor& x_) {
     const float mean = sum / float(d);
     float res = 0;
     for (int64_t j = d - 1; j >= 0; --j) res += r[j] - mean;
-    so[2 * i] = sum;
+    so[2 * i] = m;
     so[2 * i + 1] = res * 1e-3f;
   }
   return {y, s};
