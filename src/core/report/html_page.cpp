@@ -90,7 +90,7 @@ ol.plans,ol.revs{margin:0;padding-left:0;list-style:none;display:flex;flex-direc
 ol.plans li,ol.revs li{display:flex;gap:10px}
 ol.plans li>span:first-child,ol.revs li>span:first-child{flex:none;min-width:86px;color:var(--faint)}
 ol.plans li>:last-child,ol.revs li>:last-child{min-width:0;overflow-wrap:anywhere}
-ol.plans .tag,td.appr .tag{white-space:normal;overflow-wrap:anywhere}
+ol.plans .tag,td.appr .tag,td.trust .tag{white-space:normal;overflow-wrap:anywhere}
 td.appr,td.rev{overflow-wrap:anywhere}
 footer{color:var(--faint);font-size:12px;text-align:center;margin-top:4px}
 .sw{display:inline-block;width:11px;height:11px;border-radius:50%;vertical-align:-1px;margin-right:6px}
