@@ -124,6 +124,8 @@ struct Iteration {
   double time = std::numeric_limits<double>::quiet_NaN();
 
   bool is_replay() const { return channel && *channel == "replay"; }
+  // Spec S-1: the latency's interval, or nullopt when the payload gave none.
+  std::optional<Interval> latency_ci() const { return noise ? noise->latencyCi : std::nullopt; }
   // I-1 / H-3: correct, no reward hack, no error, measured.
   bool honest_measured() const { return correct.value_or(false) && !rewardHack && !error && latencyMs.has_value(); }
 };

@@ -417,7 +417,7 @@ ChartWriter::PointsWritten ChartWriter::points(SeriesView s, const RowTable& row
     p.speedup = measured && speedup_mode ? labelled_speedup(r, *ref) : nan;
     p.flags = (measured ? 1u : 0u) | (ok ? 2u : 0u) | (r.pending() ? 4u : 0u) | (bad ? 8u : 0u);
     const Iteration& it = its[i];
-    const auto ci = measured && it.noise ? it.noise->latencyCi : std::nullopt;
+    const auto ci = measured ? it.latency_ci() : std::nullopt;
     p.ci_lo = ci ? ci->lo : nan, p.ci_hi = ci ? ci->hi : nan;
     if (const auto c = versus_best(its, i)) p.vs_best = c->verdict, p.best_pct = c->effectPct, p.best_pm = c->pmPct, p.best_of = it.bestBefore;
     if (const auto c = versus_reference(it)) p.vs_ref = c->verdict, p.ref_pct = c->effectPct, p.ref_pm = c->pmPct;

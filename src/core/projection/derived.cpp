@@ -386,8 +386,10 @@ std::optional<Interval> reference_interval(const Iteration& it) {
 }
 
 namespace {
-bool labellable(const Iteration& it) {
-  return it.honest_measured() && !it.is_replay() && it.noise && it.noise->latencyCi;
+bool labellable(const Iteration& it) { return it.honest_measured() && !it.is_replay() && it.latency_ci(); }
+// S-2 between two points that both have a latency.
+Comparison compare_points(const Iteration& a, const Iteration& b) {
+  return compare_latencies(*a.latencyMs, a.latency_ci(), *b.latencyMs, b.latency_ci());
 }
 }  // namespace
 
@@ -395,8 +397,7 @@ void label_point(Iteration& it, const Iteration* best, std::size_t best_index) {
   it.vsBest = it.vsReference = Versus::none;
   if (!labellable(it)) return;
   if (best && best->latencyMs) {
-    const auto bi = best->noise ? best->noise->latencyCi : std::nullopt;
-    it.vsBest = compare_latencies(*it.latencyMs, it.noise->latencyCi, *best->latencyMs, bi).verdict;
+    it.vsBest = compare_points(it, *best).verdict;
     it.bestBefore = static_cast<std::uint32_t>(best_index);
   }
   if (auto c = versus_reference(it)) it.vsReference = c->verdict;
@@ -408,12 +409,12 @@ std::optional<Comparison> versus_best(const std::vector<Iteration>& points, std:
   if (it.vsBest == Versus::none || it.bestBefore >= points.size() || !labellable(it)) return std::nullopt;
   const Iteration& b = points[it.bestBefore];
   if (!b.latencyMs) return std::nullopt;
-  return compare_latencies(*it.latencyMs, it.noise->latencyCi, *b.latencyMs, b.noise ? b.noise->latencyCi : std::nullopt);
+  return compare_points(it, b);
 }
 
 std::optional<Comparison> versus_reference(const Iteration& it) {
   if (!labellable(it) || !it.speedup || !(*it.speedup > 0)) return std::nullopt;
-  return compare_latencies(*it.latencyMs, it.noise->latencyCi, *it.latencyMs * *it.speedup, reference_interval(it));
+  return compare_latencies(*it.latencyMs, it.latency_ci(), *it.latencyMs * *it.speedup, reference_interval(it));
 }
 
 namespace {
@@ -536,9 +537,8 @@ std::optional<FinalNumber> final_number(const std::vector<Iteration>& points, co
     out.gapPct = std::round(gap * 10.0) / 10.0;
     // S-3: with both intervals, the gap is judged by them (flagged unless SAME within noise); without,
     // by the fixed threshold (one replay with no noise estimate of its own).
-    const auto ci = [](const Iteration& x) { return x.noise ? x.noise->latencyCi : std::nullopt; };
-    if (ci(points[f]) && ci(first)) {
-      const Comparison c = compare_latencies(out.latency, ci(points[f]), named, ci(first));
+    if (points[f].latency_ci() && first.latency_ci()) {
+      const Comparison c = compare_points(points[f], first);
       out.gapVerdict = c.verdict;
       out.gapPmPct = c.pmPct;
       out.gapFlag = c.verdict != Versus::same;
@@ -653,11 +653,10 @@ bool round_progressed(const Series& s, const LoopState& state) {
   const auto was = static_cast<std::size_t>(*state.lastBestIndex);
   if (was >= s.iterations.size() || !s.iterations[was].latencyMs) return true;
   const Iteration& before = s.iterations[was];
-  const auto before_ci = before.noise ? before.noise->latencyCi : std::nullopt;
-  if (!before_ci) return true;  // the best had no interval: new evaluations are progress, as without intervals
+  if (!before.latency_ci()) return true;  // the best had no interval: new evaluations are progress, as without intervals
   if (!s.bestIndex || *s.bestIndex == was) return false;  // measured more, none better
   const Iteration& now = s.iterations[*s.bestIndex];
-  const auto c = compare_latencies(*now.latencyMs, now.noise ? now.noise->latencyCi : std::nullopt, *before.latencyMs, before_ci);
+  const auto c = compare_points(now, before);
   return c.verdict != Versus::same && c.verdict != Versus::slower;  // faster, or unsure (no interval to tell by)
 }
 

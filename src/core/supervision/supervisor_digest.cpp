@@ -197,7 +197,7 @@ std::string supervisor_digest(const Series& s, const DigestInputs& in) {
     o << "#" << (i + 1) << " seq " << js_stringify(it.seq.raw) << " " << status_of(it) << " ";
     o << (it.latencyMs ? fmt(*it.latencyMs) + " ms" : std::string("—"));
     if (it.speedup) o << " x" << fmt(*it.speedup);
-    if (it.noise && it.noise->latencyCi) o << " [" << fmt(it.noise->latencyCi->lo) << ".." << fmt(it.noise->latencyCi->hi) << " ms]";
+    if (const auto ci = it.latency_ci()) o << " [" << fmt(ci->lo) << ".." << fmt(ci->hi) << " ms]";
     // S-2: the reviewer is told which gains are real and which are within noise.
     if (const auto c = versus_best(s.iterations, i)) o << " (" << versus_text(std::string("best.") + versus_name(c->verdict), c->effectPct, c->pmPct, false) << ")";
     if (i < phases.size() && phases[i] != "optimization") o << " (" << phases[i] << ")";
