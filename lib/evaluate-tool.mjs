@@ -18,9 +18,9 @@ export function registerEvaluateTool(ctx, svc, callingSession) {
       + 'evaluation at a time on this machine (other sessions\' evaluations queue). All paths are relative to '
       + 'the working directory and must stay inside it.',
     parameters: {
-      solution: { type: 'array', items: { type: 'string' }, required: true, description: '候选源文件（.cpp/.cu，一个或多个）/ the candidate\'s source files (.cpp/.cu), one or more' },
-      reference: { type: 'string', required: true, description: '冻结的参考（ref.pt 或同 ABI 的 .cpp/.cu）/ the frozen reference (ref.pt, or a .cpp/.cu of the same ABI)' },
-      inputs: { type: 'string', required: true, description: '输入规格 JSON / the input spec (JSON)' },
+      solution: { type: 'array', items: { type: 'string' }, required: true, description: '候选：KernelBench 格式的 Python 解（.py，class ModelNew，torch 算子 / load_inline / Triton，放在第一个，其后是它读取的文件），或 C++/CUDA 源文件（.cpp/.cu，一个或多个）/ the candidate: a KernelBench-format Python solution (.py with class ModelNew: torch ops, load_inline, Triton; first, then the files it reads), or C++/CUDA sources (.cpp/.cu), one or more' },
+      reference: { type: 'string', required: true, description: '冻结的参考：KernelBench 问题文件（.py，class Model + get_inputs + get_init_inputs）、ref.pt 或同 ABI 的 .cpp/.cu / the frozen reference: a KernelBench problem (.py with class Model, get_inputs, get_init_inputs), ref.pt, or a .cpp/.cu of the same ABI' },
+      inputs: { type: 'string', description: '输入规格 JSON（参考是 .py 问题文件时可省略：由 get_inputs() 推出；给出时以它为准）/ the input spec (JSON); optional when the reference is a KernelBench problem .py (derived from get_inputs(); a given spec wins)' },
       artifact_path: { type: 'string', description: '结果里报告的名字（默认第一个源文件）/ the name the result reports (default: the first solution file)' },
       options: {
         type: 'object',

@@ -6,6 +6,7 @@
 
 #include "channel.hpp"
 #include "inputs.hpp"
+#include "python_op.hpp"
 
 namespace kopt::bench {
 
@@ -28,7 +29,21 @@ Callable Callable::library(const std::string& so, const std::string& ns) {
   return c;
 }
 
+Callable Callable::python(const std::string& path, const std::string& launch, at::Device dev) {
+  Callable c;
+  c.py = PythonOp::load(path, launch, dev);
+  return c;
+}
+
 std::vector<at::Tensor> Callable::call(std::vector<c10::IValue> stack, const char* who) {
+  if (py) {
+    std::vector<at::Tensor> ins;
+    for (const auto& v : stack) {
+      if (!v.isTensor()) throw std::runtime_error("a Python solution takes tensor inputs only");
+      ins.push_back(v.toTensor());
+    }
+    return py->call(ins, who);
+  }
   if (module) return to_outputs({module->forward(stack)}, who);
   op->callBoxed(&stack);
   return to_outputs(stack, who);

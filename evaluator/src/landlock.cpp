@@ -70,7 +70,8 @@ int landlock_abi() {
   return v < 0 ? 0 : int(v);
 }
 
-LandlockPlan runner_landlock_plan(const std::string& op_path, const std::string& scratch) {
+LandlockPlan runner_landlock_plan(const std::string& op_path, const std::string& scratch,
+                                  const std::vector<std::string>& more) {
   LandlockPlan p;
   p.read_exec_dirs = {"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt"};
   // The folders of the libraries mapped now (LibTorch's, wherever it lives): what they load later
@@ -106,6 +107,7 @@ LandlockPlan runner_landlock_plan(const std::string& op_path, const std::string&
   ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) p.read_files.emplace_back(exe, size_t(n));
   p.read_files.push_back(op_path);
+  for (const auto& d : more) p.read_exec_dirs.push_back(d);
   p.scratch = scratch;
   return p;
 }

@@ -24,8 +24,10 @@ struct LandlockPlan {
 };
 
 // The plan for this process: system paths, the folders of the libraries mapped now, the library
-// folders of the build and of LD_LIBRARY_PATH, the op file and the scratch folder.
-LandlockPlan runner_landlock_plan(const std::string& op_path, const std::string& scratch);
+// folders of the build and of LD_LIBRARY_PATH, the op file, the scratch folder and `more` (read and
+// execute: a Python candidate's interpreter folders and build output).
+LandlockPlan runner_landlock_plan(const std::string& op_path, const std::string& scratch,
+                                  const std::vector<std::string>& more = {});
 
 // The best ABI the kernel offers (0: none). Pure query, no side effect.
 int landlock_abi();

@@ -23,6 +23,7 @@
 #include "integrity.hpp"
 #include "options.hpp"
 #include "proc.hpp"
+#include "python_build.hpp"
 #include "report.hpp"
 #include "sandbox.hpp"
 #include "serve.hpp"
@@ -69,21 +70,6 @@ std::string abs_path(const std::string& p) {
 // The baseline's MAC lives beside it (<baseline>.mac) over the file's exact bytes.
 bool baseline_mac_ok(const std::string& key, const std::string& path) { return file_mac_ok(key, path); }
 void write_baseline_mac(const std::string& key, const std::string& path) { write_file_mac(key, path); }
-
-void remove_tree(const std::string& p) {
-  if (DIR* d = opendir(p.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string n = e->d_name;
-      if (n == "." || n == "..") continue;
-      std::string c = p + "/" + n;
-      struct stat st;
-      if (::lstat(c.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) remove_tree(c);
-      else ::unlink(c.c_str());
-    }
-    closedir(d);
-  }
-  ::rmdir(p.c_str());
-}
 
 // The judge, started before the builds so that its LibTorch start (~0.6 s of CPU) overlaps them
 // (or forked from the warm image, kopt-bench --serve). It waits for its job's path on stdin; until it
@@ -167,7 +153,7 @@ int evaluate(int argc, char** argv, EvalContext& ctx) {
 
   // The judge and the runners work elsewhere (the runner's cwd is its scratch dir): absolute paths.
   opt.ref = abs_path(opt.ref);
-  opt.inputs = abs_path(opt.inputs);
+  if (!opt.inputs.empty()) opt.inputs = abs_path(opt.inputs);
   for (auto& s : opt.solution) s = abs_path(s);
   Result res;
   res.artifact = opt.artifact;
@@ -181,21 +167,30 @@ int evaluate(int argc, char** argv, EvalContext& ctx) {
   };
 
   if (!readable(opt.ref)) return input_error("cannot read the reference " + opt.ref);
-  if (!readable(opt.inputs)) return input_error("cannot read the input spec " + opt.inputs);
   for (const auto& s : opt.solution)
     if (!readable(s)) return input_error("cannot read the solution " + s);
+  if (opt.cache_dir.empty()) opt.cache_dir = default_cache_dir();
+  if (!make_dirs(opt.cache_dir)) return input_error("cannot create the cache directory " + opt.cache_dir);
+  if (std::getenv("KOPT_BENCH_CACHE") && *std::getenv("KOPT_BENCH_CACHE") && !opt.cache_dir_given) opt.cache_dir_given = true;
+  std::string key_path;
+  const std::string mac_key = judge_key(opt.cache_dir, &key_path);
+  // A KernelBench problem: exported once per bytes (TorchScript and the spec its get_inputs() and
+  // get_init_inputs() declare); an explicit --inputs wins over the derived spec.
+  const std::string ref_source = opt.ref;
+  if (is_python_source(opt.ref)) {
+    stage("export");
+    ExportedReference ex = export_reference(opt.ref, opt.cache_dir, mac_key);
+    if (!ex.ok) return input_error("the reference " + opt.ref + " cannot be exported: " + ex.error);
+    opt.ref = ex.pt;
+    if (opt.inputs.empty()) opt.inputs = ex.spec;
+  }
+  if (!readable(opt.inputs)) return input_error("cannot read the input spec " + opt.inputs);
   InputSpec spec;
   try {
     spec = load_spec(opt.inputs);
   } catch (const SpecError& e) {
     return input_error(std::string("bad input spec: ") + e.what());
   }
-  if (opt.cache_dir.empty()) opt.cache_dir = default_cache_dir();
-  if (!make_dirs(opt.cache_dir)) return input_error("cannot create the cache directory " + opt.cache_dir);
-
-  if (std::getenv("KOPT_BENCH_CACHE") && *std::getenv("KOPT_BENCH_CACHE") && !opt.cache_dir_given) opt.cache_dir_given = true;
-  std::string key_path;
-  const std::string mac_key = judge_key(opt.cache_dir, &key_path);
   std::vector<std::string> integrity_notes;
   Toolchain tc = Toolchain::from_build_config();
   // A cached .so is used only when its MAC checks out; else it is rebuilt and the output says so.
@@ -234,6 +229,7 @@ int evaluate(int argc, char** argv, EvalContext& ctx) {
   std::string exe = self_exe();
   // The judge is found beside this binary, never through the environment.
   std::string worker = exe.substr(0, exe.find_last_of('/') + 1) + "kopt-bench-worker";
+  const std::string runner_exe = exe.substr(0, exe.find_last_of('/') + 1) + "kopt-bench-runner";
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   stage("build");
   PendingJudge judge(ctx, worker, jd + "/worker.log");
@@ -254,14 +250,37 @@ int evaluate(int argc, char** argv, EvalContext& ctx) {
     return input_error("--ref must be a TorchScript file (.pt) or a C++/CUDA source (.cpp/.cu): " + opt.ref);
   }
 
-  BuildResult cb = build_verified(opt.solution, "candidate");
-  if (!cb.ok) {
-    res.compiled = false;
-    res.correct = false;
-    res.error = "compile error: " + compile_summary(cb.log);
-    res.notes = integrity_notes;
-    judge.cancel();
-    return emit(res, 1);
+  // The candidate: a Python solution through its build stage (python_build.hpp), or compiled C++.
+  json cand_job;
+  if (is_python_source(opt.solution.front())) {
+    const std::string precision = !opt.precision.empty() ? opt.precision : spec.precision.value_or("float32");
+    const bool cuda = opt.device == "cuda" || (opt.device == "auto" && !std::string(KOPT_CFG_NVCC).empty() &&
+                                               ::access("/dev/nvidiactl", F_OK) == 0);
+    json params = {{"init_args", spec.init_args}, {"seed", spec.seed}, {"train", spec.mode.value_or("eval") == "train"},
+                   {"precision", precision}, {"device", cuda ? "cuda" : "cpu"},
+                   {"inputs", spec.raw.value("inputs", json::array())},
+                   {"allow_weaker_isolation", opt.allow_weaker_isolation}};
+    PythonBuild pb = build_python(opt.solution, params, opt.cache_dir, mac_key, runner_exe);
+    if (!pb.ok) {
+      res.compiled = false;
+      res.correct = false;
+      res.error = "build error: " + pb.error;
+      res.notes = integrity_notes;
+      judge.cancel();
+      return emit(res, 1);
+    }
+    cand_job = {{"python", pb.entry}, {"launch", pb.launch}, {"cached", pb.cached}};
+  } else {
+    BuildResult cb = build_verified(opt.solution, "candidate");
+    if (!cb.ok) {
+      res.compiled = false;
+      res.correct = false;
+      res.error = "compile error: " + compile_summary(cb.log);
+      res.notes = integrity_notes;
+      judge.cancel();
+      return emit(res, 1);
+    }
+    cand_job = {{"so", cb.so_path}, {"ns", cb.ns}};
   }
 
   const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_build).count();
@@ -271,7 +290,7 @@ int evaluate(int argc, char** argv, EvalContext& ctx) {
     bl.problem = "the frozen baseline " + opt.baseline + " failed verification (edited outside kopt-bench?)";
   }
   std::map<std::string, std::string> key;
-  key["ref_sha256"] = sha256_hex(read_file(opt.ref));
+  key["ref_sha256"] = sha256_hex(read_file(ref_source));
   key["inputs_sha256"] = spec_hash(spec);
   key["torch"] = KOPT_CFG_TORCH_VERSION;
   key["input_regime"] = opt.fresh_inputs ? "fresh" : "reused";
@@ -281,7 +300,7 @@ int evaluate(int argc, char** argv, EvalContext& ctx) {
                                 jd + "/result.json"};
   json job = {{"options", opt.to_json()},
               {"ref", ref_job},
-              {"cand", {{"so", cb.so_path}, {"ns", cb.ns}}},
+              {"cand", cand_job},
               {"baseline", bl.record ? bl.record->to_json() : json(nullptr)},
               {"baseline_problem", bl.problem},
               {"baseline_key", key},

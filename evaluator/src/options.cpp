@@ -86,11 +86,17 @@ json Options::non_defaults() const {
 std::string usage_text() {
   return R"(kopt-bench — compile, check and time one candidate op against a frozen reference
 
-usage: kopt-bench --ref REF --solution SRC [--solution SRC ...] --inputs SPEC.json [options]
+usage: kopt-bench --ref REF --solution SRC [--solution SRC ...] [--inputs SPEC.json] [options]
 
-  --ref PATH                 reference: TorchScript module (.pt) or C++/CUDA source with KOPT_LIBRARY
-  --solution PATH            candidate source (.cpp/.cu); repeat or comma-separate for several files
-  --inputs SPEC.json         input spec (shapes, dtypes, distributions, scalars, params, seed)
+  --ref PATH                 reference: a KernelBench problem (.py: class Model, get_inputs,
+                             get_init_inputs), a TorchScript module (.pt) or a C++/CUDA source
+                             with KOPT_LIBRARY
+  --solution PATH            candidate: a KernelBench-format Python solution (.py: class ModelNew,
+                             torch ops, load_inline, Triton), or C++/CUDA sources (.cpp/.cu) with
+                             KOPT_LIBRARY; repeat or comma-separate for several files (a .py first,
+                             then the files it reads)
+  --inputs SPEC.json         input spec (shapes, dtypes, distributions, scalars, params, seed);
+                             required unless --ref is a .py, whose get_inputs() it then wins over
   --artifact NAME            name reported in KERNEL_EVAL (default: the first solution path)
   --precision P              float32 | float16 | bfloat16 (default: the spec's, else float32)
   --device D                 auto | cpu | cuda (default auto)
@@ -273,7 +279,9 @@ ParseOutcome parse_args(int argc, char** argv, Options* o) {
   }
   if (o->ref.empty()) return bad("--ref is required");
   if (o->solution.empty()) return bad("--solution is required");
-  if (o->inputs.empty()) return bad("--inputs is required");
+  // A KernelBench problem (.py) declares its inputs itself (get_inputs, get_init_inputs).
+  const bool py_ref = o->ref.size() > 3 && o->ref.compare(o->ref.size() - 3, 3, ".py") == 0;
+  if (o->inputs.empty() && !py_ref) return bad("--inputs is required (or give a KernelBench problem .py as --ref)");
   if (o->stop.max_trials < o->stop.min_trials) return bad("--max-trials must be >= --min-trials");
   if (o->slurm && o->candidates.size() > 1 && o->artifact_given)
     return bad("--artifact names one candidate; with --slurm and several --solution each line is named by its solution");

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -278,6 +279,21 @@ std::string self_exe() {
   if (n <= 0) return "kopt-bench";
   buf[n] = 0;
   return buf;
+}
+
+void remove_tree(const std::string& p) {
+  if (DIR* d = opendir(p.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n == "." || n == "..") continue;
+      std::string c = p + "/" + n;
+      struct stat st;
+      if (::lstat(c.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) remove_tree(c);
+      else ::unlink(c.c_str());
+    }
+    closedir(d);
+  }
+  ::rmdir(p.c_str());
 }
 
 }  // namespace kopt::bench

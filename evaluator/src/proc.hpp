@@ -118,6 +118,7 @@ void reset_cancel();
 
 std::string read_file(const std::string& path);                 // "" when unreadable
 std::string tail_of(const std::string& text, size_t max_chars);  // the last max_chars characters
-std::string self_exe();                                           // /proc/self/exe resolved
+std::string self_exe();
+void remove_tree(const std::string& path);                       // a folder and all below it (no symlink followed)                                           // /proc/self/exe resolved
 
 }  // namespace kopt::bench

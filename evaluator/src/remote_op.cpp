@@ -162,16 +162,24 @@ bool RemoteOp::spawn(bool use_bwrap) {
   SandboxRequest req;
   // Inside the sandbox /tmp is a fresh tmpfs: the runner and the op's file are bound read-only at
   // fixed places (a checkout or cache under /tmp would otherwise vanish from the sandbox).
-  std::string path = spec_.path;
+  std::string path = spec_.path, arg3 = spec_.arg3;
   std::string exe = spec_.exe;
-  if (use_bwrap) {
+  if (use_bwrap && spec_.mode == "python") {
+    // A Python solution's whole build folder (its copy, its extensions, the launch file beside them).
+    const std::string build = arg3.substr(0, arg3.find_last_of('/'));
+    req.ro_binds.emplace_back(build, "/tmp/kopt/build");
+    path = "/tmp/kopt/build" + path.substr(build.size());
+    arg3 = "/tmp/kopt/build" + arg3.substr(build.size());
+  } else if (use_bwrap) {
     std::string ext = path.substr(std::min(path.size(), path.find_last_of('.')));
     path = "/tmp/kopt/op" + ext;
     req.ro_binds.emplace_back(spec_.path, path);
+  }
+  if (use_bwrap) {
     exe = "/tmp/kopt/kopt-bench-runner";
     req.ro_binds.emplace_back(spec_.exe, exe);
   }
-  req.argv = {exe, spec_.mode, path, spec_.arg3, spec_.cuda ? "cuda" : "cpu"};
+  req.argv = {exe, spec_.mode, path, arg3, spec_.cuda ? "cuda" : "cpu"};
   req.fds = {cmd[0], rep[1], in_->fd, out_region_->fd};
   req.hide = spec_.hide;
   req.scratch = spec_.scratch;
@@ -326,7 +334,7 @@ void RemoteOp::attach() {
     return;
   }
   shutdown();
-  throw RunnerFailure("refused: the judge cannot read the " + std::string(spec_.mode == "candidate" ? "candidate's" : "runner's") +
+  throw RunnerFailure("refused: the judge cannot read the " + std::string(spec_.mode == "candidate" || spec_.mode == "python" ? "candidate's" : "runner's") +
                           " process memory (" + why +
                           "), and it judges no outputs it cannot read itself; the kernel allows such reads, so the "
                           "process made its own memory unreadable",

@@ -4,4 +4,6 @@
 
 namespace kopt::bench {
 int runner_main(int argc, char** argv);
+// kopt-bench-runner pybuild ...: a Python solution's build stage, confined (python_build_child.cpp).
+int pybuild_main(int argc, char** argv);
 }

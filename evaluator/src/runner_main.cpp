@@ -12,6 +12,8 @@
 //   kopt-bench-runner candidate SO NS DEVICE     a candidate op (KOPT_LIBRARY)
 //   kopt-bench-runner ref-op SO NS DEVICE        a C++ reference op (timing only)
 //   kopt-bench-runner ref-script PT PRECISION DEVICE   a TorchScript reference (timing only)
+//   kopt-bench-runner python PY LAUNCH DEVICE    a Python candidate (python_op.hpp); LAUNCH: the
+//                                                build stage's launch file (python_build.hpp)
 #include <ATen/ATen.h>
 
 #include <unistd.h>
@@ -30,6 +32,8 @@
 #include "confine.hpp"
 #include "guards.hpp"
 #include "landlock.hpp"
+#include "proc.hpp"
+#include "python_op.hpp"
 #include "runner.hpp"
 #include "timer.hpp"
 
@@ -106,14 +110,29 @@ int kopt::bench::runner_main(int argc, char** argv) {
   if (!confine_problem.empty()) loaded["confine_problem"] = confine_problem;
   // Landlock after no_new_privs, before anything of the op is read or loaded.
   const char* scratch = std::getenv("KOPT_RUNNER_SCRATCH");
-  loaded["landlock"] = apply_landlock(runner_landlock_plan(path, scratch ? scratch : ""));
+  // A Python candidate reads its interpreter's folders and its build stage's output as well.
+  const bool python = mode == "python";
+  std::string launch;
+  std::vector<std::string> python_dirs;
+  if (python) {
+    try {
+      const nlohmann::json resolved = resolve_launch(read_file(arg3), arg3);
+      launch = resolved.dump();
+      python_dirs = python_read_dirs(resolved);
+    } catch (const std::exception& e) {
+      reply_error(std::string("unreadable launch file ") + arg3 + ": " + e.what());
+      return 0;
+    }
+  }
+  loaded["landlock"] = apply_landlock(runner_landlock_plan(path, scratch ? scratch : "", python_dirs));
 
   std::unique_ptr<Timer> timer;
   Callable op;
   DispatcherSnapshot before;
   TorchState state_before;
-  const std::string own = mode == "ref-script" ? "" : arg3 + "::";
+  const std::string own = mode == "ref-script" || python ? "" : arg3 + "::";
   try {
+    if (python) PythonOp::start(launch);
     // Snapshots first: changes made by the code we load (at load time or later) show against them.
     before = snapshot_dispatcher();
     state_before = snapshot_torch_state();
@@ -121,6 +140,10 @@ int kopt::bench::runner_main(int argc, char** argv) {
       // arg3: PRECISION, or PRECISION/train for a module judged in training mode (the spec's mode)
       const auto sl = arg3.find('/');
       op = Callable::script(path, dev, sl != std::string::npos && arg3.substr(sl + 1) == "train", arg3.substr(0, sl));
+    } else if (python) {
+      op = Callable::python(path, launch, dev);
+      std::vector<std::string> foreign;
+      loaded["load_changes"] = dispatcher_changes(before, snapshot_dispatcher(), own, &foreign);
     } else {
       op = Callable::library(path, arg3);
       std::vector<std::string> foreign;
@@ -145,7 +168,7 @@ int kopt::bench::runner_main(int argc, char** argv) {
     reply(m, loaded.dump());
   }
 
-  const char* who = mode == "candidate" ? "candidate" : "reference";
+  const char* who = mode == "candidate" || python ? "candidate" : "reference";
   IVals args;
   // The outputs a caller still holds: numbered calls, released when the judge says so.
   std::deque<std::pair<uint64_t, std::vector<at::Tensor>>> held;
@@ -223,7 +246,7 @@ int kopt::bench::runner_main(int argc, char** argv) {
           // or the reference runs here).
           nlohmann::json j = nlohmann::json::object();
           std::vector<std::string> foreign;
-          if (op.op) j["dispatch_changes"] = dispatcher_changes(before, snapshot_dispatcher(), own, &foreign);
+          if (op.op || op.py) j["dispatch_changes"] = dispatcher_changes(before, snapshot_dispatcher(), own, &foreign);
           j["foreign_ops"] = foreign;
           j["state_changes"] = torch_state_changes(state_before, snapshot_torch_state());
           const std::string t = j.dump();

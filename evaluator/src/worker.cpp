@@ -220,6 +220,8 @@ class Evaluation {
   [[noreturn]] void fail(const std::exception& e, bool runner_failure, bool timeout);
   RunnerSpec spec_for(const std::string& mode, const std::string& path, const std::string& arg3) const;
   RunnerSpec ref_runner_spec() const;
+  RunnerSpec cand_runner_spec() const;
+  bool python_candidate() const { return job_.at("cand").contains("python"); }
   std::vector<std::string> frozen_reasons(std::optional<BaselineRecord>* stored);
   IVals draw(Stream s, uint64_t i) { return draw_inputs(spec_, seeds_(s, i), precision_, dev_); }
   LazyOracle oracle_for(const IVals& in);
@@ -466,6 +468,13 @@ RunnerSpec Evaluation::spec_for(const std::string& mode, const std::string& path
   return s;
 }
 
+// The candidate's runner: a compiled op, or a Python solution with its build stage's launch file.
+RunnerSpec Evaluation::cand_runner_spec() const {
+  const json& c = job_.at("cand");
+  if (c.contains("python")) return spec_for("python", c.at("python"), c.at("launch"));
+  return spec_for("candidate", c.at("so"), c.at("ns"));
+}
+
 // The reference's timing runner; a TorchScript reference runs in the spec's mode (training mode
 // for BatchNorm problems as KernelBench defines them), as in the judge.
 RunnerSpec Evaluation::ref_runner_spec() const {
@@ -516,7 +525,7 @@ void Evaluation::start_candidate() {
   std::optional<BaselineRecord> stored;
   ref_timing_needed_ = !opt_.no_timing && !frozen_reasons(&stored).empty();
   if (!ref_timing_needed_)
-    cand_ = std::make_unique<RemoteOp>(spec_for("candidate", job_.at("cand").at("so"), job_.at("cand").at("ns")));
+    cand_ = std::make_unique<RemoteOp>(cand_runner_spec());
 }
 
 // ---------------------------------------------------------------- the reference
@@ -1051,12 +1060,14 @@ void Evaluation::time_reference() {
 void Evaluation::load_candidate() {
   enter(Phase::LoadingCandidate);
   res_.timer = timer_name_;
-  if (!cand_) cand_ = std::make_unique<RemoteOp>(spec_for("candidate", job_.at("cand").at("so"), job_.at("cand").at("ns")));
+  if (!cand_) cand_ = std::make_unique<RemoteOp>(cand_runner_spec());
   cand_->ensure_loaded();
   isolation_ = cand_->isolation();
   for (const auto& n : cand_->loaded().value("load_changes", std::vector<std::string>{}))
     hack("loading the candidate changed the dispatch table of " + n);
-  if (!params_.empty()) cand_->set_args(params_);
+  // A Python solution holds its own parameters, constructed as the reference's were (same seed,
+  // same constructor arguments); a C++ op is passed the reference's.
+  if (!params_.empty() && !python_candidate()) cand_->set_args(params_);
 }
 
 void Evaluation::correctness_trials() {
@@ -1144,7 +1155,7 @@ void Evaluation::correctness_trials() {
     }
     if (dev_sum.failed_trials > 0) res_.deviation = dev_sum;
     res_.error = "incorrect: " + first_failure;
-    if (params_.size() >= 2 && failed_at >= 0) {
+    if (params_.size() >= 2 && failed_at >= 0 && !python_candidate()) {
       const std::string d = diagnose_order(corr_in_[size_t(failed_at)], corr_ref_[size_t(failed_at)].out, corr_oracle_[size_t(failed_at)]);
       if (!d.empty()) res_.error += "; " + d;
     }

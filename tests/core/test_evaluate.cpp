@@ -28,7 +28,8 @@ class EvaluateArgs : public ::testing::Test {
     root_ = fs::path(mkdtemp(tmpl));
     ws_ = root_ / "ws";
     fs::create_directories(ws_ / "solution");
-    for (const char* f : {"solution/k.cpp", "solution/util.cpp", "ref.pt", "inputs.json"}) std::ofstream(ws_ / f) << "x";
+    for (const char* f : {"solution/k.cpp", "solution/util.cpp", "ref.pt", "inputs.json", "problem.py", "solution/kernel.py"})
+      std::ofstream(ws_ / f) << "x";
     std::ofstream(root_ / "secret.cpp") << "outside";
     fs::create_symlink(root_ / "secret.cpp", ws_ / "solution" / "link.cpp");
   }
@@ -94,6 +95,18 @@ TEST_F(EvaluateArgs, MissingFilesAndFoldersAreRefused) {
                                       (root_ / "gone").string())
                 .error.find("does not exist"),
             std::string::npos);
+}
+
+// A KernelBench problem declares its inputs (get_inputs): no spec is needed, and one given wins.
+TEST_F(EvaluateArgs, AKernelBenchProblemNeedsNoInputSpec) {
+  auto r = check(R"({"solution":"solution/kernel.py","reference":"problem.py"})");
+  ASSERT_TRUE(r.request) << r.error;
+  EXPECT_EQ(std::find(r.request->argv.begin(), r.request->argv.end(), "--inputs"), r.request->argv.end());
+  EXPECT_EQ(r.request->argv[2], "--solution");
+  auto g = check(R"({"solution":"solution/kernel.py","reference":"problem.py","inputs":"inputs.json"})");
+  ASSERT_TRUE(g.request) << g.error;
+  EXPECT_NE(std::find(g.request->argv.begin(), g.request->argv.end(), "--inputs"), g.request->argv.end());
+  EXPECT_NE(error(R"({"solution":"solution/kernel.py","reference":"ref.pt"})").find("inputs is required"), std::string::npos);
 }
 
 TEST_F(EvaluateArgs, UnknownOptionsAndArgumentsAndWrongTypesAreRefused) {

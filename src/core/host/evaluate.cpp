@@ -135,10 +135,15 @@ class Checker {
       r.files.push_back({"solution", s, file("solution", s)});
       joined_solution += (joined_solution.empty() ? "" : ",") + r.files.back().real;
     }
-    const std::string ref = string_arg(args, "reference", "the frozen reference (.pt, .cpp or .cu)");
+    const std::string ref = string_arg(args, "reference", "the frozen reference (a KernelBench problem .py, .pt, .cpp or .cu)");
     r.files.push_back({"reference", ref, file("reference", ref)});
-    const std::string inputs = string_arg(args, "inputs", "the input spec (JSON)");
-    r.files.push_back({"inputs", inputs, file("inputs", inputs)});
+    // A KernelBench problem declares its inputs (get_inputs); a spec given beside it wins.
+    const bool problem_py = ref.size() > 3 && ref.compare(ref.size() - 3, 3, ".py") == 0;
+    const bool has_inputs = args.contains("inputs") && !args["inputs"].is_null();
+    if (has_inputs || !problem_py) {
+      const std::string inputs = string_arg(args, "inputs", "the input spec (JSON), unless the reference is a KernelBench problem (.py)");
+      r.files.push_back({"inputs", inputs, file("inputs", inputs)});
+    }
 
     r.artifact = solutions.front();
     if (auto a = args.find("artifact_path"); a != args.end()) {
@@ -146,8 +151,9 @@ class Checker {
         fail("artifact_path must be a non-empty string");
       r.artifact = a->get<std::string>();
     }
-    r.argv = {"--ref", r.files[solutions.size()].real, "--inputs", r.files[solutions.size() + 1].real, "--solution",
-              joined_solution, "--artifact", r.artifact};
+    r.argv = {"--ref", r.files[solutions.size()].real};
+    if (r.files.size() > solutions.size() + 1) r.argv.insert(r.argv.end(), {"--inputs", r.files[solutions.size() + 1].real});
+    r.argv.insert(r.argv.end(), {"--solution", joined_solution, "--artifact", r.artifact});
 
     if (auto o = args.find("options"); o != args.end() && !o->is_null()) add_options(*o, r.argv);
 
