@@ -5,11 +5,14 @@
 // image) and through the shell (`bash -c "kopt-bench …"`, a process from nothing, as the agent's shell
 // runs it), alternating in one run; then edit → result for a one-line change (each edit a new line, so
 // each evaluation compiles once), alternating too. Wall time of each, from the call to the result.
+// Then the same op as a KernelBench-format Python solution (solution/kernel.py against model.py, no
+// input spec), cached, through the tool, alternating with the C++ one (target: within 1.5x of it).
 //
 //   node bench/evaluate/run.mjs [--runs 7] [--edits 3] [--bench build-evaluator/kopt-bench] [--cache DIR]
 // (--cache: kopt-bench's compile cache; default $KOPT_BENCH_CACHE, else <bench dir>/test-cache, whose
 // precompiled header is warm once the evaluator's tests have run.) The last line reads
-// `cached evaluation: tool X s, shell Y s` (medians).
+// `cached evaluation: tool X s, shell Y s` (medians); the line before it,
+// `cached python evaluation: tool X s, c++ tool Y s, ratio R` (medians).
 import { execFile } from 'node:child_process'
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -44,9 +47,11 @@ process.on('exit', () => rmSync(work, { recursive: true, force: true }))
 const args = { solution: ['solution/kernel.cpp'], reference: 'ref.pt', inputs: 'inputs.json' }
 const shellCommand = `${bench} --ref ref.pt --inputs inputs.json --solution solution/kernel.cpp`
 
-async function viaTool() {
+const pyArgs = { solution: ['solution/kernel.py'], reference: 'model.py' }
+
+async function viaTool(a = args) {
   const t0 = performance.now()
-  const r = JSON.parse(await evaluator.evaluate('bench', ws, args))
+  const r = JSON.parse(await evaluator.evaluate('bench', ws, a))
   const s = (performance.now() - t0) / 1000
   if (r.correct !== true) throw new Error(`the tool's evaluation failed: ${r.error}`)
   return { s, start: r.native_metrics?.isolation?.start ?? '', stages: r.native_metrics?.stage_ms }
@@ -98,8 +103,21 @@ for (let i = 0; i < edits; i++) {
   line({ what: 'edit -> result', i, tool: Number(f(editTool[i])), shell: Number(f(editShell[i])) })
 }
 writeFileSync(FILE, original)
+
+// The Python form, cached (its first evaluation exports model.py and runs the build stage).
+await viaTool(pyArgs)
+const pyTool = [], cppTool = []
+let lastPy
+for (let i = 0; i < runs; i++) {
+  lastPy = await viaTool(pyArgs)
+  pyTool.push(lastPy.s)
+  cppTool.push((await viaTool()).s)
+  line({ what: 'cached python', i, python: Number(f(pyTool[i])), cpp: Number(f(cppTool[i])) })
+}
+line({ what: 'stage_ms of the last cached python evaluation through the tool', stages: lastPy.stages })
 await evaluator.dispose()
 
 console.log(`cached evaluation, ${runs} each, alternating: tool median ${f(median(tool))} s, p90 ${f(p90(tool))} s; shell median ${f(median(shell))} s, p90 ${f(p90(shell))} s`)
 if (edits > 0) console.log(`edit -> result, ${edits} each, alternating: tool median ${f(median(editTool))} s, p90 ${f(p90(editTool))} s; shell median ${f(median(editShell))} s, p90 ${f(p90(editShell))} s`)
+console.log(`cached python evaluation: tool ${f(median(pyTool))} s, c++ tool ${f(median(cppTool))} s, ratio ${(median(pyTool) / median(cppTool)).toFixed(2)}`)
 console.log(`cached evaluation: tool ${f(median(tool))} s, shell ${f(median(shell))} s`)

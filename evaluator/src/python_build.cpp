@@ -147,7 +147,7 @@ PythonBuild build_python(const std::vector<std::string>& files, const json& para
   const std::string script = std::string(KOPT_CFG_TOOLS_DIR) + "/kopt_pybuild.py";
   ProcStatus st = run_process({runner, "pybuild", tmp, KOPT_CFG_PYTHON, script, names.front()}, log, 900,
                               {"TORCH_EXTENSIONS_DIR=" + tmp + "/ext", "TMPDIR=" + tmp + "/tmp", "HOME=" + tmp + "/tmp",
-                               "TRITON_CACHE_DIR=" + tmp + "/triton", "PYTHONDONTWRITEBYTECODE=1",
+                               "TRITON_CACHE_DIR=" + tmp + "/triton", "TRITON_HOME=" + tmp + "/tmp", "PYTHONDONTWRITEBYTECODE=1",
                                std::string("KOPT_BUILD_ALLOW_WEAKER=") + (params.value("allow_weaker_isolation", false) ? "1" : "0")});
   const std::string log_text = read_file(log);
   json manifest;
@@ -171,6 +171,7 @@ PythonBuild build_python(const std::vector<std::string>& files, const json& para
   launch["sources"] = json::array();
   for (const auto& n : names) launch["sources"].push_back("src/" + n);
   launch["extensions"] = manifest.value("extensions", json::object());
+  launch["env"] = manifest.value("env", json::object());
   write_text(tmp + "/launch.json", launch.dump(1));
   for (const auto& f : verified_files(tmp + "/launch.json")) write_file_mac(mac_key, f);
   // The runner may run as another user (nobody, under root): the build is readable by all.

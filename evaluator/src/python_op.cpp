@@ -7,7 +7,12 @@
 #include <Python.h>
 #include <ATen/DLConvertor.h>
 
+#include <cstring>
 #include <mutex>
+
+#include "kopt_bench_config.hpp"
+
+extern char** environ;
 #endif
 
 namespace kopt::bench {
@@ -38,6 +43,7 @@ std::vector<std::string> python_read_dirs(const nlohmann::json& launch) {
 
 bool python_available() { return false; }
 void PythonOp::start(const std::string&) { PythonOp::load("", "", at::kCPU); }
+std::string PythonOp::preload_in_image() { return "built without Python"; }
 std::shared_ptr<PythonOp> PythonOp::load(const std::string&, const std::string&, at::Device) {
   throw std::runtime_error("this kopt-bench was built without Python (CMake found no Python 3 development files "
                            "for the Python whose torch matches its LibTorch): rebuild with python3-dev installed, "
@@ -81,10 +87,23 @@ def _load_inline(name, *args, **kwargs):
 def _load(name, *args, **kwargs):
     return _import_built(name)
 
+def _kopt_fresh_env(env):
+    # An interpreter inherited from the warm image kept the image's environment: the runner's is
+    # the one it was started with (wiped by the sandbox).
+    import os
+    os.environ.clear()
+    os.environ.update(env)
+
 def _kopt_load(path, launch_text, device):
     global _launch
     try:
         _launch = json.loads(launch_text)
+        if _launch.get("module_dir") and _launch["module_dir"] not in sys.path:
+            sys.path.insert(0, _launch["module_dir"])
+        import os
+        for k, v in (_launch.get("env") or {}).items():
+            # TRITON_CACHE_DIR is relative to the build folder; the rest as recorded
+            os.environ[k] = os.path.join(_launch["build_dir"], v) if k == "TRITON_CACHE_DIR" else v
         _cx.load_inline = _load_inline
         _cx.load = _load
         spec = importlib.util.spec_from_file_location("kopt_solution", path)
@@ -174,41 +193,73 @@ std::string py_error_text() {
 }
 
 PyObject* g_boot = nullptr;  // the bootstrap's globals
+bool g_inherited = false;     // Python came initialized from the process this one was forked from
 
-// Once per process: CPython isolated from the environment (no PYTHONPATH, no user site), its
-// search path the one the build stage's interpreter had, no bytecode written, no signal handlers.
+// CPython isolated from the environment (no PYTHONPATH, no user site), its search path `paths`,
+// no bytecode written, no signal handlers; then the bootstrap (which imports torch). Returns what
+// went wrong, "" when it started. Holds the GIL on return.
+std::string initialize(const std::vector<std::string>& paths) {
+  PyConfig config;
+  PyConfig_InitIsolatedConfig(&config);
+  config.install_signal_handlers = 0;
+  config.write_bytecode = 0;
+  config.site_import = 0;
+  config.user_site_directory = 0;
+  config.module_search_paths_set = 1;
+  for (const auto& p : paths) {
+    if (p.empty()) continue;
+    wchar_t* w = Py_DecodeLocale(p.c_str(), nullptr);
+    if (w) {
+      PyWideStringList_Append(&config.module_search_paths, w);
+      PyMem_RawFree(w);
+    }
+  }
+  PyStatus st = Py_InitializeFromConfig(&config);
+  PyConfig_Clear(&config);
+  if (PyStatus_Exception(st)) return std::string("cannot start Python: ") + (st.err_msg ? st.err_msg : "?");
+  PyObject* main = PyImport_AddModule("__main__");  // borrowed
+  g_boot = PyModule_GetDict(main);                  // borrowed, lives as long as Python
+  Ref r(PyRun_String(kBoot, Py_file_input, g_boot, g_boot));
+  if (!r.p) return "cannot import torch in the runner's Python: " + py_error_text();
+  return "";
+}
+
+// The environment this process has now, as a dict (new reference).
+PyObject* environment_dict() {
+  PyObject* d = PyDict_New();
+  for (char** e = environ; e && *e; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    if (!eq) continue;
+    Ref k(PyUnicode_DecodeFSDefaultAndSize(*e, Py_ssize_t(eq - *e)));
+    Ref v(PyUnicode_DecodeFSDefault(eq + 1));
+    if (k.p && v.p) PyDict_SetItem(d, k.p, v.p);
+  }
+  PyErr_Clear();
+  return d;
+}
+
+// Once per process. A runner forked from a warm image (preload_in_image) finds Python initialized
+// with torch imported and the GIL held by this thread: it only brings Python's own state up to date
+// after the fork and takes its environment; otherwise it starts Python here.
 void start_python(const nlohmann::json& launch) {
   static std::once_flag once;
   std::string problem;
   std::call_once(once, [&] {
-    PyConfig config;
-    PyConfig_InitIsolatedConfig(&config);
-    config.install_signal_handlers = 0;
-    config.write_bytecode = 0;
-    config.site_import = 0;
-    config.user_site_directory = 0;
-    config.module_search_paths_set = 1;
-    auto add = [&](const std::string& p) {
-      wchar_t* w = Py_DecodeLocale(p.c_str(), nullptr);
-      if (w) {
-        PyWideStringList_Append(&config.module_search_paths, w);
-        PyMem_RawFree(w);
-      }
-    };
-    if (launch.contains("module_dir")) add(launch["module_dir"].get<std::string>());
-    for (const auto& p : launch.value("sys_path", nlohmann::json::array()))
-      if (p.is_string() && !p.get<std::string>().empty()) add(p.get<std::string>());
-    PyStatus st = Py_InitializeFromConfig(&config);
-    PyConfig_Clear(&config);
-    if (PyStatus_Exception(st)) {
-      problem = std::string("cannot start Python: ") + (st.err_msg ? st.err_msg : "?");
-      return;
+    if (Py_IsInitialized() && g_boot) {
+      g_inherited = true;
+      PyOS_AfterFork_Child();
+      Ref env(environment_dict());
+      PyObject* fn = PyDict_GetItemString(g_boot, "_kopt_fresh_env");  // borrowed
+      Ref args(PyTuple_Pack(1, env.p));
+      Ref r(fn ? PyObject_CallObject(fn, args.p) : nullptr);
+      if (!r.p) problem = "cannot reset the runner's Python environment: " + py_error_text();
+    } else {
+      std::vector<std::string> paths;
+      for (const auto& p : launch.value("sys_path", nlohmann::json::array()))
+        if (p.is_string()) paths.push_back(p.get<std::string>());
+      problem = initialize(paths);
     }
-    PyObject* main = PyImport_AddModule("__main__");  // borrowed
-    g_boot = PyModule_GetDict(main);                  // borrowed, lives as long as Python
-    Ref r(PyRun_String(kBoot, Py_file_input, g_boot, g_boot));
-    if (!r.p) problem = "cannot import torch in the runner's Python: " + py_error_text();
-    PyEval_SaveThread();  // the GIL is taken per call from here on
+    if (Py_IsInitialized()) PyEval_SaveThread();  // the GIL is taken per call from here on
   });
   if (!problem.empty()) throw std::runtime_error(problem);
   if (!g_boot) throw std::runtime_error("Python did not start in this runner");
@@ -243,6 +294,19 @@ void free_capsule_tensor(PyObject* cap) {
 bool python_available() { return true; }
 
 void PythonOp::start(const std::string& launch_text) { start_python(nlohmann::json::parse(launch_text)); }
+
+std::string PythonOp::preload_in_image() {
+  if (Py_IsInitialized()) return "";
+  std::vector<std::string> paths;
+  try {
+    for (const auto& p : nlohmann::json::parse(KOPT_CFG_PYTHON_PATH)) paths.push_back(p.get<std::string>());
+  } catch (const std::exception& e) {
+    return std::string("no search path recorded for ") + KOPT_CFG_PYTHON + ": " + e.what();
+  }
+  // The GIL stays with this thread: the image and the judges and zygotes forked from it never run
+  // Python, and every fork copies the interpreter with its lock held by the forking thread.
+  return initialize(paths);
+}
 
 std::shared_ptr<PythonOp> PythonOp::load(const std::string& solution, const std::string& launch_text, at::Device dev) {
   nlohmann::json launch = nlohmann::json::parse(launch_text);

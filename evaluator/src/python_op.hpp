@@ -21,6 +21,10 @@ class PythonOp {
   // Starts CPython and imports torch (once per process), before anything of the solution runs, so
   // that what torch itself registers at import is not taken for the solution's doing.
   static void start(const std::string& launch);
+  // In the warm judge image (kopt-bench --serve), once: CPython started and torch imported before
+  // any judge is forked, so that a Python runner forked from it later does not pay ~0.8 s of
+  // imports. "" when done (or not needed); else why not (the runners then start Python themselves).
+  static std::string preload_in_image();
   static std::shared_ptr<PythonOp> load(const std::string& solution, const std::string& launch, at::Device dev);
   std::vector<at::Tensor> call(const std::vector<at::Tensor>& inputs, const char* who);
   ~PythonOp();

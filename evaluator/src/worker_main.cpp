@@ -9,6 +9,7 @@
 #include <string>
 
 #include "judge_image.hpp"
+#include "python_op.hpp"
 #include "runner.hpp"
 #include "worker.hpp"
 #include "zygote.hpp"
@@ -41,6 +42,11 @@ int main(int argc, char** argv) {
     char* end = nullptr;
     const long service = std::strtol(argv[2], &end, 10);
     if (end == argv[2] || *end || service <= 1) return 2;
+    // Python solutions' runners fork from here with torch imported (python_op.hpp).
+    if (kopt::bench::python_available()) {
+      const std::string why = kopt::bench::PythonOp::preload_in_image();
+      if (!why.empty()) std::fprintf(stderr, "kopt-bench: the warm image runs without Python preloaded: %s\n", why.c_str());
+    }
     return kopt::bench::judge_image::serve(pid_t(service), 3, &judge_from_stdin);
   }
   if (argc != 2) {

@@ -51,8 +51,9 @@ def main():
     src = os.path.join(build, "src")
     global SRC_DIR
     SRC_DIR = src
+    # The interpreter's own search path (sys.path[0] is this script's folder, not the solution's).
+    search_path = [p for p in sys.path[1:] if p]
     sys.path.insert(0, src)
-    search_path = [p for p in sys.path if p and os.path.abspath(p) != os.path.abspath(src)]
     try:
         import torch
         import torch.utils.cpp_extension as cx
@@ -127,8 +128,22 @@ def main():
     if not outs or not all(isinstance(t, torch.Tensor) for t in outs):
         fail("forward returned %s, not a tensor or a tuple of tensors" % type(out).__name__)
 
+    # What the runner's Python needs from this build beyond the extensions: Triton's kernel cache
+    # (filled by the call above; the runner reads it and compiles nothing) and where libcuda is
+    # (Triton would otherwise run ldconfig, and the runner may start no process).
+    runner_env = {}
+    if "triton" in sys.modules:
+        runner_env["TRITON_CACHE_DIR"] = "triton"
+        for name in ("triton.backends.nvidia.driver", "triton.common.build"):
+            try:
+                dirs = __import__(name, fromlist=["libcuda_dirs"]).libcuda_dirs()
+                if dirs:
+                    runner_env["TRITON_LIBCUDA_PATH"] = dirs[0]
+                    break
+            except Exception:  # noqa: BLE001 - another Triton version: the next place
+                pass
     with open(os.path.join(build, "manifest.json"), "w") as f:
-        json.dump({"sys_path": search_path, "class": cls.__name__, "extensions": extensions,
+        json.dump({"sys_path": search_path, "class": cls.__name__, "extensions": extensions, "env": runner_env,
                    "torch": torch.__version__, "python": sys.executable}, f, indent=1)
 
 
