@@ -58,8 +58,12 @@ struct RunSummary {
   };
   std::vector<Point> points;
   std::vector<double> latencies;  // of the rows (NaN: none), for the table's figures
+  // The latency labels of the best, the final and the near-best point as the table shows them, with the
+  // point's interval where it carries one (latency_label, verdict.hpp: "1.234ms ± 0.8%"); "" when absent.
+  std::string bestLabel, finalLabel, nearBestLabel;
   double fastest = 0, slowest = 0;  // of the points (0 when there are none)
-  // The points as compare_text writes them, [index, latency, ok, speedup|null, label] each: they depend on the
+  // The points as compare_text writes them, [index, latency, ok, speedup|null, label] each (the label with
+  // the point's interval where it carries one, latency_label): they depend on the
   // run alone (never on the other runs or the axes), so they are written once per projection — for
   // a past session on the worker that read its log — and an answer only puts the runs' texts together.
   std::string pointsText;

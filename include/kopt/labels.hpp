@@ -21,10 +21,21 @@ std::string format_latency(double ms);
 std::string speedup_label(double v);
 // A duration ("time to best", a session's span): "42s", "7 min", "2 h 5 min"; "?" past ±100 000 years.
 std::string duration_label(double ms);
+// A latency's interval [lo, hi] as the user reads it beside the latency (issue 49): "± 0.8%", the wider
+// side of the interval around `ms` in % of `ms`, one decimal ("± <0.1%" below 0.05 %). An asymmetric
+// interval is read as its wider side, so `ms ± x%` always holds the whole interval.
+std::string interval_label(double ms, double lo, double hi);
+// The latency with its interval: "1.234ms ± 0.8%" (format_latency, then interval_label).
+std::string latency_interval_label(double ms, double lo, double hi);
+// An effect between two measurements as the exports write it: "3.1% ± 0.8" (|pct| and pm, one decimal).
+std::string effect_label(double pct, double pm);
+// A fraction as a percentage, three significant digits: 0.6234 → "62.3%", 1.05 → "105%".
+std::string fraction_label(double f);
 // The tone of a verdict's tag: ok, dim (pending, unknown), warn (evaluator), bad (anything else).
 std::string_view verdict_tone(std::string_view verdict);
 
-// One word of the shared table: `key` is "verdict.<v>" or "trust.<t>".
+// One word of the shared table: `key` is "verdict.<v>", "trust.<t>", "versus.<v>" (a comparison's short
+// word, faster / same / slower / unsure) or "md.<part>" (the markdown export's headers and notes).
 struct Word {
   const char* key;
   const char* zh;
@@ -35,7 +46,9 @@ const std::vector<Word>& words();
 const char* word(std::string_view key, bool zh);
 // The verdicts, in table order, whose tone words_json lists.
 const std::vector<const char*>& verdict_names();
-// The table as one JSON object, {"zh":{key:word…},"en":{…},"tone":{verdict:tone…}} (js_stringify form).
+// The words the tab draws (verdict.* and trust.*) as one JSON object, {"zh":{key:word…},"en":{…},
+// "tone":{verdict:tone…}} (js_stringify form); the export words (versus.*, md.*) are written by the core
+// alone and stay out of the chart.
 std::string words_json();
 
 }  // namespace kopt

@@ -28,6 +28,11 @@ std::string csv_field(std::string_view s);
 // A text field from the log for spreadsheets: a value starting with = + - @ tab or CR gets a
 // leading ' so a spreadsheet does not evaluate it as a formula; then csv_field.
 std::string csv_text(std::string_view s);
+// A text from the log as one markdown table cell (GitHub-flavoured): invalid UTF-8 → U+FFFD, control
+// characters (tab, CR, LF too) → a space, bidi controls → a visible "[U+202E]", ASCII punctuation that
+// markdown reads (\ ` * _ [ ] < > | ~ ! & #) escaped with a backslash, so it cannot end the cell,
+// open a link, an image, a tag or code; cut to `max_chars` code points with "…".
+std::string markdown_cell(std::string_view s, std::size_t max_chars = 80);
 
 enum class ReportLang { Zh, En };  // Zh: 中文 with English beside the labels; En: English only
 
@@ -55,6 +60,14 @@ struct ReportRow {
   std::optional<std::size_t> plan;      // index into plans: the approach in force (the last plan logged before)
   std::optional<std::size_t> round;     // index into rounds: the loop round the evaluation ran in
   std::optional<double> pooledSpeedup;  // pooled reference latency (J-3) / latency, when both exist
+  // Issue 49, spec S: the point against the ★ before it (Iteration::bestBefore) and against its own
+  // reference, with the figures (versus_best / versus_reference, derived.hpp); absent where the point has
+  // no label (no interval, not an honest measurement, nothing to compare).
+  std::optional<Comparison> vsBest, vsReference;
+  std::string latencyLabel;  // latency_label (verdict.hpp): "1.234ms ± 0.8%"; "" without a latency
+  // From the point's native_metrics (bandwidth_fraction, compute_fraction, bandwidth_gbps), where it
+  // carries them: absent means unknown (an empty cell), never zero.
+  std::optional<double> bandwidthFraction, computeFraction, bandwidthGbps;
 };
 
 struct Report {
@@ -71,6 +84,11 @@ std::string report_html(const Report& r, ReportLang lang = ReportLang::Zh);
 std::string report_csv(const Report& r);
 // {kind, version, source, budget, summary, series, chart, rows}.
 json report_json(const Report& r);
+// The measured points as one markdown table (nvbench's style), to paste into a pull request: a title
+// line, one row per evaluation with a latency (#, approach, latency, interval, samples, vs ★, vs
+// reference, speedup, bandwidth) and a legend; the words are the shared table's (kopt/labels.hpp, md.*
+// and versus.*). docs/report.md.
+std::string report_markdown(const Report& r, ReportLang lang = ReportLang::Zh);
 
 // Several runs compared on one self-contained page (`kopt report A B …`): compare_json's overlay,
 // legend, verdict of the comparability rule and table, drawn as the tab draws them; inert like

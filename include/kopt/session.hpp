@@ -104,6 +104,10 @@ class Session {
   // The run as CSV: the offline report's (report_csv over the whole series: full commands, changes,
   // the plan and the round in force), for the tab's export. O(points), on request.
   std::string run_csv() const;
+  // The same run as the offline report's JSON (report_json, `kopt report --json`) and as its markdown
+  // table (report_markdown, `kopt report --md`), for the tab's export. O(points), on request.
+  std::string run_json() const;
+  std::string run_markdown(bool zh) const;
 
   // What changed since revision `since` (docs/protocol.md): the delta's bytes, or nullptr when
   // `since` is not a revision kept in the history (unknown, too old, or more changed in place than

@@ -21,6 +21,11 @@ std::string trust_of(const Iteration& it);
 // option (`agent-chosen …`, `agent-pinned …`) or weaker isolation (`weaker isolation: …`). Absent when none.
 std::optional<std::vector<std::string>> trust_lowered(const Iteration& it);
 
+// A measured point's latency as the user reads it, made once for the comparison (the tab's and the page's),
+// the report's record table and the exports: "1.234ms ± 0.8%" where the point carries an interval
+// (latency_interval_label, kopt/labels.hpp), else "1.234ms"; "" without a latency.
+std::string latency_label(const Iteration& it);
+
 // Why a finalize is not the Final (FinalClaim::refused, derived.hpp), in words: {zh, en}, each a whole
 // sentence the tab and the report show after "⚑". The one home of these words.
 struct Words {

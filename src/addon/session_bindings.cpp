@@ -15,6 +15,7 @@
 //     .control (the control object's JSON text, for the wire as it is)
 //     .projector  .updatedAt  .completedEvals  .revision  .etag  .memoryBytes
 //     .fed  .unreadable (log positions fed, and of them unreadable)   .csv() -> the run as CSV (the report's)
+//     .json() -> the run as the report's JSON     .markdown('zh'|'en') -> its measured points as a markdown table
 //     .setEvaluation(stateJson | null): the session's place in the host's kernel_evaluate queue, which
 //                          the control object carries as `evaluation` (lib/evaluate.mjs sets it)
 //   the loop (kopt/loop.hpp; actions come back as an array of action objects for the host to carry out):
@@ -127,6 +128,7 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
         InstanceMethod<&S::Method<&S::ApplyControl>>("applyControl"),
         InstanceMethod<&S::Method<&S::Command>>("command"),
         InstanceMethod<&S::Method<&S::AdoptLoop>>("adoptLoop"), InstanceMethod<&S::Method<&S::Csv>>("csv"),
+        InstanceMethod<&S::Method<&S::Json>>("json"), InstanceMethod<&S::Method<&S::Markdown>>("markdown"),
         InstanceMethod<&S::Method<&S::SetEvaluation>>("setEvaluation"),
         InstanceAccessor<&S::Method<&S::Control>>("control"),
         InstanceAccessor<&S::Method<&S::Armed>>("armed"),
@@ -291,6 +293,12 @@ class JsSession : public Napi::ObjectWrap<JsSession> {
     return info.Env().Undefined();
   }
   Napi::Value Csv(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), core_->run_csv()); }
+  // The run's exports for the wire, as `kopt report --json` / `--md` write them (text JS never parses).
+  Napi::Value Json(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), core_->run_json()); }
+  Napi::Value Markdown(const Napi::CallbackInfo& info) {
+    const Lang lang = LangArg(info, 0, "markdown(lang)");
+    return Napi::String::New(info.Env(), core_->run_markdown(lang == Lang::zh));
+  }
   Napi::Value Control(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), core_->control_json()); }
   Napi::Value Armed(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), core_->loop().armed()); }
 

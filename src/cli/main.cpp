@@ -2,7 +2,7 @@
 //   kopt project LOG [--config CONFIG.json] [--loop LOOP.json] [--session-id ID]
 //   kopt parse [FILE]           contract lines of a benchmark's output (stdin when no file)
 //   kopt bench LOG [--feed N]   timings of cold projection and a warm incremental feed
-//   kopt report LOG -o run.html [--csv F] [--json F] [--lang zh|en]   offline report (src/cli/report_command.cpp)
+//   kopt report LOG -o run.html [--csv F] [--json F] [--md F] [--lang zh|en]   offline report (src/cli/report_command.cpp)
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -29,8 +29,9 @@ int usage() {
       "  kopt parse [FILE]      every KERNEL_EVAL= line of FILE (or stdin): point, degraded point or rejected, and why;\n"
       "                         exit 1 when a line was rejected or none was found\n"
       "  kopt bench LOG [--feed N]   cold projection time, warm feed of N events (default 100), peak RSS\n"
-      "  kopt report LOG -o run.html [--csv OUT.csv] [--json OUT.json] [--lang zh|en] [--budget N] [--config C.json]\n"
-      "      offline, self-contained HTML report of a past session; the run as CSV / JSON\n",
+      "  kopt report LOG -o run.html [--csv OUT.csv] [--json OUT.json] [--md OUT.md] [--lang zh|en] [--budget N]\n"
+      "              [--config C.json]\n"
+      "      offline, self-contained HTML report of a past session; the run as CSV / JSON / a markdown table\n",
       stderr);
   return 2;
 }

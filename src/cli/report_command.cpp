@@ -18,12 +18,13 @@ namespace {
 
 int report_usage() {
   std::fputs(
-      "usage: kopt report LOG [-o OUT.html] [--csv OUT.csv] [--json OUT.json] [--lang zh|en] [--budget N]\n"
-      "                       [--config CONFIG.json]\n"
+      "usage: kopt report LOG [-o OUT.html] [--csv OUT.csv] [--json OUT.json] [--md OUT.md] [--lang zh|en]\n"
+      "                       [--budget N] [--config CONFIG.json]\n"
       "       kopt report LOG_A LOG_B [LOG …] [-o COMPARE.html] [--json COMPARE.json] [--lang zh|en] [--config CONFIG.json]\n"
-      "  LOG: a JSON array of events, session.jsonl or session.jsonl.zstd. Without -o/--csv/--json the\n"
-      "  HTML goes to stdout. --budget: the loop budget for the phase split (default: from the log).\n"
-      "  Two to 8 logs: one page comparing the runs (their curves overlaid, one row each); --csv and\n"
+      "  LOG: a JSON array of events, session.jsonl or session.jsonl.zstd. Without -o/--csv/--json/--md\n"
+      "  the HTML goes to stdout. --md: the measured points as a markdown table (for a pull request).\n"
+      "  --budget: the loop budget for the phase split (default: from the log).\n"
+      "  Two to 8 logs: one page comparing the runs (their curves overlaid, one row each); --csv, --md and\n"
       "  --budget are for one log.\n",
       stderr);
   return 2;
@@ -88,7 +89,7 @@ int compare_command(const std::vector<std::string>& logs, const ProjectionConfig
 
 int report_command(const std::vector<std::string>& args) {
   std::vector<std::string> logs;
-  std::string html_out, csv_out, json_out, config_path;
+  std::string html_out, csv_out, json_out, md_out, config_path;
   ReportLang lang = ReportLang::Zh;
   long long budget = 0;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -100,6 +101,8 @@ int report_command(const std::vector<std::string>& args) {
       csv_out = args[++i];
     else if (a == "--json" && has_value)
       json_out = args[++i];
+    else if (a == "--md" && has_value)
+      md_out = args[++i];
     else if (a == "--config" && has_value)
       config_path = args[++i];
     else if (a == "--lang" && has_value) {
@@ -128,12 +131,12 @@ int report_command(const std::vector<std::string>& args) {
     std::fprintf(stderr, "kopt: a comparison holds at most %zu logs, not %zu\n", kCompareMax, logs.size());
     return 2;
   }
-  if (logs.size() > 1 && (!csv_out.empty() || budget != 0)) {
-    std::fprintf(stderr, "kopt: --csv and --budget are for one log; a comparison writes -o (HTML) and --json\n");
+  if (logs.size() > 1 && (!csv_out.empty() || !md_out.empty() || budget != 0)) {
+    std::fprintf(stderr, "kopt: --csv, --md and --budget are for one log; a comparison writes -o (HTML) and --json\n");
     return 2;
   }
   const std::string& log = logs.front();
-  if (html_out.empty() && csv_out.empty() && json_out.empty()) html_out.assign(1, '-');  // not `= "-"`: GCC 12 misreports that as an overlapping memcpy (-Wrestrict)
+  if (html_out.empty() && csv_out.empty() && json_out.empty() && md_out.empty()) html_out.assign(1, '-');  // not `= "-"`: GCC 12 misreports that as an overlapping memcpy (-Wrestrict)
 
   ProjectionConfig cfg;
   std::string err;
@@ -170,6 +173,7 @@ int report_command(const std::vector<std::string>& args) {
       {html_out, [](const Report& x, ReportLang l) { return report_html(x, l); }},
       {csv_out, [](const Report& x, ReportLang) { return report_csv(x); }},
       {json_out, [](const Report& x, ReportLang) { return js_stringify(report_json(x)) + "\n"; }},
+      {md_out, [](const Report& x, ReportLang l) { return report_markdown(x, l); }},
   };
   for (const auto& o : outs) {
     if (o.path.empty()) continue;

@@ -34,7 +34,11 @@ test('results JS reads are objects the addon built; results for the wire are byt
   assert.ok(s.parts().every((b) => Buffer.isBuffer(b)))
   assert.ok(Buffer.isBuffer(kopt.compare([s, new kopt.Session('b2')])))
   assert.equal(typeof s.csv(), 'string')
+  assert.equal(typeof s.json(), 'string')
+  assert.equal(typeof s.markdown('en'), 'string')
   assert.equal(typeof s.control, 'string')
+  // The markdown's language is zh or en, never a default.
+  for (const bad of [undefined, 'fr', 1]) assert.throws(() => s.markdown(bad), { code: 'KOPT_BAD_ARGUMENT' })
 })
 
 test('compare(entries): an entry is a Session, {id, error} or {id, loading: true}; nothing else is read as one', () => {

@@ -218,3 +218,29 @@ test('csv(): the run as the offline report writes it (kopt report --csv), for th
   }
   assert.equal(s.csv().split('\r\n').length, 2 + JSON.parse(Buffer.concat(s.parts()).toString()).iterations.length)
 })
+
+test('json() and markdown(lang): the run as kopt report --json / --md write it, the points\' intervals included (issue 49)', async () => {
+  const { execFileSync } = await import('node:child_process')
+  const fs = await import('node:fs')
+  const os = await import('node:os')
+  const events = read('s01-compare-rule-labels', 'events')
+  const s = new kopt.Session('log.json')
+  s.feed(events)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopt-md-'))
+  try {
+    fs.writeFileSync(path.join(dir, 'log.json'), events)
+    for (const lang of ['zh', 'en']) {
+      execFileSync(path.join(root, 'build/kopt'), ['report', path.join(dir, 'log.json'), '--md', path.join(dir, `run-${lang}.md`), '--json', path.join(dir, 'run.json'), '--lang', lang], { stdio: 'ignore' })
+      assert.equal(s.markdown(lang), fs.readFileSync(path.join(dir, `run-${lang}.md`), 'utf8'))
+    }
+    // The same rows as the command's (the source and generation time are each one's own).
+    const cli = JSON.parse(fs.readFileSync(path.join(dir, 'run.json'), 'utf8'))
+    const mine = JSON.parse(s.json())
+    assert.deepEqual(mine.rows, cli.rows)
+    assert.deepEqual(mine.series.iterations, cli.series.iterations)
+    assert.deepEqual(mine.rows[0].latencyCi, [1.98, 2.02])
+    assert.equal(mine.rows[4].vsBest, 'unsure')
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})

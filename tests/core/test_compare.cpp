@@ -428,3 +428,30 @@ TEST(CompareCommand, BadInput) {
   EXPECT_EQ(kopt::report_command({z03, z03, "--csv", html}), 2);
   EXPECT_EQ(kopt::report_command({z03, z03, "--budget", "5"}), 2);
 }
+
+// Issue 49: the comparison shows each point's interval where it carries one, in the label the core makes
+// (latency_label: "1.200ms ± 0.8%"): the overlay's points (the tab's popover, the page's titles) and the
+// table's best; a point without an interval keeps the latency alone.
+TEST(Compare, LabelsCarryThePointsInterval) {
+  std::string err;
+  kopt::ReportInput s01;
+  ASSERT_TRUE(kopt::load_report_input(kVectors + "s01-compare-rule-labels.events.json", {}, s01, err)) << err;
+  const kopt::RunSummary r = kopt::summarize_run("s01", s01.series, s01.facts);
+  ASSERT_EQ(r.best, std::optional<std::size_t>(4));
+  EXPECT_EQ(r.bestLabel, "1.200ms ± 0.8%");
+  EXPECT_EQ(r.nearBestLabel, "1.300ms") << "the near-best point (#4) has no interval";
+  EXPECT_NE(r.pointsText.find("\"2.000ms ± 1.0%\""), std::string::npos) << r.pointsText;
+  EXPECT_NE(r.pointsText.find("\"1.300ms\""), std::string::npos) << r.pointsText;
+  kopt::ReportInput z03;
+  ASSERT_TRUE(kopt::load_report_input(kVectors + "z03-large-60-evals.events.json", {}, z03, err)) << err;
+  const std::vector<kopt::RunSummary> runs = {r, kopt::summarize_run("z03", z03.series, z03.facts)};
+  const kopt::json cmp = kopt::compare_json(runs);
+  EXPECT_EQ(cmp["sessions"][0]["best"]["label"], "1.200ms ± 0.8%");
+  EXPECT_EQ(cmp["sessions"][0]["nearBest"]["label"], "1.300ms");
+  EXPECT_EQ(cmp["chart"]["series"][0]["points"][0][4], "2.000ms ± 1.0%");
+  for (const auto& p : cmp["chart"]["series"][1]["points"])
+    EXPECT_EQ(p[4].get<std::string>().find("±"), std::string::npos) << "z03 carries no intervals";
+  const std::string page = kopt::compare_html(cmp, kopt::ReportLang::En);
+  EXPECT_NE(page.find("· #1 · 2.000ms ± 1.0%"), std::string::npos) << "the page's point title";
+  EXPECT_NE(page.find("1.200ms ± 0.8%"), std::string::npos) << "the table's best";
+}

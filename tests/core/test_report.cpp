@@ -14,9 +14,11 @@
 
 #include "kopt/chart.hpp"
 #include "kopt/derived.hpp"
+#include "kopt/labels.hpp"
 #include "kopt/report.hpp"
 #include "kopt/verdict.hpp"
 #include "report_command.hpp"
+#include "test_events.hpp"
 #include "test_files.hpp"
 
 namespace {
@@ -514,4 +516,214 @@ TEST(Report, RefusedFinalChip) {
   EXPECT_NE(html.find("data-kopt=\"final-refused\""), std::string::npos);
   EXPECT_NE(html.find(kopt::final_refusal_words("wrong").en), std::string::npos);
   EXPECT_EQ(html.find("⚑ 1.000ms"), std::string::npos);
+}
+
+// ───────────────────────────── issue 49: intervals in the exports ─────────────────────────────
+
+namespace {
+
+const std::string kS01 = std::string(KOPT_FIXTURES_DIR) + "/vectors/s01-compare-rule-labels.events.json";
+
+// The CSV as records keyed by the header's names.
+struct Csv {
+  std::vector<std::vector<std::string>> rows;
+  std::string at(std::size_t row, const char* name) const {
+    for (std::size_t k = 0; k < rows[0].size(); ++k)
+      if (rows[0][k] == name) return rows[row + 1][k];
+    ADD_FAILURE() << "no column " << name;
+    return "?";
+  }
+};
+Csv csv_of(const kopt::Report& r) {
+  bool ok = false;
+  Csv c{parse_csv(kopt::report_csv(r), ok)};
+  EXPECT_TRUE(ok);
+  for (const auto& row : c.rows) EXPECT_EQ(row.size(), c.rows[0].size());
+  return c;
+}
+
+// Two evaluations through kernel_evaluate: one whose native_metrics carry the bandwidth and compute
+// fractions, one that carries none of them.
+kopt::Report fractions_report() {
+  using kopt::json;
+  namespace t = kopt::test;
+  json events = json::array();
+  events.push_back(t::call(1, "c1", "kernel_evaluate", json::object()));
+  events.push_back(t::result(2, "c1", R"({"evaluation_id":"e1","correct":true,"latency_ms":0.5,"latency_ci_ms":[0.49,0.51],"samples":31,)"
+                                      R"("native_metrics":{"bandwidth_fraction":0.6234,"bandwidth_gbps":812.5,"bytes_moved":406250000,"compute_fraction":0.125}})"));
+  events.push_back(t::call(3, "c2", "kernel_evaluate", json::object()));
+  events.push_back(t::result(4, "c2", R"({"evaluation_id":"e2","correct":true,"latency_ms":0.4,"native_metrics":{"trials":9}})"));
+  kopt::Projector p;
+  p.feed(events);
+  kopt::ReportInput in;
+  in.series = p.series();
+  in.source = "fractions";
+  return kopt::build_report(std::move(in));
+}
+
+}  // namespace
+
+// s01: every point's interval and samples, its label against the ★ before it (which one, by the CSV's
+// 1-based index) and against its reference, with the effect and its ± in percent; a point without an
+// interval has empty cells, never zeros.
+TEST(ReportExports, CsvCarriesIntervalsAndLabels) {
+  const auto r = report_of(kS01);
+  ASSERT_EQ(r.in.series.iterations.size(), 7u);
+  const Csv c = csv_of(r);
+  EXPECT_EQ(c.at(0, "latencyCiLo"), "1.98");
+  EXPECT_EQ(c.at(0, "latencyCiHi"), "2.02");
+  EXPECT_EQ(c.at(0, "samples"), "19");
+  EXPECT_EQ(c.at(0, "vsBest"), "") << "the first measured point has nothing to compare with";
+  EXPECT_EQ(c.at(1, "vsBest"), "faster");
+  EXPECT_EQ(c.at(1, "vsBestOf"), "1");
+  EXPECT_EQ(c.at(1, "vsBestPct"), "25");
+  EXPECT_EQ(c.at(1, "vsBestPm"), "1");
+  EXPECT_EQ(c.at(1, "vsReference"), "faster");
+  EXPECT_EQ(c.at(1, "vsReferencePct"), "50");
+  EXPECT_EQ(c.at(1, "referenceCiLo"), "2.97");
+  EXPECT_EQ(c.at(1, "referenceCiHi"), "3.03");
+  EXPECT_EQ(c.at(2, "vsBest"), "same");
+  for (const char* k : {"latencyCiLo", "latencyCiHi", "samples", "vsBest", "vsBestOf", "vsBestPct", "vsReference"})
+    EXPECT_EQ(c.at(3, k), "") << k << ": the point carries no interval";
+  EXPECT_EQ(c.at(4, "vsBest"), "unsure");
+  EXPECT_EQ(c.at(4, "vsBestOf"), "4");
+  EXPECT_EQ(c.at(4, "vsBestPm"), "") << "unsure has no ±";
+  EXPECT_EQ(c.at(5, "vsBest"), "") << "a wrong result is not labelled";
+  EXPECT_EQ(c.at(5, "latencyCiLo"), "0.99");
+  EXPECT_EQ(c.at(6, "vsBest"), "slower");
+  for (std::size_t i = 0; i < 7; ++i) EXPECT_EQ(c.at(i, "bandwidthFraction"), "");
+}
+
+TEST(ReportExports, JsonRowsCarryIntervalsAndLabels) {
+  const auto r = report_of(kS01);
+  const auto j = kopt::parse_json(kopt::js_stringify(kopt::report_json(r)));
+  ASSERT_TRUE(j.has_value());
+  const auto& rows = (*j)["rows"];
+  ASSERT_EQ(rows.size(), 7u);
+  EXPECT_EQ(rows[0]["latencyCi"], kopt::json::array({1.98, 2.02}));
+  EXPECT_EQ(rows[0]["samples"], 19);
+  EXPECT_EQ(rows[0]["latencyLabel"], "2.000ms ± 1.0%");
+  EXPECT_FALSE(rows[0].contains("vsBest"));
+  EXPECT_EQ(rows[1]["vsBest"], "faster");
+  EXPECT_EQ(rows[1]["vsBestOf"], 0) << "0-based, as rows[i].index and the series' vsBestOf";
+  EXPECT_EQ(rows[1]["vsBestPct"], 25);
+  EXPECT_EQ(rows[1]["vsReference"], "faster");
+  EXPECT_EQ(rows[1]["referenceCi"], kopt::json::array({2.97, 3.03}));
+  EXPECT_EQ(rows[3]["latencyLabel"], "1.300ms");
+  for (const char* k : {"latencyCi", "samples", "vsBest", "vsReference", "bandwidthFraction"}) EXPECT_FALSE(rows[3].contains(k)) << k;
+  EXPECT_EQ(rows[4]["vsBest"], "unsure");
+  EXPECT_FALSE(rows[4].contains("vsBestPm"));
+  EXPECT_EQ(rows[6]["vsBest"], "slower");
+}
+
+// native_metrics' bandwidth_fraction / compute_fraction / bandwidth_gbps where a point carries them;
+// absent means unknown: an empty cell and no key, never 0.
+TEST(ReportExports, FractionsWhereCarriedEmptyWhereNot) {
+  const auto r = fractions_report();
+  ASSERT_EQ(r.in.series.iterations.size(), 2u);
+  const Csv c = csv_of(r);
+  EXPECT_EQ(c.at(0, "bandwidthFraction"), "0.6234");
+  EXPECT_EQ(c.at(0, "computeFraction"), "0.125");
+  EXPECT_EQ(c.at(0, "bandwidthGbps"), "812.5");
+  EXPECT_EQ(c.at(0, "samples"), "31");
+  for (const char* k : {"bandwidthFraction", "computeFraction", "bandwidthGbps", "samples", "latencyCiLo"}) EXPECT_EQ(c.at(1, k), "") << k;
+  const auto j = kopt::report_json(r);
+  EXPECT_EQ(j["rows"][0]["bandwidthFraction"], 0.6234);
+  EXPECT_EQ(j["rows"][0]["computeFraction"], 0.125);
+  EXPECT_EQ(j["rows"][0]["bandwidthGbps"], 812.5);
+  for (const char* k : {"bandwidthFraction", "computeFraction", "bandwidthGbps"}) EXPECT_FALSE(j["rows"][1].contains(k)) << k;
+  const std::string md = kopt::report_markdown(r, kopt::ReportLang::En);
+  EXPECT_NE(md.find("| 500µs | ± 2.0% | 31 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 62.3% · 812 GB/s |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 2 ★ |  | 400µs |  |  |"), std::string::npos) << md;
+}
+
+TEST(ReportExports, MarkdownCellEscapesWhatMarkdownReads) {
+  EXPECT_EQ(kopt::markdown_cell("tiled | 2x"), "tiled \\| 2x");
+  EXPECT_EQ(kopt::markdown_cell("a\nb\tc\rd"), "a b c d");
+  EXPECT_EQ(kopt::markdown_cell("[x](http://e) ![i](u) <b>`c`</b> *e* _f_ ~g~ &amp; #h \\"),
+            "\\[x\\](http://e) \\!\\[i\\](u) \\<b\\>\\`c\\`\\</b\\> \\*e\\* \\_f\\_ \\~g\\~ \\&amp; \\#h \\\\");
+  EXPECT_EQ(kopt::markdown_cell("rtl\xE2\x80\xAEtxt"), "rtl[U+202E]txt");
+  EXPECT_EQ(kopt::markdown_cell("bad\xFFutf"), "bad\xEF\xBF\xBDutf");
+  EXPECT_EQ(kopt::markdown_cell("向量化内核", 3), "向量化…");
+  EXPECT_EQ(kopt::markdown_cell("abc", 3), "abc");
+}
+
+// The markdown table of s01: one row per measured point, ★ on the best, the labels in the shared words,
+// in English without a Chinese character and in Chinese with the table's words.
+TEST(ReportExports, MarkdownTableOfS01) {
+  const auto r = report_of(kS01);
+  const std::string en = kopt::report_markdown(r, kopt::ReportLang::En);
+  EXPECT_EQ(en.rfind("### Kernel optimization run · s01-compare-rule-labels.events.json\n\n", 0), 0u) << en;
+  EXPECT_NE(en.find("| # | approach | latency (median) | interval | samples | vs ★ | vs reference | speedup | bandwidth |\n"
+                    "|--:|---|--:|--:|--:|---|---|--:|--:|\n"),
+            std::string::npos)
+      << en;
+  EXPECT_NE(en.find("| 1 |  | 2.000ms | ± 1.0% | 19 |  |  | (×1.5) |  |\n"), std::string::npos) << "pooled speedup in parentheses" << en;
+  EXPECT_NE(en.find("| 2 |  | 1.500ms | ± 0.1% | 25 | faster 25.0% ± 1.0 · #1 | faster 50.0% ± 1.0 | ×2 |  |\n"), std::string::npos) << en;
+  EXPECT_NE(en.find("| 3 |  | 1.490ms | ± 0.1% | 25 | same within noise 0.7% ± 0.1 · #2 |"), std::string::npos) << en;
+  EXPECT_NE(en.find("| 5 ★ |  | 1.200ms | ± 0.8% |  | unsure · #4 | unsure | ×2.5 |  |\n"), std::string::npos) << en;
+  EXPECT_NE(en.find("| 6 | wrong result | 1.000ms |"), std::string::npos) << en;
+  EXPECT_NE(en.find("| 7 |  | 1.400ms | ± 0.7% |  | slower"), std::string::npos) << en;
+  std::size_t rows = 0;
+  for (std::size_t at = en.find("\n| "); at != std::string::npos; at = en.find("\n| ", at + 1)) ++rows;
+  EXPECT_EQ(rows, 1u + 7u) << "the header and one row per measured point";
+  for (unsigned char ch : en) EXPECT_LT(ch, 0xE4) << "no CJK in the English table";
+  const std::string zh = kopt::report_markdown(r);
+  EXPECT_NE(zh.find("| # | 方案 | 延迟（中位数） | 区间 | 样本数 | 对比 ★ | 对比参考 | 加速比 | 带宽占比 |"), std::string::npos) << zh;
+  EXPECT_NE(zh.find("| 更快 25.0% ± 1.0 · #1 | 更快 50.0% ± 1.0 |"), std::string::npos) << zh;
+  EXPECT_NE(zh.find("| 6 | 结果错误 |"), std::string::npos) << zh;
+  // An empty run says so instead of an empty table.
+  const auto empty = report_of(std::string(KOPT_FIXTURES_DIR) + "/vectors/a01-empty-log.events.json");
+  EXPECT_NE(kopt::report_markdown(empty, kopt::ReportLang::En).find(kopt::word("md.none", false)), std::string::npos);
+}
+
+// Nothing from a hostile log can end a cell, open a link, an image or a tag in the markdown table.
+TEST(ReportExports, HostileMarkdownKeepsItsCells) {
+  const auto r = report_of(kHostile);
+  const std::string md = kopt::report_markdown(r, kopt::ReportLang::En);
+  std::istringstream lines(md);
+  std::string line;
+  std::size_t rows = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("| ", 0) != 0 && line.rfind("|--", 0) != 0) continue;
+    ++rows;
+    // Unescaped: the table's own bars only; no `<`, backtick, `!`, or `](` that markdown would read.
+    std::size_t bars = 0;
+    for (std::size_t k = 0; k < line.size(); ++k) {
+      const bool escaped = k > 0 && line[k - 1] == '\\';
+      if (line[k] == '|' && !escaped) ++bars;
+      if (line[k] == '<' || line[k] == '`' || line[k] == '!') {
+        EXPECT_TRUE(escaped) << line;
+      }
+      if (line[k] == ']' && k + 1 < line.size() && line[k + 1] == '(') {
+        EXPECT_TRUE(escaped) << line;
+      }
+    }
+    EXPECT_EQ(bars, 10u) << line;
+  }
+  EXPECT_GT(rows, 2u);
+}
+
+// The report's record table shows each point's interval beside its latency (latency_label) and its
+// labels in the shared sentences; a point without an interval shows the latency alone.
+TEST(ReportExports, RecordTableShowsIntervals) {
+  const auto r = report_of(kS01);
+  const std::string en = kopt::report_html(r, kopt::ReportLang::En);
+  EXPECT_EQ(count(en, "data-kopt=\"row-ci\""), 6u);
+  EXPECT_NE(en.find("<span data-kopt=\"row-ci\">2.000ms ± 1.0%</span>"), std::string::npos);
+  EXPECT_NE(en.find("1.300ms"), std::string::npos);
+  EXPECT_EQ(en.find("1.300ms ±"), std::string::npos);
+  EXPECT_NE(en.find(kopt::versus_text("best.faster", 25, 1.00125, false)), std::string::npos);
+  EXPECT_NE(en.find("data-kopt=\"row-vs\" data-v=\"slower\""), std::string::npos);
+  const std::string zh = kopt::report_html(r);
+  EXPECT_NE(zh.find(kopt::versus_text("ref.faster", 50, 1.0006, true)), std::string::npos);
+}
+
+TEST(ReportExports, CommandWritesTheMarkdownTable) {
+  TempDir dir;
+  const auto md = (dir.path / "run.md").string();
+  ASSERT_EQ(kopt::report_command({kS01, "--md", md, "--lang", "en"}), 0);
+  EXPECT_EQ(slurp(md), kopt::report_markdown(report_of(kS01), kopt::ReportLang::En));
+  EXPECT_EQ(kopt::report_command({kS01, kZ03, "--md", md}), 2) << "one log only";
 }

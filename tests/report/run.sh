@@ -78,9 +78,13 @@ browser_node_modules
 for lang in zh en; do
   "$KOPT" report demo/kernel-opt-demo/session.jsonl.zstd -o "$OUT/demo-$lang.html" --lang "$lang"
   "$KOPT" report "$FIXTURE" -o "$OUT/z03-$lang.html" --lang "$lang"
+  # Issue 49: points with intervals (the record table's latency with its ± and the labels against ★).
+  "$KOPT" report tests/fixtures/vectors/s01-compare-rule-labels.events.json -o "$OUT/s01-$lang.html" --lang "$lang"
+  chrome --dump-dom "file://$OUT/s01-$lang.html" >"$OUT/s01-$lang.dom.html"
+  [ "$(grep -o 'data-kopt="row-ci"' "$OUT/s01-$lang.dom.html" | wc -l)" -eq 6 ] || fail "s01 ($lang): not 6 latencies with their interval"
 done
 CHROMIUM="$CHROME" timeout 300 node tests/report/geometry.mjs "$OUT"/demo-zh.html "$OUT"/demo-en.html \
-  "$OUT"/z03-zh.html "$OUT"/z03-en.html "$OUT/hostile.html" || fail "the layout check failed (above)"
+  "$OUT"/z03-zh.html "$OUT"/z03-en.html "$OUT/hostile.html" "$OUT"/s01-zh.html "$OUT"/s01-en.html || fail "the layout check failed (above)"
 
 # 5. A comparison (kopt report A B …): the demo session against its second recording (or z03 when
 #    that is absent) and a missing log, which keeps its row: one SVG series per readable log, one point

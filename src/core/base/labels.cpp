@@ -65,6 +65,30 @@ std::string format_latency(double ms) {
   return to_precision(ms / 1000, 3) + "s";
 }
 
+namespace {
+// One decimal, as the versus sentences write their figures.
+std::string one_decimal(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", std::round(std::fabs(v) * 10.0) / 10.0);
+  return buf;
+}
+}  // namespace
+
+std::string interval_label(double ms, double lo, double hi) {
+  if (!(ms > 0) || !std::isfinite(ms) || !std::isfinite(lo) || !std::isfinite(hi)) return "± ?";
+  const double pm = std::max(std::fabs(hi - ms), std::fabs(ms - lo)) / ms * 100.0;
+  if (pm < 0.05) return "± <0.1%";
+  return "± " + one_decimal(pm) + "%";
+}
+
+std::string latency_interval_label(double ms, double lo, double hi) {
+  return format_latency(ms) + " " + interval_label(ms, lo, hi);
+}
+
+std::string effect_label(double pct, double pm) { return one_decimal(pct) + "% ± " + one_decimal(pm); }
+
+std::string fraction_label(double f) { return short_number(f * 100.0) + "%"; }
+
 std::string speedup_label(double v) {
   std::string s = "×";
   if (!std::isfinite(v)) return s + js_number(v);
@@ -107,6 +131,28 @@ const std::vector<Word>& words() {
       {"trust.tool", "评测工具直接返回", "returned by the evaluator tool"},
       {"trust.self-reported", "Agent 转述的测量", "relayed by the agent"},
       {"trust.job", "后台任务输出", "background job output"},
+      {"versus.faster", "更快", "faster"},
+      {"versus.same", "噪声内相同", "same within noise"},
+      {"versus.slower", "更慢", "slower"},
+      {"versus.unsure", "无法判断", "unsure"},
+      {"md.title", "算子优化记录", "Kernel optimization run"},
+      {"md.n", "#", "#"},
+      {"md.approach", "方案", "approach"},
+      {"md.latency", "延迟（中位数）", "latency (median)"},
+      {"md.interval", "区间", "interval"},
+      {"md.samples", "样本数", "samples"},
+      {"md.vsBest", "对比 ★", "vs ★"},
+      {"md.vsReference", "对比参考", "vs reference"},
+      {"md.speedup", "加速比", "speedup"},
+      {"md.bandwidth", "带宽占比", "bandwidth"},
+      {"md.none", "这次运行没有测得延迟的评测。", "No evaluation of this run measured a latency."},
+      {"md.legend",
+       "★ 最佳 · ⚑ 最终提交 · 区间：延迟中位数的置信区间，取较宽一侧占中位数的百分比 · 对比 ★：与它得出结果时的最佳点比较（# 为那个点）；"
+       "相差不到 1% 或区间重叠为噪声内相同 · 加速比在括号里时按汇总参考换算 · 带宽占比：占探测到的带宽上限的比例（GB/s 为实测带宽）· 空格 = 未知",
+       "★ best · ⚑ finalized · interval: the confidence interval of the median latency, its wider side in % of the median · "
+       "vs ★: against the best when the point settled (# names it); under 1 % apart or overlapping intervals is the same within "
+       "noise · a speedup in parentheses is against the pooled reference · bandwidth: the fraction of the probed bandwidth "
+       "limit (GB/s as measured) · empty = unknown"},
   };
   return kWords;
 }
@@ -123,12 +169,21 @@ const std::vector<const char*>& verdict_names() {
   return kNames;
 }
 
+namespace {
+// The tab draws the verdict and provenance words itself; the export words are the core's alone.
+bool sent_to_tab(const Word& w) {
+  const std::string_view k = w.key;
+  return k.rfind("verdict.", 0) == 0 || k.rfind("trust.", 0) == 0;
+}
+}  // namespace
+
 std::string words_json() {
   std::string o = "{";
   for (const bool zh : {true, false}) {
     o += zh ? "\"zh\":{" : ",\"en\":{";
     bool first = true;
     for (const auto& w : words()) {
+      if (!sent_to_tab(w)) continue;
       if (!first) o += ',';
       first = false;
       js_quote_to(o, w.key);

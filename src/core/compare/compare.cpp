@@ -10,6 +10,7 @@
 #include "kopt/chart.hpp"
 #include "kopt/events.hpp"
 #include "kopt/utf16.hpp"
+#include "kopt/verdict.hpp"
 
 namespace kopt {
 
@@ -55,7 +56,7 @@ RunSummary summarize_run(std::string id, SeriesView s, const RowTable& rows, lon
   r.final = final_number(s.iterations, r.finalClaim);
   r.finalSelfPlugin = r.final && r.final->self && *r.final->self < s.iterations.size() && s.iterations[*r.final->self].plugin;
   // The overlay's items (compare_text): [index, latency to 7 significant digits, ok, speedup to 4
-  // or null, the latency's label (format_latency: the tab shows it, never formats one of its own), and
+  // or null, the latency's label (latency_label: the tab shows it, never formats one of its own), and
   // the speedup's label (speedup_label) where there is a speedup].
   r.pointsText.reserve(r.points.size() * 44);
   char buf[32];
@@ -72,7 +73,8 @@ RunSummary summarize_run(std::string id, SeriesView s, const RowTable& rows, lon
       r.pointsText += ",null";
     }
     r.pointsText += ",\"";
-    r.pointsText += format_latency(p.latency);  // digits, a unit and a dot: nothing JSON escapes
+    // Digits, a unit, a dot, "± " and "%": nothing JSON escapes. With the point's interval where it has one.
+    r.pointsText += p.index < s.iterations.size() && s.iterations[p.index].latencyMs ? latency_label(s.iterations[p.index]) : format_latency(p.latency);
     r.pointsText += '"';
     if (p.speedup) {
       r.pointsText += ",\"";
@@ -97,6 +99,14 @@ RunSummary summarize_run(std::string id, SeriesView s, const RowTable& rows, lon
     if (b < s.iterations.size() && std::isfinite(s.iterations[b].time) && r.facts.firstTime)
       r.wallToBestMs = std::max(0.0, s.iterations[b].time - *r.facts.firstTime);
   }
+  // The table's latency labels, the point's interval with it (issue 49).
+  auto label_of = [&](std::size_t i, double latency) {
+    if (i < s.iterations.size() && s.iterations[i].latencyMs && *s.iterations[i].latencyMs == latency) return latency_label(s.iterations[i]);
+    return format_latency(latency);
+  };
+  if (r.best) r.bestLabel = label_of(*r.best, r.latencies[*r.best]);
+  if (r.nearBest) r.nearBestLabel = label_of(*r.nearBest, r.latencies[*r.nearBest]);
+  if (r.final) r.finalLabel = label_of(r.final->index, r.final->latency);
   return r;
 }
 

@@ -21,8 +21,9 @@ namespace {
 
 double r1(double v) { return std::round(v * 10) / 10; }
 
-json latency_item(std::size_t index, double latency) {
-  return json{{"index", index}, {"latencyMs", latency}, {"label", format_latency(latency)}};
+// `label`: the point's as summarize_run made it (its interval with it), else the latency alone.
+json latency_item(std::size_t index, double latency, const std::string& label) {
+  return json{{"index", index}, {"latencyMs", latency}, {"label", label.empty() ? format_latency(latency) : label}};
 }
 
 json run_json(const RunSummary& r, std::size_t place) {
@@ -41,12 +42,12 @@ json run_json(const RunSummary& r, std::size_t place) {
   o["used"] = r.used;
   if (r.budget) o["budget"] = *r.budget;
   if (r.best) {
-    json b = latency_item(*r.best, r.latencies[*r.best]);
+    json b = latency_item(*r.best, r.latencies[*r.best], r.bestLabel);
     if (r.bestSpeedup) b["speedup"] = *r.bestSpeedup, b["speedupLabel"] = speedup_label(*r.bestSpeedup);
     o["best"] = std::move(b);
   }
   if (r.final) {
-    json f = latency_item(r.final->index, r.final->latency);
+    json f = latency_item(r.final->index, r.final->latency, r.finalLabel);
     f["remeasured"] = r.final->remeasured;
     if (r.final->self) {
       const double self = r.latencies.size() > *r.final->self ? r.latencies[*r.final->self] : std::nan("");
@@ -61,7 +62,7 @@ json run_json(const RunSummary& r, std::size_t place) {
     const Words w = final_refusal_words(*r.finalClaim->refused);
     o["finalRefused"] = json{{"reason", *r.finalClaim->refused}, {"text", {{"zh", w.zh}, {"en", w.en}}}};
   }
-  if (r.nearBest) o["nearBest"] = latency_item(*r.nearBest, r.latencies[*r.nearBest]);
+  if (r.nearBest) o["nearBest"] = latency_item(*r.nearBest, r.latencies[*r.nearBest], r.nearBestLabel);
   if (r.wallToBestMs) o["wallToBestMs"] = *r.wallToBestMs, o["wallToBestLabel"] = duration_label(*r.wallToBestMs);
   if (r.reference) o["reference"] = json{{"latencyMs", *r.reference}, {"label", format_latency(*r.reference)}};
   if (r.drift)

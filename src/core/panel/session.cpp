@@ -44,11 +44,23 @@ std::string Session::control_json() {
   return js_stringify(c);
 }
 
-std::string Session::run_csv() const {
+namespace {
+// The session's run as the offline report reads a log: its whole series, named by the session id; the
+// JSON's series carries the session's updatedAt, as /series does.
+Report run_report(const Projector& projector, const std::string& id, double updated_at) {
   ReportInput in;
-  in.series = projector_->series();
-  in.source = id_;
-  return report_csv(build_report(std::move(in)));
+  in.series = projector.series();
+  in.source = id;
+  in.generatedAtMs = updated_at;
+  in.facts = projector.run_facts();
+  return build_report(std::move(in));
+}
+}  // namespace
+
+std::string Session::run_csv() const { return report_csv(run_report(*projector_, id_, updated_at_)); }
+std::string Session::run_json() const { return js_stringify(report_json(run_report(*projector_, id_, updated_at_))) + "\n"; }
+std::string Session::run_markdown(bool zh) const {
+  return report_markdown(run_report(*projector_, id_, updated_at_), zh ? ReportLang::Zh : ReportLang::En);
 }
 
 EventsText Session::feed_text(std::string_view text) {

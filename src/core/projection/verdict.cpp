@@ -4,7 +4,15 @@
 #include <cstdio>
 #include <utility>
 
+#include "kopt/labels.hpp"
+
 namespace kopt {
+
+std::string latency_label(const Iteration& it) {
+  if (!it.latencyMs) return {};
+  if (const auto ci = it.latency_ci()) return latency_interval_label(*it.latencyMs, ci->lo, ci->hi);
+  return format_latency(*it.latencyMs);
+}
 
 std::string verdict_of(const Iteration& it) {
   if (it.pending) return "pending";

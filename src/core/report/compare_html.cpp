@@ -76,7 +76,9 @@ void curves(std::string& o, const json& cmp, ReportLang lang) {
       if (ok) line += (line.empty() ? "M" : " L") + x + " " + y;
       dots += "<circle class=\"cpt\" data-kopt=\"compare-point\" cx=\"" + x + "\" cy=\"" + y + "\" r=\"3.6\" fill=\"" +
               (ok ? color : std::string("var(--card)")) + "\" stroke=\"" + color + "\"><title>" + name + " · #" +
-              std::to_string(p[0].get<long long>() + 1) + " · " + html_escape(format_latency(latency)) +
+              std::to_string(p[0].get<long long>() + 1) + " · " +
+              // The point's label as the core made it (its interval with it), as the tab's popover shows it.
+              html_escape(p.size() > 4 && p[4].is_string() ? p[4].get<std::string>() : format_latency(latency)) +
               (p.size() > 3 && p[3].is_number() ? " · " + speedup_label(p[3].get<double>()) : std::string()) + "</title></circle>";
     }
     if (!line.empty()) o += "<path class=\"cline\" stroke=\"" + color + "\" d=\"" + line + "\"/>";

@@ -1,4 +1,5 @@
 // The report's run as data: CSV (one line per evaluation, RFC 4180) and JSON.
+#include <cmath>
 #include <string>
 
 #include "kopt/chart.hpp"
@@ -10,13 +11,22 @@ namespace kopt {
 
 using report_parts::seq_text;
 
+namespace {
+// A comparison's effect or half-width for the data exports: percent, two decimals.
+double effect_figure(double pct) { return std::round(pct * 100.0) / 100.0; }
+}  // namespace
+
 std::string report_csv(const Report& r) {
   const auto& s = r.in.series;
   static const char* kCols[] = {"index",         "seq",     "tool",          "phase",        "verdict",       "trust",
                                 "compiled",      "correct", "latencyMs",     "speedup",      "pooledSpeedup", "best",
                                 "finalized",     "channel", "jobId",         "evaluationId", "artifactPath",  "command",
                                 "commandLength", "error",   "approachPhase", "approach",     "round",         "review",
-                                "changes",       "metrics"};
+                                "changes",       "metrics",
+                                // Issue 49: the interval, the labels against ★ and the reference, the fractions.
+                                "latencyCiLo", "latencyCiHi", "referenceCiLo", "referenceCiHi", "samples", "vsBest",
+                                "vsBestOf", "vsBestPct", "vsBestPm", "vsReference", "vsReferencePct", "vsReferencePm",
+                                "bandwidthFraction", "computeFraction", "bandwidthGbps"};
   std::string o;
   for (std::size_t k = 0; k < std::size(kCols); ++k) {
     if (k) o += ',';
@@ -61,6 +71,27 @@ std::string report_csv(const Report& r) {
       for (const auto& [k, v] : it.metrics) m[k] = v;
       f.push_back(csv_field(js_stringify(m)));
     }
+    const Noise* noise = it.noise ? &*it.noise : nullptr;
+    auto interval = [&](const std::optional<Interval> Noise::*which) {
+      const std::optional<Interval>* v = noise ? &(noise->*which) : nullptr;
+      f.push_back(v && *v ? js_number((*v)->lo) : "");
+      f.push_back(v && *v ? js_number((*v)->hi) : "");
+    };
+    interval(&Noise::latencyCi);
+    interval(&Noise::referenceCi);
+    f.push_back(noise && noise->samples ? std::to_string(*noise->samples) : "");
+    f.push_back(row.vsBest ? versus_name(row.vsBest->verdict) : "");
+    f.push_back(row.vsBest && it.bestBefore < s.iterations.size() ? std::to_string(it.bestBefore + 1) : "");
+    auto figures = [&](const std::optional<Comparison>& c) {
+      f.push_back(c ? js_number(effect_figure(c->effectPct)) : "");
+      f.push_back(c && c->verdict != Versus::unsure ? js_number(effect_figure(c->pmPct)) : "");
+    };
+    figures(row.vsBest);
+    f.push_back(row.vsReference ? versus_name(row.vsReference->verdict) : "");
+    figures(row.vsReference);
+    f.push_back(d(row.bandwidthFraction));
+    f.push_back(d(row.computeFraction));
+    f.push_back(d(row.bandwidthGbps));
     for (std::size_t k = 0; k < f.size(); ++k) {
       if (k) o += ',';
       o += f[k];
@@ -119,6 +150,26 @@ json report_json(const Report& r) {
     if (row.plan) j["plan"] = *row.plan;
     if (row.round) j["round"] = *row.round;
     if (row.pooledSpeedup) j["pooledSpeedup"] = *row.pooledSpeedup;
+    // Issue 49: the interval, the labels with their figures, the fractions; absent means unknown.
+    const Iteration& it = s.iterations[i];
+    if (!row.latencyLabel.empty()) j["latencyLabel"] = row.latencyLabel;
+    if (it.noise) {
+      if (const auto& c = it.noise->latencyCi) j["latencyCi"] = json::array({c->lo, c->hi});
+      if (const auto& c = it.noise->referenceCi) j["referenceCi"] = json::array({c->lo, c->hi});
+      if (it.noise->samples) j["samples"] = *it.noise->samples;
+    }
+    auto versus = [&](const char* key, const std::optional<Comparison>& c) {
+      if (!c) return;
+      j[key] = versus_name(c->verdict);
+      j[std::string(key) + "Pct"] = effect_figure(c->effectPct);
+      if (c->verdict != Versus::unsure) j[std::string(key) + "Pm"] = effect_figure(c->pmPct);
+    };
+    versus("vsBest", row.vsBest);
+    if (row.vsBest && it.bestBefore < s.iterations.size()) j["vsBestOf"] = it.bestBefore;
+    versus("vsReference", row.vsReference);
+    if (row.bandwidthFraction) j["bandwidthFraction"] = *row.bandwidthFraction;
+    if (row.computeFraction) j["computeFraction"] = *row.computeFraction;
+    if (row.bandwidthGbps) j["bandwidthGbps"] = *row.bandwidthGbps;
     rows.push_back(std::move(j));
   }
   o["rows"] = std::move(rows);

@@ -1,4 +1,5 @@
 // Escaping for the report's formats: HTML text and attributes, CSV fields (include/kopt/report.hpp).
+#include <cstdio>
 #include <string>
 #include <string_view>
 
@@ -115,6 +116,40 @@ std::string csv_text(std::string_view s) {
     return csv_field(quoted);
   }
   return csv_field(s);
+}
+
+std::string markdown_cell(std::string_view s, std::size_t max_chars) {
+  std::string out;
+  out.reserve(s.size() + 8);
+  std::size_t chars = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    if (chars == max_chars) {
+      out += "…";
+      break;
+    }
+    ++chars;
+    char32_t cp = 0;
+    const std::size_t len = utf8_decode(s, i, cp);
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+      continue;
+    }
+    i += len;
+    if (cp < 0x20 || cp == 0x7F) {
+      out += ' ';
+    } else if (is_bidi_control(cp)) {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "[U+%04X]", static_cast<unsigned>(cp));
+      out += buf;
+    } else if (cp < 0x80 && std::string_view("\\`*_[]<>|~!&#").find(static_cast<char>(cp)) != std::string_view::npos) {
+      out += '\\';
+      out += static_cast<char>(cp);
+    } else {
+      out.append(s.substr(i - len, len));
+    }
+  }
+  return out;
 }
 
 }  // namespace kopt

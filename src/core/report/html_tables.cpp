@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kopt/chart.hpp"
+#include "kopt/verdict.hpp"
 #include "report_parts.hpp"
 
 namespace kopt::report_parts {
@@ -91,7 +92,21 @@ void record_table(std::string& o, const Report& r, ReportLang lang) {
       o += "<span class=\"err\">" + std::string(T(lang, "detail.evaluatorFailed")) + "</span>";
     o += "</td>";
     // latency
-    o += "<td class=\"num\">" + (it.latencyMs ? html_escape(format_latency(*it.latencyMs)) : std::string("—"));
+    // The latency with its interval where the point carries one (latency_label, the comparison's too), and
+    // how it compares with the ★ before it and with its reference, in the shared sentences (spec S).
+    o += "<td class=\"num\">";
+    if (it.latencyMs && it.latency_ci())
+      o += "<span data-kopt=\"row-ci\">" + html_escape(row.latencyLabel) + "</span>";
+    else
+      o += it.latencyMs ? html_escape(row.latencyLabel) : std::string("—");
+    auto versus = [&](const char* side, const std::optional<Comparison>& c) {
+      if (!c) return;
+      const std::string v = versus_name(c->verdict);
+      o += "<span class=\"sub\" data-kopt=\"row-vs\" data-v=\"" + v + "\">" +
+           html_escape(versus_text(std::string(side) + "." + v, c->effectPct, c->pmPct, lang == ReportLang::Zh)) + "</span>";
+    };
+    versus("best", row.vsBest);
+    versus("ref", row.vsReference);
     if (!it.metrics.empty()) {
       std::string m;
       for (const auto& [k, v] : it.metrics) m += (m.empty() ? "" : " · ") + k + " " + num(v);

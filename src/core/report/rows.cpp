@@ -103,6 +103,15 @@ Report build_report(ReportInput in) {
     row.plan = last_before(s.plans, it.seq.num);
     row.round = row_rounds[i];
     if (ref && *ref > 0 && it.latencyMs && *it.latencyMs > 0) row.pooledSpeedup = *ref / *it.latencyMs;
+    row.vsBest = versus_best(s.iterations, i);
+    row.vsReference = versus_reference(it);
+    row.latencyLabel = latency_label(it);
+    for (const auto& [k, v] : it.metrics) {
+      if (!std::isfinite(v)) continue;
+      if (k == "bandwidth_fraction") row.bandwidthFraction = v;
+      else if (k == "compute_fraction") row.computeFraction = v;
+      else if (k == "bandwidth_gbps") row.bandwidthGbps = v;
+    }
     r.rows.push_back(std::move(row));
   }
   return r;
