@@ -49,6 +49,7 @@ window.__ModuleLoader__.load({
       'export': '导出',
       'export.csv': '记录 CSV',
       'export.json': '记录 JSON',
+      'export.md': 'Markdown 表格（可贴进 PR）',
       'export.svg': '曲线 SVG',
       'loop.row': '循环',
       'loop.budget': '优化评测上限',
@@ -193,6 +194,7 @@ window.__ModuleLoader__.load({
       'export': 'Export',
       'export.csv': 'Run as CSV',
       'export.json': 'Run as JSON',
+      'export.md': 'Markdown table (for a PR)',
       'export.svg': 'Curve as SVG',
       'loop.row': 'Loop',
       'loop.budget': 'Optimization evaluations',
@@ -568,10 +570,11 @@ window.__ModuleLoader__.load({
       return [snap, st]
     }
 
-    // The run as CSV, made by the core from the session's whole series (GET /plugins/kernel-opt/csv).
-    async function fetchCsv(sessionId) {
-      const res = await fetch(`${BASE}/csv?sessionId=${encodeURIComponent(sessionId)}`, { cache: 'no-store' })
-      if (!res.ok) throw new Error(`csv: HTTP ${res.status}`)
+    // The run's exports, made by the core from the session's whole series as `kopt report` writes them
+    // (GET /plugins/kernel-opt/{csv,json,markdown}; the markdown table in the tab's language).
+    async function fetchExport(sessionId, kind, lang) {
+      const res = await fetch(`${BASE}/${kind}?sessionId=${encodeURIComponent(sessionId)}${lang ? `&lang=${lang}` : ''}`, { cache: 'no-store' })
+      if (!res.ok) throw new Error(`${kind}: HTTP ${res.status}`)
       return res.text()
     }
 
@@ -1618,7 +1621,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         drift ? h('div', { className: 'kopt-warnbox', 'data-kopt': 'drift' }, t('curve.drift', { count: drift.count, min: drift.minLabel, max: drift.maxLabel, pct: Math.round((drift.ratio - 1) * 100) })) : null)
     }
 
-    function ExportMenu({ series, t, svgRef, sessionId }) {
+    function ExportMenu({ t, svgRef, sessionId }) {
       const [open, setOpen] = useState(false)
       const ref = useRef(null)
       useDismiss(ref, open, () => setOpen(false))
@@ -1637,9 +1640,10 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       return h('div', { ref, style: { position: 'relative' } },
         h('button', { className: 'kopt-btn', onClick: () => setOpen(!open), 'aria-haspopup': 'menu', 'aria-expanded': open, 'data-kopt': 'export' }, '⤓ ', t('export')),
         open ? h('div', { className: 'kopt-menu', role: 'menu' },
-          // The run as CSV is the core's (the offline report's columns, src/core/report/data.cpp), from the plugin's route.
-          h('button', { role: 'menuitem', onClick: () => { setOpen(false); fetchCsv(sessionId).then(text => download(`${base}.csv`, 'text/csv;charset=utf-8', text), () => {}) } }, t('export.csv')),
-          h('button', { role: 'menuitem', onClick: () => { setOpen(false); download(`${base}.json`, 'application/json', JSON.stringify(series, null, 2)) } }, t('export.json')),
+          // The run as CSV, JSON and a markdown table is the core's (kopt report --csv / --json / --md,
+          // src/core/report/data.cpp and markdown.cpp: the points with their intervals), from the plugin's routes.
+          [['csv', 'csv', 'text/csv;charset=utf-8', 'export.csv'], ['json', 'json', 'application/json', 'export.json'], ['markdown', 'md', 'text/markdown;charset=utf-8', 'export.md']].map(([kind, ext, type, label]) =>
+            h('button', { key: kind, role: 'menuitem', 'data-kopt': `export-${kind}`, onClick: () => { setOpen(false); fetchExport(sessionId, kind, kind === 'markdown' ? activeLang() : undefined).then(text => download(`${base}.${ext}`, type, text), () => {}) } }, t(label))),
           h('button', { role: 'menuitem', onClick: () => { setOpen(false); doSvg() } }, t('export.svg'))) : null)
     }
 
@@ -1730,7 +1734,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
             h('span', { className: 'kopt-sub' }, series ? loopStatus(t, series.control?.loop) : ''),
             h('span', { className: 'kopt-grow' }),
             h(ComparePicker, { sessionId, picked, onChange: setPicked, t, max: cmpState.data?.max }),
-            series ? h(ExportMenu, { series, t, svgRef, sessionId }) : null,
+            series ? h(ExportMenu, { t, svgRef, sessionId }) : null,
             h('button', { className: 'kopt-btn', onClick: () => setFocus(!focus), title: focus ? t('focus.exit') : t('focus.enter'), 'aria-pressed': focus, 'data-kopt': 'focus' }, focus ? '⤡ ' : '⤢ ', focus ? t('focus.exit') : t('focus.enter'))),
           body))
     }

@@ -17,6 +17,8 @@ export const CONTROL_PATH = `${ROUTE_BASE}/control`
 export const MODELS_PATH = `${ROUTE_BASE}/models`
 export const PUSH_PATH = `${ROUTE_BASE}/push` // WebSocket upgrade (lib/push.mjs); a plain GET answers 426
 export const CSV_PATH = `${ROUTE_BASE}/csv` // the run as CSV, made by the core (the tab's export)
+export const JSON_PATH = `${ROUTE_BASE}/json` // the run as the offline report's JSON, made by the core (the tab's export)
+export const MARKDOWN_PATH = `${ROUTE_BASE}/markdown` // ?lang=zh|en: the measured points as a markdown table (the tab's export)
 export const COMPARE_PATH = `${ROUTE_BASE}/compare` // GET ?sessionId=A&with=B,C: the sessions compared (lib/routes/compare.mjs)
 export const REPLAY_TOOL = ANCHORS.replayTool
 export const REPLAY_LINE_PREFIX = ANCHORS.replayLinePrefix

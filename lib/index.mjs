@@ -3,7 +3,8 @@
 // What it does, and nothing more:
 //   * keeps one kopt.Session per watched session (lib/store.mjs: the whole session in C++ — its
 //     projection, the /series body per revision, its loop), fed incrementally from `session/event`;
-//   * serves /plugins/kernel-opt/{series,control,models,csv,compare} (one module each in lib/routes/) and
+//   * serves /plugins/kernel-opt/{series,control,models,csv,json,markdown,compare} (lib/routes/: one module
+//     each, the three exports one) and
 //     pushes each new revision to the tabs subscribed on /plugins/kernel-opt/push (WebSocket, lib/push.mjs);
 //     sessions that are not live are projected from the host's session persistence, so a past session
 //     renders as it did live;
@@ -12,7 +13,7 @@
 //     read: the resolved config, the addon, projectors, the loop service.
 // Every decision about a run is made in C++ (kopt.node); this file only wires the parts together.
 import {
-  COMPARE_PATH, CONTROL_PATH, CSV_PATH, MODELS_PATH, PLUGIN_ID, PUSH_PATH, SERIES_PATH, loopJson, resolveConfig,
+  COMPARE_PATH, CONTROL_PATH, CSV_PATH, JSON_PATH, MARKDOWN_PATH, MODELS_PATH, PLUGIN_ID, PUSH_PATH, SERIES_PATH, loopJson, resolveConfig,
 } from './config.mjs'
 import { Service } from './host.mjs'
 import { loadKopt } from './native/load.mjs'
@@ -24,7 +25,7 @@ import { createEvaluator } from './evaluate.mjs'
 import { bundledPresetDir, syncPreset } from './preset.mjs'
 import { compareRoute } from './routes/compare.mjs'
 import { controlRoute } from './routes/control.mjs'
-import { csvRoute } from './routes/csv.mjs'
+import { exportRoute } from './routes/export.mjs'
 import { modelsRoute } from './routes/models.mjs'
 import { pushRoute } from './routes/push.mjs'
 import { seriesRoute } from './routes/series.mjs'
@@ -178,7 +179,9 @@ export function apply(ctx, rawConfig) {
   }
   const changed = (id) => hub?.changed(id)
   route(SERIES_PATH, seriesRoute({ store }), 'kernel-opt: series route')
-  route(CSV_PATH, csvRoute({ store }), 'kernel-opt: csv route')
+  route(CSV_PATH, exportRoute({ store }, 'csv'), 'kernel-opt: csv route')
+  route(JSON_PATH, exportRoute({ store }, 'json'), 'kernel-opt: json route')
+  route(MARKDOWN_PATH, exportRoute({ store }, 'markdown'), 'kernel-opt: markdown route')
   route(CONTROL_PATH, controlRoute({ store, loop, changed }), 'kernel-opt: control route')
   // Each session as /series reads it, never waited for.
   route(COMPARE_PATH, compareRoute({ kopt, getView: (id, o) => store.getView(id, o), held: (id) => store.held(id) }), 'kernel-opt: compare route')

@@ -216,10 +216,11 @@ import { BASE, POLL_MS, PUSH, RETRY_MAX_MS, RETRY_MIN_MS, useEffect, useState, u
       return [snap, st]
     }
 
-    // The run as CSV, made by the core from the session's whole series (GET /plugins/kernel-opt/csv).
-    export async function fetchCsv(sessionId) {
-      const res = await fetch(`${BASE}/csv?sessionId=${encodeURIComponent(sessionId)}`, { cache: 'no-store' })
-      if (!res.ok) throw new Error(`csv: HTTP ${res.status}`)
+    // The run's exports, made by the core from the session's whole series as `kopt report` writes them
+    // (GET /plugins/kernel-opt/{csv,json,markdown}; the markdown table in the tab's language).
+    export async function fetchExport(sessionId, kind, lang) {
+      const res = await fetch(`${BASE}/${kind}?sessionId=${encodeURIComponent(sessionId)}${lang ? `&lang=${lang}` : ''}`, { cache: 'no-store' })
+      if (!res.ok) throw new Error(`${kind}: HTTP ${res.status}`)
       return res.text()
     }
 

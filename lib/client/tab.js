@@ -1,6 +1,6 @@
 import { Fragment, h, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from './head.js'
 import { activeLang, makeT } from './strings.js'
-import { fetchCsv, useSeries } from './data.js'
+import { fetchExport, useSeries } from './data.js'
 import { download, fmtGap, useDismiss, versusText } from './helpers.js'
 import { COLORS, Chart, Popover, intoChart } from './curve.js'
 import { RunControls, loopStatus } from './controls.js'
@@ -83,7 +83,7 @@ import { CompareCard, ComparePicker, comparePicks, useCompare } from './compare.
         drift ? h('div', { className: 'kopt-warnbox', 'data-kopt': 'drift' }, t('curve.drift', { count: drift.count, min: drift.minLabel, max: drift.maxLabel, pct: Math.round((drift.ratio - 1) * 100) })) : null)
     }
 
-    function ExportMenu({ series, t, svgRef, sessionId }) {
+    function ExportMenu({ t, svgRef, sessionId }) {
       const [open, setOpen] = useState(false)
       const ref = useRef(null)
       useDismiss(ref, open, () => setOpen(false))
@@ -102,9 +102,10 @@ import { CompareCard, ComparePicker, comparePicks, useCompare } from './compare.
       return h('div', { ref, style: { position: 'relative' } },
         h('button', { className: 'kopt-btn', onClick: () => setOpen(!open), 'aria-haspopup': 'menu', 'aria-expanded': open, 'data-kopt': 'export' }, '⤓ ', t('export')),
         open ? h('div', { className: 'kopt-menu', role: 'menu' },
-          // The run as CSV is the core's (the offline report's columns, src/core/report/data.cpp), from the plugin's route.
-          h('button', { role: 'menuitem', onClick: () => { setOpen(false); fetchCsv(sessionId).then(text => download(`${base}.csv`, 'text/csv;charset=utf-8', text), () => {}) } }, t('export.csv')),
-          h('button', { role: 'menuitem', onClick: () => { setOpen(false); download(`${base}.json`, 'application/json', JSON.stringify(series, null, 2)) } }, t('export.json')),
+          // The run as CSV, JSON and a markdown table is the core's (kopt report --csv / --json / --md,
+          // src/core/report/data.cpp and markdown.cpp: the points with their intervals), from the plugin's routes.
+          [['csv', 'csv', 'text/csv;charset=utf-8', 'export.csv'], ['json', 'json', 'application/json', 'export.json'], ['markdown', 'md', 'text/markdown;charset=utf-8', 'export.md']].map(([kind, ext, type, label]) =>
+            h('button', { key: kind, role: 'menuitem', 'data-kopt': `export-${kind}`, onClick: () => { setOpen(false); fetchExport(sessionId, kind, kind === 'markdown' ? activeLang() : undefined).then(text => download(`${base}.${ext}`, type, text), () => {}) } }, t(label))),
           h('button', { role: 'menuitem', onClick: () => { setOpen(false); doSvg() } }, t('export.svg'))) : null)
     }
 
@@ -195,7 +196,7 @@ import { CompareCard, ComparePicker, comparePicks, useCompare } from './compare.
             h('span', { className: 'kopt-sub' }, series ? loopStatus(t, series.control?.loop) : ''),
             h('span', { className: 'kopt-grow' }),
             h(ComparePicker, { sessionId, picked, onChange: setPicked, t, max: cmpState.data?.max }),
-            series ? h(ExportMenu, { series, t, svgRef, sessionId }) : null,
+            series ? h(ExportMenu, { t, svgRef, sessionId }) : null,
             h('button', { className: 'kopt-btn', onClick: () => setFocus(!focus), title: focus ? t('focus.exit') : t('focus.enter'), 'aria-pressed': focus, 'data-kopt': 'focus' }, focus ? '⤡ ' : '⤢ ', focus ? t('focus.exit') : t('focus.enter'))),
           body))
     }

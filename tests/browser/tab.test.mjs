@@ -495,10 +495,10 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
     await page.close()
   })
 
-  test('export: CSV, JSON and SVG', async () => {
+  test('export: CSV, JSON, markdown and SVG', async () => {
     const { page } = await open('demo', 'en')
     await page.waitForSelector('[data-kopt=chart]')
-    for (const [label, ext] of [['Run as CSV', 'csv'], ['Run as JSON', 'json'], ['Curve as SVG', 'svg']]) {
+    for (const [label, ext] of [['Run as CSV', 'csv'], ['Run as JSON', 'json'], ['Markdown table (for a PR)', 'md'], ['Curve as SVG', 'svg']]) {
       await page.locator('[data-kopt=export]').click()
       const [dl] = await Promise.all([page.waitForEvent('download'), page.getByRole('menuitem', { name: label }).click()])
       assert.ok(dl.suggestedFilename().endsWith(`.${ext}`))
@@ -509,9 +509,37 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
         const lines = readFileSync(file, 'utf8').trimEnd().split('\r\n')
         assert.match(lines[0], /^index,seq,tool,phase,verdict,trust,compiled,correct,latencyMs,speedup,pooledSpeedup,best,/)
         assert.ok(lines.length > 10, `${lines.length} lines`)
+        assert.match(lines[0], /,latencyCiLo,latencyCiHi,referenceCiLo,referenceCiHi,samples,vsBest,vsBestOf,/)
       }
+      // The JSON is the core's too (kopt report --json): its rows beside the series.
+      if (ext === 'json') {
+        const j = JSON.parse(readFileSync(file, 'utf8'))
+        assert.equal(j.kind, 'kopt-report')
+        assert.equal(j.rows.length, j.series.iterations.length)
+      }
+      if (ext === 'md') assert.match(readFileSync(file, 'utf8'), /^### Kernel optimization run · demo\n\n\| # \| approach \| latency \(median\) \| interval \|/)
     }
     await page.close()
+  })
+
+  test('export (issue 49): the points\' intervals and labels in the CSV and the markdown table, in the tab\'s language', async () => {
+    for (const [lang, label, faster] of [['zh', 'Markdown 表格（可贴进 PR）', '更快 25.0% ± 1.0 · #1'], ['en', 'Markdown table (for a PR)', 'faster 25.0% ± 1.0 · #1']]) {
+      const { page, errors } = await open('noise', lang)
+      await page.waitForSelector('[data-kopt=chart]')
+      await page.locator('[data-kopt=export]').click()
+      const [dl] = await Promise.all([page.waitForEvent('download'), page.getByRole('menuitem', { name: label }).click()])
+      assert.ok(dl.suggestedFilename().endsWith('.md'))
+      const md = readFileSync(await dl.path(), 'utf8')
+      assert.ok(md.includes(`| 2 |  | 1.500ms | ± 0.1% | 25 | ${faster} |`), md)
+      assert.equal(md, (await (await fetch(`${host.url}/plugins/kernel-opt/markdown?sessionId=noise&lang=${lang}`)).text()))
+      await page.locator('[data-kopt=export]').click()
+      const [csv] = await Promise.all([page.waitForEvent('download'), page.locator('[data-kopt=export-csv]').click()])
+      const [head, , second] = readFileSync(await csv.path(), 'utf8').split('\r\n').map(l => l.split(','))
+      const at = (k) => second[head.indexOf(k)]
+      assert.deepEqual([at('latencyCiLo'), at('latencyCiHi'), at('samples'), at('vsBest'), at('vsBestOf'), at('vsReference')], ['1.499', '1.501', '25', 'faster', '1', 'faster'])
+      assert.deepEqual(errors, [])
+      await page.close()
+    }
   })
 
   test('screenshots in 中文 and English', async () => {

@@ -195,6 +195,16 @@ await main(async () => {
     assert.match(lines[0], /^index,seq,tool,phase,verdict,trust,/)
     assert.equal(lines.length, 1 + s.iterations.length)
   })
+  // Its JSON and markdown exports are the core's too (kopt report --json / --md), registered beside it.
+  const md = await http(web.port, `/plugins/kernel-opt/markdown?sessionId=${encodeURIComponent(sid)}&lang=en`)
+  const js = await http(web.port, `/plugins/kernel-opt/json?sessionId=${encodeURIComponent(sid)}`)
+  check('/markdown and /json: the run\'s exports as the core writes them', () => {
+    assert.equal(md.status, 200)
+    assert.match(md.headers.get('content-type'), /text\/markdown/)
+    assert.match(md.text, /^### Kernel optimization run · /)
+    assert.equal(js.status, 200)
+    assert.equal(JSON.parse(js.text).rows.length, s.iterations.length)
+  })
 
   // ── HTTP behaviour ──
   const etag = first.headers.get('etag')

@@ -11,7 +11,7 @@ import fs from 'node:fs'
 import { createStore } from '../../lib/store.mjs'
 import { guarded } from '../../lib/http.mjs'
 import { seriesRoute } from '../../lib/routes/series.mjs'
-import { csvRoute } from '../../lib/routes/csv.mjs'
+import { exportRoute } from '../../lib/routes/export.mjs'
 import { controlRoute } from '../../lib/routes/control.mjs'
 import { pushRoute } from '../../lib/routes/push.mjs'
 import { modelsRoute } from '../../lib/routes/models.mjs'
@@ -92,13 +92,48 @@ test('/series: the session\'s answer, 304 for its ETag, HEAD without the body, t
 
 test('/csv: the core\'s CSV of the run', async (t) => {
   const store = liveStore()
-  const call = await serve(t, csvRoute({ store }))
+  const call = await serve(t, exportRoute({ store }, 'csv'))
   const r = await call('/csv?sessionId=s1')
   assert.equal(r.status, 200)
   assert.match(r.headers['content-type'], /^text\/csv/)
   assert.equal(r.text, store.getLive('s1').csv())
   assert.equal((await call('/csv?sessionId=s1', { method: 'HEAD' })).status, 405)
   assert.equal((await call('/csv?sessionId=nobody')).status, 404)
+})
+
+// Issue 49: the run's JSON and its markdown table, the core's (kopt report --json / --md), with the
+// points' intervals and labels; the markdown in the asked language, a language it has not refused.
+test('/json and /markdown: the core\'s exports of the run, intervals included', async (t) => {
+  const noise = JSON.parse(fs.readFileSync(new URL('../fixtures/vectors/s01-compare-rule-labels.events.json', import.meta.url), 'utf8'))
+  const store = createStore(kopt, config, {
+    sessions: () => new Map([['n1', { id: 'n1', header: { agentPreset: 'kernel-opt' }, events: noise }]]),
+    persistence: () => undefined,
+    loopJson: () => loopJson(config, false),
+  })
+  const json = await serve(t, exportRoute({ store }, 'json'))
+  const r = await json('/json?sessionId=n1')
+  assert.equal(r.status, 200)
+  assert.match(r.headers['content-type'], /^application\/json/)
+  assert.equal(r.text, store.getLive('n1').json())
+  const body = JSON.parse(r.text)
+  assert.equal(body.kind, 'kopt-report')
+  assert.deepEqual(body.rows[1].latencyCi, [1.499, 1.501])
+  assert.equal(body.rows[1].samples, 25)
+  assert.equal(body.rows[1].vsBest, 'faster')
+  assert.equal(body.rows[1].vsReference, 'faster')
+  assert.equal(body.rows[3].latencyCi, undefined)
+  const md = await serve(t, exportRoute({ store }, 'markdown'))
+  const en = await md('/markdown?sessionId=n1&lang=en')
+  assert.equal(en.status, 200)
+  assert.match(en.headers['content-type'], /^text\/markdown/)
+  assert.equal(en.text, store.getLive('n1').markdown('en'))
+  assert.match(en.text, /\| 2 \|  \| 1\.500ms \| ± 0\.1% \| 25 \| faster 25\.0% ± 1\.0 · #1 \|/)
+  const zh = await md('/markdown?sessionId=n1')
+  assert.match(zh.text, /\| 更快 25\.0% ± 1\.0 · #1 \|/, 'zh by default')
+  assert.equal((await md('/markdown?sessionId=n1&lang=fr')).status, 400)
+  assert.equal((await md('/markdown?sessionId=n1', { method: 'POST' })).status, 405)
+  assert.equal((await json('/json?sessionId=nobody')).status, 404)
+  assert.throws(() => exportRoute({ store }, 'xml'), /unknown format/)
 })
 
 test('/control: GET the control object as the session writes it; POST through the loop, its answer written as it is', async (t) => {

@@ -1,13 +1,14 @@
 // A stand-in for DSH web's shell and the plugin's routes, on 127.0.0.1, for the fast browser tests
 // and the benchmark: serves a small page that plays the shell (module loader, slots, locale,
 // sessions, a composer), React 18 (the host's major version), lib/client.js, and
-// /plugins/kernel-opt/{series,control,models,compare} projected by the real core (kopt.node): the same
+// /plugins/kernel-opt/{series,control,models,compare,csv,json,markdown} projected by the real core (kopt.node): the same
 // kopt.Session the route uses (body with the chart, ETag, revision).
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { compareRoute } from '../../../lib/routes/compare.mjs'
+import { exportRoute } from '../../../lib/routes/export.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '../../..')
@@ -54,6 +55,16 @@ export function startMockHost ({ kopt, port = 0, sessions, clientPath }) {
       return { session: st.s, live: true }
     },
   })
+  // The plugin's own export routes (lib/routes/export.mjs: csv, json, markdown) over these sessions.
+  const exportStore = {
+    getView: async (id) => {
+      const st = state.get(id)
+      if (!st) return undefined
+      if (st.body === null || st.fed < st.events.length) project(st, id)
+      return { session: st.s, live: true }
+    },
+  }
+  const exports = Object.fromEntries(['csv', 'json', 'markdown'].map(f => [`/plugins/kernel-opt/${f}`, { f, route: exportRoute({ store: exportStore }, f) }]))
   const json = (res, status, obj, headers = {}) => { res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers }); res.end(JSON.stringify(obj)) }
   const readBody = req => new Promise((resolve) => { let b = ''; req.on('data', (c) => { b += c }); req.on('end', () => { try { resolve(JSON.parse(b)) } catch { resolve(null) } }) })
   const files = {
@@ -95,14 +106,10 @@ export function startMockHost ({ kopt, port = 0, sessions, clientPath }) {
         res.end(since === null ? st.body : st.s.delta(/^\d{1,16}$/.test(since) ? Number(since) : -1))
         return
       }
-      if (url.pathname === '/plugins/kernel-opt/csv') {
-        const st = state.get(id)
-        if (!st) return json(res, 404, { error: 'unknown session' })
-        if (st.body === null) project(st, id)
-        log.push({ path: 'csv', id })
-        res.writeHead(200, { 'content-type': 'text/csv; charset=utf-8', 'cache-control': 'no-store' })
-        res.end(st.s.csv())
-        return
+      if (exports[url.pathname]) {
+        const { f, route } = exports[url.pathname]
+        log.push({ path: f, id, lang: url.searchParams.get('lang') })
+        return route(req, res)
       }
       if (url.pathname === '/plugins/kernel-opt/control' && req.method === 'POST') {
         const b = await readBody(req)
