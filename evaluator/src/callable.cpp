@@ -36,14 +36,7 @@ Callable Callable::python(const std::string& path, const std::string& launch, at
 }
 
 std::vector<at::Tensor> Callable::call(std::vector<c10::IValue> stack, const char* who) {
-  if (py) {
-    std::vector<at::Tensor> ins;
-    for (const auto& v : stack) {
-      if (!v.isTensor()) throw std::runtime_error("a Python solution takes tensor inputs only");
-      ins.push_back(v.toTensor());
-    }
-    return py->call(ins, who);
-  }
+  if (py) return py->call(stack, who);
   if (module) return to_outputs({module->forward(stack)}, who);
   op->callBoxed(&stack);
   return to_outputs(stack, who);

@@ -49,7 +49,7 @@ std::shared_ptr<PythonOp> PythonOp::load(const std::string&, const std::string&,
                            "for the Python whose torch matches its LibTorch): rebuild with python3-dev installed, "
                            "or write the kernel as a C++ op (kopt/op.h)");
 }
-std::vector<at::Tensor> PythonOp::call(const std::vector<at::Tensor>&, const char*) { return {}; }
+std::vector<at::Tensor> PythonOp::call(const std::vector<c10::IValue>&, const char*) { return {}; }
 PythonOp::~PythonOp() = default;
 
 #else
@@ -134,7 +134,7 @@ def _describe(v):
 
 def _kopt_call(model, caps, bools):
     try:
-        xs = [_from_dlpack(c) for c in caps]
+        xs = [_from_dlpack(c) if type(c).__name__ == "PyCapsule" else c for c in caps]
         for i in bools:
             xs[i] = xs[i].view(torch.bool)
         with torch.no_grad():
@@ -321,19 +321,31 @@ std::shared_ptr<PythonOp> PythonOp::load(const std::string& solution, const std:
   return op;
 }
 
-std::vector<at::Tensor> PythonOp::call(const std::vector<at::Tensor>& inputs, const char* who) {
+std::vector<at::Tensor> PythonOp::call(const std::vector<c10::IValue>& inputs, const char* who) {
   Gil gil;
   Ref caps(PyList_New(Py_ssize_t(inputs.size())));
   Ref bools(PyList_New(0));
   for (size_t i = 0; i < inputs.size(); ++i) {
-    at::Tensor t = inputs[i];
-    if (t.scalar_type() == at::kBool) {
-      t = t.view(at::kByte);  // DLPack has no bool in every torch this builds against
-      Ref n(PyLong_FromSize_t(i));
-      PyList_Append(bools.p, n.p);
+    const c10::IValue& v = inputs[i];
+    PyObject* item = nullptr;
+    if (v.isTensor()) {
+      at::Tensor t = v.toTensor();
+      if (t.scalar_type() == at::kBool) {
+        t = t.view(at::kByte);  // DLPack has no bool in every torch this builds against
+        Ref n(PyLong_FromSize_t(i));
+        PyList_Append(bools.p, n.p);
+      }
+      item = PyCapsule_New(at::toDLPack(t), "dltensor", free_capsule_tensor);
+    } else if (v.isBool()) {
+      item = PyBool_FromLong(v.toBool());
+    } else if (v.isInt()) {
+      item = PyLong_FromLongLong(v.toInt());
+    } else if (v.isDouble()) {
+      item = PyFloat_FromDouble(v.toDouble());
+    } else {
+      throw std::runtime_error(std::string("a Python solution cannot be passed a ") + v.tagKind() + " input");
     }
-    PyObject* cap = PyCapsule_New(at::toDLPack(t), "dltensor", free_capsule_tensor);
-    PyList_SetItem(caps.p, Py_ssize_t(i), cap);  // steals
+    PyList_SetItem(caps.p, Py_ssize_t(i), item);  // steals
   }
   Ref args(PyTuple_Pack(3, static_cast<PyObject*>(model_), caps.p, bools.p));
   Ref res(unpack(PyObject_CallObject(static_cast<PyObject*>(call_), args.p), who));

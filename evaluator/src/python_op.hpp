@@ -5,6 +5,7 @@
 // candidate's, import-time code included; nothing it returns is trusted beyond the tensors.
 #pragma once
 #include <ATen/ATen.h>
+#include <ATen/core/ivalue.h>
 
 #include <memory>
 
@@ -26,7 +27,8 @@ class PythonOp {
   // imports. "" when done (or not needed); else why not (the runners then start Python themselves).
   static std::string preload_in_image();
   static std::shared_ptr<PythonOp> load(const std::string& solution, const std::string& launch, at::Device dev);
-  std::vector<at::Tensor> call(const std::vector<at::Tensor>& inputs, const char* who);
+  // Tensors cross as DLPack capsules; scalars (a spec's float, int and bool inputs) as Python numbers.
+  std::vector<at::Tensor> call(const std::vector<c10::IValue>& inputs, const char* who);
   ~PythonOp();
 
  private:

@@ -109,6 +109,12 @@ def main():
     # Triton's kernels) and shows a forward that does not return tensors before any judging starts.
     inputs = []
     for d in params.get("inputs", []):
+        if "scalar" in d:  # a spec's scalar: a Python number, as the judge passes it
+            kind = d.get("type", "")
+            v = d["scalar"]
+            inputs.append(bool(v) if kind == "bool" or isinstance(v, bool) else
+                          int(v) if kind == "int" or (kind != "float" and isinstance(v, int)) else float(v))
+            continue
         dtype = getattr(torch, d.get("dtype", "float32"))
         shape = d.get("shape", [])
         if dtype.is_floating_point:
@@ -148,4 +154,9 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except SystemExit:
+        raise
+    except BaseException:  # noqa: BLE001 - whatever else went wrong, said in one line
+        fail("the build stage failed: " + describe_exception())
