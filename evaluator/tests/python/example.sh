@@ -23,4 +23,11 @@ if ! out=$(cd "$d/root" && KOPT_BENCH_CACHE="$CACHE" bash -e "$d/example.sh" 2>&
 fi
 n=$(grep -c '^CORRECT: True$' <<<"$out" || true)
 [ "$n" = 2 ] || { echo "FAIL: the docs' Python example: $n of 2 commands correct: $out" >&2; exit 1; }
-echo "python example passed"
+# The GUIDE's Python skeleton (preset/kernel-opt/evaluator/GUIDE.md, the first python block), as a
+# solution for the demo's relu problem: the agent copies it, so it must build and be correct.
+awk '/^```python/{g=1; next} g && /^```/{exit} g' "$root/preset/kernel-opt/evaluator/GUIDE.md" >"$d/guide_kernel.py"
+[ -s "$d/guide_kernel.py" ] || { echo "FAIL: the GUIDE has no python block" >&2; exit 1; }
+out=$("$B" --ref "$root/demo/workspace/model.py" --solution "$d/guide_kernel.py" --cache-dir "$CACHE" \
+  --baseline "$d/guide-baseline.json" --no-timing 2>&1) || true
+grep -q '^CORRECT: True$' <<<"$out" || { echo "FAIL: the GUIDE's Python skeleton is not correct: $out" >&2; exit 1; }
+echo "python example passed (docs/evaluator.md's block and the GUIDE's skeleton)"
