@@ -1,5 +1,9 @@
 #include "guards.hpp"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -62,6 +66,11 @@ TorchState snapshot_torch_state() {
   s.values["allow_tf32_cudnn"] = b(ctx.allowTF32CuDNN());
   s.values["allow_fp16_reduction_cublas"] = b(ctx.allowFP16ReductionCuBLAS());
   s.values["float32_matmul_precision"] = std::to_string(int(ctx.float32MatmulPrecision()));
+#if defined(__x86_64__) || defined(__i386__)
+  // Flush-to-zero and denormals-are-zero of the calling thread (torch.set_flush_denormal sets them
+  // there): the thread that runs the op's calls.
+  s.values["flush_denormal"] = b((_mm_getcsr() & 0x8040u) != 0);
+#endif
 #ifdef KOPT_WITH_CUDA
   // The CUDA side a candidate could switch for the judge: the current device and stream (timing
   // events go on the current stream), the device flags, the persisting-L2 limit. Read with plain

@@ -65,6 +65,9 @@ def run(bench, cache, tmp, case):
     ok, why = holds(verdict, r.returncode, payload(r.stdout))
     if ok and not re.search(pattern, r.stdout, re.M):
         ok, why = False, "output does not match /%s/" % pattern
+    # Nothing the solution prints reaches kopt-bench's output: one result line, no forged words.
+    if ok and (r.stdout.count("KERNEL_EVAL=") != 1 or '"artifact":"forged"' in r.stdout):
+        ok, why = False, "the solution's own printing reached the output"
     return sol, ok, why, time.time() - t0, r.stdout
 
 
