@@ -8,13 +8,14 @@
 //   · EvaluationQueue — one evaluation at a time on this machine, across sessions; the tab reads each
 //     session's place in it (control.evaluation).
 //   · SourceStore — the bytes each evaluation measured, content-addressed and bounded, in the plugin's
-//     own folder: kernel_finalize re-measures exactly those.
+//     own folder: kernel_finalize re-measures exactly those. What a build read is what kopt-bench's
+//     compilers listed (filesReadOf: its KOPT_FILES_READ= line), not a guess by folder.
 import { spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { constants as fsc, createReadStream } from 'node:fs'
-import { access, copyFile, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises'
+import { access, copyFile, mkdir, readdir, readFile, realpath, rename, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { homedir } from 'node:os'
-import { basename, delimiter, dirname, join } from 'node:path'
+import { basename, delimiter, dirname, isAbsolute, join, relative, sep } from 'node:path'
 import { createInterface } from 'node:readline'
 
 /** The plugin's own folder: evaluate.storeDir, else <DSH_HOME or ~/.dsh>/kernel-opt. */
@@ -70,8 +71,60 @@ export function sha256File(path) {
   })
 }
 
-const HEADER = /\.(h|hpp|cuh|hh|inl|inc)$/
-const MAX_HEADERS = 64
+/**
+ * The most files one evaluation's builds may have read for its point to be bound to them: past it the
+ * evaluation is refused (a point bound to part of what it measured would say less than it seems to).
+ */
+export const MAX_READ_FILES = 10000
+
+/**
+ * The files kopt-bench's builds read (docs/evaluator.md, "bytes binding"): its last KERNEL_EVAL payload
+ * carries native_metrics.files_read {workspace, count, sha256}, and the KOPT_FILES_READ= line before it
+ * the list [{path, sha256}] that digest covers (SHA-256 over "<sha256>  <path>\n" per file, as sha256sum
+ * prints them). → {payload, files?, workspace?} (no files: nothing was built, e.g. a compile error) or
+ * {error}. `output` is kopt-bench's own stdout: the candidate's output never reaches it.
+ */
+export function filesReadOf(output) {
+  const lines = String(output ?? '').split('\n')
+  let at = -1
+  let payload
+  for (let i = lines.length - 1; i >= 0 && at < 0; i--) {
+    const t = lines[i].trimStart()
+    if (!t.startsWith('KERNEL_EVAL=')) continue
+    at = i
+    try { payload = JSON.parse(t.slice('KERNEL_EVAL='.length)) } catch { payload = undefined }
+  }
+  if (payload === null || typeof payload !== 'object') return { payload: undefined }
+  const meta = payload.native_metrics?.files_read
+  if (meta === undefined) {
+    if (payload.compiled === true) return { payload, error: 'kopt-bench did not report the files its build read (native_metrics.files_read): this plugin binds a point to every one of them, so it needs a kopt-bench that reports them — rebuild it (scripts/install-plugin.sh)' }
+    return { payload }
+  }
+  let listed
+  for (let i = at - 1; i >= 0 && listed === undefined; i--) {
+    const t = lines[i].trimStart()
+    if (!t.startsWith('KOPT_FILES_READ=')) continue
+    try { listed = JSON.parse(t.slice('KOPT_FILES_READ='.length)) } catch { listed = null }
+  }
+  const files = listed?.files
+  const bad = (why) => ({ payload, error: `the list of files the build read is unusable (${why}): the point cannot be bound to what it measured` })
+  if (!Array.isArray(files)) return bad('no KOPT_FILES_READ line before the result')
+  if (!files.every(f => typeof f?.path === 'string' && isAbsolute(f.path) && /^[0-9a-f]{64}$/.test(f?.sha256 ?? ''))) return bad('a malformed entry')
+  const digest = createHash('sha256').update(files.map(f => `${f.sha256}  ${f.path}\n`).join('')).digest('hex')
+  if (files.length !== meta.count || digest !== meta.sha256) return bad('it does not match native_metrics.files_read')
+  return { payload, files, workspace: typeof meta.workspace === 'string' ? meta.workspace : undefined }
+}
+
+/** kopt-bench's output without its KOPT_FILES_READ= line: bound as sources.read, not repeated in the report. */
+export function withoutFilesRead(output) {
+  return String(output ?? '').split('\n').filter(l => !l.trimStart().startsWith('KOPT_FILES_READ=')).join('\n')
+}
+
+/** `path` relative to `root` when it lies inside it, else undefined (both real, absolute paths). */
+function inside(root, path) {
+  const rel = relative(root, path)
+  return rel !== '' && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel) ? rel : undefined
+}
 
 /**
  * The plugin's store of measured bytes: sources/<sha256> (content-addressed; least recently used dropped
@@ -349,28 +402,39 @@ export function createEvaluator({ kopt, config, onChange = () => {} }) {
     return out
   }
 
-  // The header files beside the solution files: the compile cache's key reads them too, so they are
-  // part of what was measured.
-  async function headersOf(files) {
-    const out = []
-    const dirs = [...new Set(files.filter(f => f.role === 'solution').map(f => dirname(f.real)))]
-    for (const dir of dirs) {
-      let names = []
-      try { names = (await readdir(dir)).filter(n => HEADER.test(n)).sort() } catch {}
-      for (const n of names.slice(0, MAX_HEADERS)) {
-        try { out.push({ dir, name: n, sha256: await sha256File(join(dir, n)) }) } catch {}
-      }
-    }
-    return out
-  }
-
   function sourcesOf(hashed) {
     const pick = (f) => ({ path: f.given, sha256: f.sha256 })
+    const inputs = hashed.find(f => f.role === 'inputs')  // none: a KernelBench problem .py declares its inputs
     return {
       solution: hashed.filter(f => f.role === 'solution').map(pick),
       reference: pick(hashed.find(f => f.role === 'reference')),
-      inputs: pick(hashed.find(f => f.role === 'inputs')),
+      ...(inputs !== undefined ? { inputs: pick(inputs) } : {}),
     }
+  }
+
+  /**
+   * Every file kopt-bench's builds read (filesReadOf), each inside the workspace `root` (the session's
+   * working directory: kopt-bench runs there and refuses a build that read a file outside it), checked
+   * against its bytes now and kept in the store. → {read: [{path (relative to root), real, sha256, kept}]}
+   * or {failure}; read is [] when nothing was built.
+   */
+  async function bindFilesRead(output, root) {
+    const got = filesReadOf(output)
+    if (got.error !== undefined) return { failure: got.error }
+    if (got.files === undefined) return { read: [] }
+    if (got.files.length > MAX_READ_FILES)
+      return { failure: `the build read ${got.files.length} files, more than the ${MAX_READ_FILES} a point is bound to: refused (nothing is bound in part); keep what the kernel includes smaller` }
+    const read = []
+    const changed = []
+    for (const f of got.files) {
+      const rel = inside(root, f.path)
+      if (rel === undefined) return { failure: `the build read ${f.path}, outside the session's working directory ${root}: it cannot be bound to the point` }
+      const now = await sha256File(f.path).catch(() => undefined)
+      if (now !== f.sha256) { changed.push(rel); continue }
+      read.push({ path: rel, real: f.path, sha256: f.sha256, kept: await store.keep(f.path, f.sha256).catch(() => false) })
+    }
+    if (changed.length) return { failure: `the file(s) ${changed.join(', ')} changed while they were being evaluated: the figures do not count` }
+    return { read }
   }
 
   async function runKoptBench(sessionId, { exe, cwd, argv, slurm }, signal) {
@@ -414,18 +478,19 @@ export function createEvaluator({ kopt, config, onChange = () => {} }) {
     if (found.error) return result({ artifact: check.artifact, failure: `${found.error} (nothing was run)` })
 
     const hashed = await hashFiles(check.files)
-    const headers = await headersOf(hashed)
+    // The workspace: the session's working directory, where kopt-bench runs (its builds may read no file
+    // outside it).
+    const root = await realpath(cwd).catch(() => cwd)
     const evaluationId = `ke-${randomBytes(8).toString('hex')}`
     const sources = sourcesOf(hashed)
     // The measured bytes, kept before the run: what a finalize re-measures.
     const kept = []
     for (const f of hashed) kept.push(await store.keep(f.real, f.sha256).catch(() => false))
-    for (const h of headers) await store.keep(join(h.dir, h.name), h.sha256).catch(() => false)
-    await store.saveEval(evaluationId, {
-      cwd, argv: check.argv, artifact: check.artifact, slurm: check.slurm, createdAt: Date.now(),
+    const record = {
+      cwd, workspace: root, argv: check.argv, artifact: check.artifact, slurm: check.slurm, createdAt: Date.now(),
       files: hashed.map((f, i) => ({ role: f.role, given: f.given, real: f.real, sha256: f.sha256, kept: kept[i] })),
-      headers,
-    }).catch(() => {})
+    }
+    await store.saveEval(evaluationId, record).catch(() => {})
 
     const run = await runKoptBench(sessionId, { exe: found.path, cwd, argv: check.argv, slurm: check.slurm }, signal)
     let failure = run.failure
@@ -435,8 +500,18 @@ export function createEvaluator({ kopt, config, onChange = () => {} }) {
       const changed = hashed.filter((f, i) => after[i]?.sha256 !== f.sha256).map(f => f.given)
       if (changed.length) failure = `the file(s) ${changed.join(', ')} changed while they were being evaluated: the figures do not count`
     }
+    if (failure === undefined && !run.cancelled) {
+      // Every file the builds read, bound to the point (sources.read) and kept for a finalize.
+      const bound = await bindFilesRead(run.output, root)
+      if (bound.failure !== undefined) failure = bound.failure
+      else {
+        record.read = bound.read
+        sources.read = bound.read.map(f => ({ path: f.path, sha256: f.sha256 }))
+        await store.saveEval(evaluationId, record).catch(() => {})
+      }
+    }
     return result({
-      artifact: check.artifact, output: run.output ?? '', code: run.code ?? null, sources, evaluationId,
+      artifact: check.artifact, output: withoutFilesRead(run.output ?? ''), code: run.code ?? null, sources, evaluationId,
       ...(run.cancelled ? { cancelled: true } : {}), ...(failure !== undefined ? { failure } : {}),
     })
   }
@@ -451,51 +526,107 @@ export function createEvaluator({ kopt, config, onChange = () => {} }) {
     const logged = pick.sources
     const files = manifest.files
     // The log is the authority: the store must hold exactly the bytes the point names.
-    const want = [...(logged?.solution ?? []).map(s => ({ role: 'solution', ...s })), { role: 'reference', ...(logged?.reference ?? {}) }, { role: 'inputs', ...(logged?.inputs ?? {}) }]
+    const want = [...(logged?.solution ?? []).map(s => ({ role: 'solution', ...s })), { role: 'reference', ...(logged?.reference ?? {}) },
+      ...(logged?.inputs !== undefined || files.some(f => f.role === 'inputs') ? [{ role: 'inputs', ...(logged?.inputs ?? {}) }] : [])]
     if (want.length !== files.length || want.some((w, i) => w.sha256 !== files[i].sha256 || w.path !== files[i].given))
       return { error: 'the stored record does not match the point in the session log' }
+    // Every file the builds read (sources.read), recorded with the evaluation.
+    const read = manifest.read
+    if (!Array.isArray(read))
+      return { error: 'this evaluation was recorded by an earlier version of the plugin, which did not record every file its build read: evaluate it again to re-measure it' }
+    if (Array.isArray(logged?.read) && (logged.read.length !== read.length || logged.read.some((r, i) => r.path !== read[i].path || r.sha256 !== read[i].sha256)))
+      return { error: 'the stored record does not match the point in the session log' }
+    const root = manifest.workspace ?? manifest.cwd ?? cwd
     const found = await findKoptBench(config)
     if (found.error) return { error: found.error }
     const notes = []
     const dir = join(store.dir, 'replay', `${pick.evaluationId}-${randomBytes(4).toString('hex')}`)
     const argv = [...manifest.argv]
+    // The measured bytes of a file: the store's copy, else the file itself while it still has them.
+    const measured = async (sha256, real) => {
+      const kept = await store.read(sha256)
+      if (kept !== undefined) return kept
+      try {
+        const bytes = await readFile(real)
+        return createHash('sha256').update(bytes).digest('hex') === sha256 ? bytes : undefined
+      } catch { return undefined }
+    }
+    const realOf = (r) => r.real ?? join(root, r.path)
+    const isRead = (f) => read.some(r => realOf(r) === f.real)
     try {
-      let staged = false
-      for (let i = 0; i < files.length; i++) {
-        const f = files[i]
+      // What changed on disk since the evaluation: each said, by the name the point gives it.
+      const changed = new Set()
+      const note = (name, now) => notes.push(`${name}: ${now === undefined ? '文件已不在 / the file is gone' : '磁盘上的文件在评测后改过 / the file on disk changed since it was measured'}; 复测用当时测量的字节 / re-measured from the bytes that were measured`)
+      for (const f of files) {
         const now = await sha256File(f.real).catch(() => undefined)
-        if (now === f.sha256) continue
-        notes.push(`${f.given}: ${now === undefined ? '文件已不在 / the file is gone' : '磁盘上的文件在评测后改过 / the file on disk changed since it was measured'}; 复测用当时测量的字节 / re-measured from the bytes that were measured`)
+        if (now !== f.sha256) { changed.add(f.real); note(f.given, now) }
+      }
+      for (const r of read) {
+        if (files.some(f => f.real === realOf(r))) continue
+        const now = await sha256File(realOf(r)).catch(() => undefined)
+        if (now !== r.sha256) { changed.add(realOf(r)); note(r.path, now) }
+      }
+      let runCwd = manifest.cwd ?? cwd
+      let mirror
+      if (read.some(r => changed.has(realOf(r))) || files.some(f => f.role === 'solution' && changed.has(f.real))) {
+        // Every file the builds read, as measured, laid out as it was in the workspace (a header in a
+        // sibling folder or a subfolder is found where the sources include it), and run there: nothing
+        // else is in that folder for a build to read.
+        mirror = join(dir, 'workspace')
+        const put = async (rel, sha256, real, name) => {
+          if (isAbsolute(rel) || rel.split(sep).includes('..')) return `${name}: not a path inside the workspace`
+          const bytes = await measured(sha256, real)
+          if (bytes === undefined) return `the measured bytes of ${name} are no longer in the store`
+          await mkdir(dirname(join(mirror, rel)), { recursive: true })
+          await writeFile(join(mirror, rel), bytes)
+        }
+        for (const r of read) {
+          const why = await put(r.path, r.sha256, realOf(r), r.path)
+          if (why !== undefined) return { error: why }
+        }
+        for (const f of files) {
+          if (f.role !== 'solution' && !isRead(f)) continue  // a TorchScript reference, the input spec: below
+          const rel = inside(root, f.real)
+          if (rel === undefined) return { error: `${f.given} is outside the evaluation's workspace ${root}` }
+          if (!isRead(f)) {
+            const why = await put(rel, f.sha256, f.real, f.given)
+            if (why !== undefined) return { error: why }
+          }
+          replaceArg(argv, f, join(mirror, rel))
+        }
+        // The frozen baseline stays the session's (kopt-bench's default is in the folder it runs in).
+        if (!argv.includes('--baseline')) argv.push('--baseline', join(manifest.cwd ?? cwd, '.bench-baseline.json'))
+        runCwd = mirror
+      }
+      // A reference or input spec that changed and is not laid out above: its measured bytes, beside.
+      for (const f of files) {
+        if (!changed.has(f.real) || (mirror !== undefined && (f.role === 'solution' || isRead(f)))) continue
         const bytes = await store.read(f.sha256)
         if (bytes === undefined) return { error: `${f.given} changed on disk and its measured bytes are no longer in the store` }
-        const sub = join(dir, f.role === 'solution' ? 'solution' : f.role)
+        const sub = join(dir, f.role)
         await mkdir(sub, { recursive: true })
         const dest = join(sub, basename(f.real))
         await writeFile(dest, bytes)
         replaceArg(argv, f, dest)
-        if (f.role === 'solution') staged = true
       }
-      if (staged) {
-        // The solution files that did not change and the headers that were beside them, as measured.
-        for (const f of files.filter(x => x.role === 'solution')) {
-          const dest = join(dir, 'solution', basename(f.real))
-          try { await access(dest) } catch {
-            const bytes = await store.read(f.sha256)
-            if (bytes === undefined) return { error: `the measured bytes of ${f.given} are no longer in the store` }
-            await writeFile(dest, bytes)
-            replaceArg(argv, f, dest)
-          }
-        }
-        for (const h of manifest.headers ?? []) {
-          const bytes = await store.read(h.sha256)
-          if (bytes === undefined) return { error: `the measured bytes of the header ${h.name} are no longer in the store` }
-          await writeFile(join(dir, 'solution', h.name), bytes)
-        }
-      }
-      const run = await runKoptBench(sessionId, { exe: found.path, cwd: manifest.cwd ?? cwd, argv, slurm: manifest.slurm === true }, signal)
+      const run = await runKoptBench(sessionId, { exe: found.path, cwd: runCwd, argv, slurm: manifest.slurm === true }, signal)
       if (run.cancelled) return { error: 'cancelled by the user' }
       if (run.failure !== undefined) return { error: run.failure }
-      return { output: run.output, code: run.code, notes }
+      // The re-measurement counts only when its builds read exactly the measured bytes (a build that
+      // found another file — an absolute #include, a new file where __has_include looks — did not).
+      const got = filesReadOf(run.output)
+      if (got.error !== undefined) return { error: got.error }
+      if (got.files !== undefined) {
+        const base = mirror ?? root
+        const now = new Map(got.files.map(f => [inside(base, f.path) ?? f.path, f.sha256]))
+        const was = new Map(read.map(r => [r.path, r.sha256]))
+        const diff = []
+        for (const [p, h] of was) if (now.get(p) !== h) diff.push(now.has(p) ? `${p}: other bytes` : `${p}: not read`)
+        for (const p of now.keys()) if (!was.has(p)) diff.push(`${p}: read, but not by the measured build`)
+        if (diff.length)
+          return { error: `the re-measurement's build did not read the measured bytes (${diff.slice(0, 8).join('; ')}${diff.length > 8 ? `; and ${diff.length - 8} more` : ''}): it does not re-measure this point` }
+      }
+      return { output: withoutFilesRead(run.output), code: run.code, notes }
     } finally {
       await rm(dir, { recursive: true, force: true }).catch(() => {})
     }

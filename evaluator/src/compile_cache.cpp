@@ -1,16 +1,23 @@
 #include "compile_cache.hpp"
 
+#include <dirent.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <dirent.h>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <random>
+#include <set>
+#include <thread>
 
 #include "kopt_bench_config.hpp"
 #include "proc.hpp"
@@ -18,6 +25,8 @@
 
 namespace kopt::bench {
 namespace {
+
+using nlohmann::json;
 
 std::vector<std::string> split_ws(const std::string& s) {
   std::vector<std::string> out;
@@ -56,11 +65,37 @@ bool is_header_name(const std::string& n) {
   return false;
 }
 
+std::optional<std::string> real_path(const std::string& p) {
+  char buf[PATH_MAX];
+  if (::realpath(p.c_str(), buf) == nullptr) return std::nullopt;
+  return std::string(buf);
+}
+
+// `path` is `dir` or lies below it (both real, absolute paths).
+bool within(const std::string& path, const std::string& dir) {
+  if (dir == "/") return !path.empty() && path[0] == '/';
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
+}
+
 std::string unique_suffix() {
   std::random_device rd;
   char b[64];
   std::snprintf(b, sizeof b, ".tmp.%d.%08x", int(getpid()), unsigned(rd()));
   return b;
+}
+
+// SHA-256 of a file's bytes, streamed; nullopt when it cannot be read.
+std::optional<std::string> sha256_of_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return std::nullopt;
+  Sha256 h;
+  std::vector<char> buf(1 << 16);
+  while (f) {
+    f.read(buf.data(), std::streamsize(buf.size()));
+    if (f.gcount() > 0) h.update(std::string_view(buf.data(), size_t(f.gcount())));
+  }
+  if (f.bad()) return std::nullopt;
+  return h.hex();
 }
 
 // The precompiled header: torch/library.h + ATen/ATen.h, built once per toolchain.
@@ -97,6 +132,273 @@ std::string ensure_pch(const Toolchain& tc, const std::string& cache_dir, std::s
   if (std::rename(tmp.c_str(), gch.c_str()) != 0) return "";
   return header;
 }
+
+// The compiler's own include search list (`cxx -E -v`): its C++ library and the system headers.
+std::vector<std::string> compiler_search_dirs(const std::string& cxx) {
+  static std::mutex mu;
+  static std::map<std::string, std::vector<std::string>> memo;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = memo.find(cxx); it != memo.end()) return it->second;
+  std::string lp = "/tmp/kopt-bench-ccdirs" + unique_suffix();
+  run_process({cxx, "-xc++", "-E", "-v", "/dev/null", "-o", "/dev/null"}, lp, 60);
+  std::string out = read_file(lp);
+  ::unlink(lp.c_str());
+  std::vector<std::string> dirs;
+  bool in_list = false;
+  size_t pos = 0;
+  while (pos < out.size()) {
+    size_t nl = out.find('\n', pos);
+    std::string line = out.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? out.size() : nl + 1;
+    if (line.rfind("#include <...> search starts here:", 0) == 0) in_list = true;
+    else if (line.rfind("End of search list.", 0) == 0) in_list = false;
+    else if (in_list && !line.empty() && line[0] == ' ') {
+      std::string d = line.substr(line.find_first_not_of(' '));
+      if (auto sp = d.find(" (framework directory)"); sp != std::string::npos) d = d.substr(0, sp);
+      dirs.push_back(d);
+    }
+  }
+  memo[cxx] = dirs;
+  return dirs;
+}
+
+// The directories named by -I/-isystem/-iquote/-idirafter in `flags` (joined or separate).
+void include_dirs_of(const std::vector<std::string>& flags, std::vector<std::string>* out) {
+  for (size_t i = 0; i < flags.size(); ++i) {
+    const std::string& f = flags[i];
+    for (const char* opt : {"-isystem", "-iquote", "-idirafter", "-I"}) {
+      const std::string o = opt;
+      if (f == o && i + 1 < flags.size()) {
+        out->push_back(flags[++i]);
+        break;
+      }
+      if (f.size() > o.size() && f.compare(0, o.size(), o) == 0) {
+        out->push_back(f.substr(o.size()));
+        break;
+      }
+    }
+  }
+}
+
+// ---- the manifest beside the cached libraries: so/<key>.files ----
+// {"builds": [{"workspace", "files": [{"path", "sha256"}]}]}, the most recent first. A library is
+// so/<content key>.so, where the content key covers the key and every file of the build's entry.
+
+struct ManifestEntry {
+  std::string workspace;
+  std::vector<FileRead> files;
+};
+constexpr size_t kManifestEntries = 8;
+
+std::vector<ManifestEntry> read_manifest(const std::string& path) {
+  std::vector<ManifestEntry> out;
+  json j = json::parse(read_file(path), nullptr, false);
+  if (!j.is_object() || !j.contains("builds") || !j["builds"].is_array()) return out;
+  for (const auto& b : j["builds"]) {
+    if (!b.is_object() || !b.contains("files") || !b["files"].is_array() || !b.contains("workspace") ||
+        !b["workspace"].is_string())
+      continue;
+    ManifestEntry e;
+    e.workspace = b["workspace"].get<std::string>();
+    bool good = true;
+    for (const auto& f : b["files"]) {
+      if (!f.is_object() || !f.contains("path") || !f.contains("sha256") || !f["path"].is_string() || !f["sha256"].is_string()) {
+        good = false;
+        break;
+      }
+      e.files.push_back({f["path"].get<std::string>(), f["sha256"].get<std::string>()});
+    }
+    if (good && !e.files.empty()) out.push_back(std::move(e));
+  }
+  return out;
+}
+
+json files_json(const std::vector<FileRead>& files) {
+  json a = json::array();
+  for (const auto& f : files) a.push_back({{"path", f.path}, {"sha256", f.sha256}});
+  return a;
+}
+
+// The new entry first, the others after it (the same file set once), at most kManifestEntries;
+// written to a temporary name and renamed (a concurrent writer may win: an entry lost is a rebuild).
+void add_to_manifest(const std::string& path, const ManifestEntry& entry) {
+  std::vector<ManifestEntry> all = read_manifest(path);
+  json builds = json::array();
+  builds.push_back({{"workspace", entry.workspace}, {"files", files_json(entry.files)}});
+  for (const auto& e : all) {
+    if (builds.size() >= kManifestEntries) break;
+    bool same = e.workspace == entry.workspace && e.files.size() == entry.files.size();
+    for (size_t i = 0; same && i < e.files.size(); ++i)
+      same = e.files[i].path == entry.files[i].path && e.files[i].sha256 == entry.files[i].sha256;
+    if (!same) builds.push_back({{"workspace", e.workspace}, {"files", files_json(e.files)}});
+  }
+  const std::string tmp = path + unique_suffix();
+  {
+    std::ofstream f(tmp);
+    f << json{{"builds", builds}}.dump();
+    if (!f) {
+      ::unlink(tmp.c_str());
+      return;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
+}
+
+std::string content_key_of(const std::string& key, const std::vector<FileRead>& files) {
+  Sha256 h;
+  h.field("kopt-bench-content/1").field(key);
+  for (const auto& f : files) h.field(f.path).field(f.sha256);
+  return h.hex();
+}
+
+// ---- which files a build read, and whether it may have read them ----
+
+struct Scope {
+  std::string workspace;       // real path
+  std::string cache;           // kopt-bench's cache, real path
+  std::string pch;             // its precompiled headers (cache/pch)
+  std::vector<std::string> toolchain;  // real paths
+};
+
+// Why `real` (a file the build read, real path) may not be bound; "" when it may.
+std::string refusal_of(const std::string& real, const Scope& s) {
+  if (!s.cache.empty() && within(real, s.cache))
+    return "refused: the build read " + real + ", inside kopt-bench's cache " + s.cache +
+           ": a candidate's build may not read the judge's files";
+  if (!within(real, s.workspace) || real == s.workspace)
+    return "refused: the build read " + real + ", outside the workspace " + s.workspace +
+           ": every file a build reads (besides the compiler's, LibTorch's and CUDA's headers) must lie inside the "
+           "workspace, where it is bound to the result by its SHA-256; copy it into the workspace";
+  return "";
+}
+
+// A file the toolchain provides: inside the workspace only under a toolchain folder that itself lies
+// inside it (a vendored LibTorch, this evaluator's own include folder, the cache's precompiled header);
+// outside it, anything under a toolchain folder, /usr or /opt.
+bool is_toolchain_file(const std::string& real, const std::string& written, const Scope& s) {
+  auto under_any = [&](const std::string& p, bool inside_ws_only) {
+    for (const auto& d : s.toolchain) {
+      if (inside_ws_only && !(within(d, s.workspace) && d != s.workspace)) continue;
+      if (within(p, d)) return true;
+    }
+    if (!s.pch.empty() && within(p, s.pch)) return true;
+    return false;
+  };
+  if (within(real, s.workspace)) return under_any(real, true);
+  if (under_any(real, false)) return true;
+  // As the compiler found it (a toolchain folder reached through a symbolic link), if written plainly.
+  if (!written.empty() && written[0] == '/' && written.find("/../") == std::string::npos &&
+      written.find("/./") == std::string::npos && under_any(written, false))
+    return true;
+  for (const char* sys : {"/usr", "/opt"})
+    if (within(real, sys)) return true;
+  return false;
+}
+
+struct DepFile {
+  std::string path;
+  bool assembler;  // as --MD: lists `.file` names too, which need not exist
+};
+
+struct ReadSet {
+  std::vector<std::string> files;  // real paths, sorted, unique
+  std::string problem;             // non-empty: the build is refused
+};
+
+// The files the dependency files name, the toolchain's dropped, each checked against the scope.
+// Relative names are the compiler's, relative to `cwd` (an empty folder the compilers ran in).
+ReadSet files_read_from(const std::vector<DepFile>& deps, const std::string& cwd, const Scope& scope) {
+  ReadSet out;
+  std::set<std::string> seen;
+  std::vector<std::string> problems;
+  for (const auto& d : deps) {
+    struct stat st;
+    if (::stat(d.path.c_str(), &st) != 0) {
+      out.problem = "error: the compiler wrote no dependency file (" + d.path + "): the files the build read are unknown";
+      return out;
+    }
+    std::vector<std::string> names = parse_dep_file(read_file(d.path));
+    if (names.empty() && !d.assembler) {
+      out.problem = "error: the compiler's dependency file " + d.path + " names no file: the files the build read are unknown";
+      return out;
+    }
+    for (const auto& n : names) {
+      const std::string abs = n[0] == '/' ? n : cwd + "/" + n;
+      auto real = real_path(abs);
+      if (!real) {
+        // The assembler lists `.file` names (relative: the source's name, in an empty folder) it never opens.
+        if (d.assembler && n[0] != '/') continue;
+        problems.push_back("refused: the build read " + abs + ", which is gone: it cannot be bound to the result");
+        continue;
+      }
+      if (is_toolchain_file(*real, n, scope)) continue;
+      if (!seen.insert(*real).second) continue;
+      struct stat fst;
+      if (::stat(real->c_str(), &fst) != 0 || !S_ISREG(fst.st_mode)) {
+        problems.push_back("refused: the build read " + *real + ", which is not a regular file");
+        continue;
+      }
+      std::string why = refusal_of(*real, scope);
+      if (!why.empty()) problems.push_back(why);
+    }
+  }
+  for (size_t i = 0; i < problems.size(); ++i) out.problem += (i ? "\n" : "") + problems[i];
+  out.files.assign(seen.begin(), seen.end());
+  return out;
+}
+
+timespec coarse_now() {
+  timespec t{};
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &t);
+  return t;
+}
+bool not_before(const timespec& a, const timespec& b) {
+  return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec >= b.tv_nsec);
+}
+
+// The moment a build starts, on the clock the kernel stamps files with (CLOCK_REALTIME_COARSE), at a
+// tick's start: a file changed before it has an older ctime, one changed during the build a ctime not
+// before it (ctime: no program can set it back, unlike mtime).
+timespec build_start() {
+  const timespec t = coarse_now();
+  timespec n = t;
+  for (int i = 0; i < 200 && n.tv_sec == t.tv_sec && n.tv_nsec == t.tv_nsec; ++i) {
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    n = coarse_now();
+  }
+  return n;
+}
+
+void remove_work_dir(const std::string& dir) {
+  for (const std::string& d : {dir + "/cwd", dir}) {
+    if (DIR* dp = opendir(d.c_str())) {
+      while (dirent* e = readdir(dp)) {
+        std::string n = e->d_name;
+        if (n != "." && n != ".." && n != "cwd") ::unlink((d + "/" + n).c_str());
+      }
+      closedir(dp);
+    }
+  }
+  ::rmdir((dir + "/cwd").c_str());
+  ::rmdir(dir.c_str());
+}
+
+// nvcc's -Xcompiler splits its value at commas; a comma inside one argument is written "\,".
+std::string nvcc_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == ',') o += "\\,";
+    else o.push_back(c);
+  }
+  return o;
+}
+
+struct Compiled {
+  bool ok = false;
+  std::string log;
+  std::vector<FileRead> files;
+  std::vector<std::string> changed_during;  // files whose ctime is not before the build's start
+};
 
 }  // namespace
 
@@ -157,32 +459,112 @@ std::string Toolchain::compiler_identity() const {
   return cached;
 }
 
+std::vector<std::string> Toolchain::toolchain_dirs() const {
+  std::vector<std::string> raw;
+  include_dirs_of(include_flags, &raw);
+  include_dirs_of(nvcc_flags, &raw);
+  if (!op_header_path.empty()) raw.push_back(dirname_of(dirname_of(op_header_path)));
+  if (!nvcc.empty())
+    if (auto n = real_path(nvcc)) raw.push_back(dirname_of(dirname_of(*n)));  // the CUDA toolkit's root
+  for (const auto& d : compiler_search_dirs(cxx)) raw.push_back(d);
+  std::vector<std::string> out;
+  for (const auto& d : raw)
+    if (auto r = real_path(d); r && std::find(out.begin(), out.end(), *r) == out.end()) out.push_back(*r);
+  return out;
+}
+
+std::vector<std::string> parse_dep_file(const std::string& text) {
+  std::vector<std::string> out;
+  // One logical line per rule: a backslash before a newline continues it.
+  std::vector<std::string> rules;
+  std::string cur;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\\' && i + 1 < text.size() && text[i + 1] == '\n') {
+      cur.push_back(' ');
+      ++i;
+    } else if (c == '\\' && i + 2 < text.size() && text[i + 1] == '\r' && text[i + 2] == '\n') {
+      cur.push_back(' ');
+      i += 2;
+    } else if (c == '\n') {
+      rules.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(c);
+    }
+  }
+  if (!cur.empty()) rules.push_back(cur);
+  for (const auto& rule : rules) {
+    // The targets end at the first ':' that is followed by whitespace or the end (gcc writes
+    // "obj: deps", nvcc "obj : deps"); a ':' inside a name (a drive letter, a path) is not followed by one.
+    size_t colon = std::string::npos;
+    for (size_t i = 0; i < rule.size(); ++i)
+      if (rule[i] == ':' && (i + 1 == rule.size() || rule[i + 1] == ' ' || rule[i + 1] == '\t') && (i == 0 || rule[i - 1] != '\\')) {
+        colon = i;
+        break;
+      }
+    if (colon == std::string::npos) continue;
+    std::string name;
+    bool have = false;
+    auto flush = [&]() {
+      if (have) out.push_back(name);
+      name.clear();
+      have = false;
+    };
+    for (size_t i = colon + 1; i < rule.size(); ++i) {
+      char c = rule[i];
+      if (c == ' ' || c == '\t' || c == '\r') {
+        flush();
+      } else if (c == '\\') {
+        // make's quoting (gcc's mkdeps): 2N+1 backslashes before a space are N backslashes and a space
+        // inside the name, 2N before one are N backslashes ending it; "\#" is a '#'; other backslashes
+        // are themselves.
+        size_t k = 0;
+        while (i + k < rule.size() && rule[i + k] == '\\') ++k;
+        const char next = i + k < rule.size() ? rule[i + k] : '\0';
+        if (next == ' ' || next == '\t') {
+          name.append(k / 2, '\\');
+          if (k % 2 == 1) {
+            name.push_back(next);
+            i += k;
+          } else {
+            i += k - 1;
+          }
+        } else if (next == '#') {
+          name.append(k - 1, '\\');
+          name.push_back('#');
+          i += k;
+        } else {
+          name.append(k, '\\');
+          i += k - 1;
+        }
+        have = true;
+      } else if (c == '$' && i + 1 < rule.size() && rule[i + 1] == '$') {
+        name.push_back('$');
+        ++i;
+        have = true;
+      } else {
+        name.push_back(c);
+        have = true;
+      }
+    }
+    flush();
+  }
+  return out;
+}
+
 std::string build_key(const Toolchain& tc, const std::vector<std::string>& sources, std::string* error) {
   Sha256 h;
-  h.field("kopt-bench-build/1");
-  std::vector<std::string> dirs;
+  h.field("kopt-bench-build/2");
   for (const auto& s : sources) {
-    if (!file_exists(s)) {
-      *error = "source not found: " + s;
+    auto real = real_path(s);
+    auto bytes = real ? sha256_of_file(*real) : std::nullopt;
+    if (!real || !bytes || !file_exists(*real)) {
+      if (error) *error = "source not found: " + s;
       return "";
     }
-    h.field(basename_of(s)).field(read_file(s));
-    std::string d = dirname_of(s);
-    bool seen = false;
-    for (const auto& x : dirs) seen |= x == d;
-    if (!seen) dirs.push_back(d);
-  }
-  for (const auto& d : dirs) {
-    std::vector<std::string> names;
-    if (DIR* dp = opendir(d.c_str())) {
-      while (dirent* e = readdir(dp)) {
-        std::string n = e->d_name;
-        if (is_header_name(n)) names.push_back(n);
-      }
-      closedir(dp);
-    }
-    std::sort(names.begin(), names.end());
-    for (const auto& n : names) h.field("hdr:" + n).field(read_file(d + "/" + n));
+    // The path is part of the key: a quoted #include is looked up beside the file that has it.
+    h.field(*real).field(*bytes);
   }
   h.field(tc.cxx).field(tc.compiler_identity());
   for (const auto& f : tc.cxx_flags) h.field(f);
@@ -193,8 +575,59 @@ std::string build_key(const Toolchain& tc, const std::vector<std::string>& sourc
   return h.hex();
 }
 
+std::string default_workspace(const std::vector<std::string>& sources) {
+  std::vector<std::string> reals;
+  for (const auto& s : sources) {
+    auto r = real_path(s);
+    if (!r) return "";
+    reals.push_back(*r);
+  }
+  if (reals.empty()) return "";
+  char buf[PATH_MAX];
+  if (::getcwd(buf, sizeof buf) != nullptr) {
+    if (auto cwd = real_path(buf)) {
+      bool all = true;
+      for (const auto& r : reals) all &= within(r, *cwd) && r != *cwd;
+      if (all) return *cwd;
+    }
+  }
+  for (std::string d = dirname_of(reals.front());; d = dirname_of(d)) {
+    struct stat st;
+    if (::stat((d == "/" ? std::string("/.git") : d + "/.git").c_str(), &st) == 0) return d;
+    if (d == "/" || d == ".") break;
+  }
+  std::string common = dirname_of(reals.front());
+  for (const auto& r : reals)
+    while (!within(dirname_of(r), common)) common = dirname_of(common);
+  return common;
+}
+
+std::string files_read_digest(const std::vector<FileRead>& files) {
+  std::string text;
+  for (const auto& f : files) text += f.sha256 + "  " + f.path + "\n";
+  return sha256_hex(text);
+}
+
+json files_read_record(const std::string& workspace, std::vector<FileRead> files) {
+  std::sort(files.begin(), files.end(), [](const FileRead& a, const FileRead& b) {
+    return a.path != b.path ? a.path < b.path : a.sha256 < b.sha256;
+  });
+  files.erase(std::unique(files.begin(), files.end(),
+                          [](const FileRead& a, const FileRead& b) { return a.path == b.path && a.sha256 == b.sha256; }),
+              files.end());
+  return {{"workspace", workspace}, {"count", files.size()}, {"sha256", files_read_digest(files)}, {"files", files_json(files)}};
+}
+
+std::vector<FileRead> files_as_read(const std::vector<std::string>& paths) {
+  std::vector<FileRead> out;
+  for (const auto& p : paths)
+    if (auto real = real_path(p))
+      if (auto h = sha256_of_file(*real)) out.push_back({*real, *h});
+  return out;
+}
+
 BuildResult build_cached(const Toolchain& tc, const std::vector<std::string>& sources,
-                         const std::string& cache_dir) {
+                         const std::string& cache_dir, const std::string& workspace) {
   BuildResult r;
   auto t0 = std::chrono::steady_clock::now();
   auto done = [&]() {
@@ -217,13 +650,61 @@ BuildResult build_cached(const Toolchain& tc, const std::vector<std::string>& so
     r.log = "cannot create cache directory " + so_dir;
     return done();
   }
-  r.so_path = so_dir + "/" + r.key + ".so";
-  if (file_exists(r.so_path)) {
+  Scope scope;
+  {
+    auto ws = workspace.empty() ? std::optional<std::string>(default_workspace(sources)) : real_path(workspace);
+    if (!ws || ws->empty()) {
+      r.log = "error: the workspace " + (workspace.empty() ? std::string("of the sources") : workspace) + " does not exist";
+      return done();
+    }
+    scope.workspace = r.workspace = *ws;
+    scope.cache = real_path(cache_dir).value_or("");
+    scope.pch = scope.cache.empty() ? "" : scope.cache + "/pch";
+    scope.toolchain = tc.toolchain_dirs();
+  }
+  std::vector<std::string> real_sources;
+  for (const auto& s : sources) real_sources.push_back(real_path(s).value_or(s));
+  const std::string manifest = so_dir + "/" + r.key + ".files";
+
+  // A cached library is used only when every file its build read still has the bytes it had then.
+  std::map<std::string, std::optional<std::string>> now;
+  auto hash_now = [&](const std::string& p) -> const std::optional<std::string>& {
+    auto it = now.find(p);
+    if (it == now.end()) it = now.emplace(p, sha256_of_file(p)).first;
+    return it->second;
+  };
+  for (const auto& e : read_manifest(manifest)) {
+    if (e.workspace != scope.workspace) continue;
+    bool same = true;
+    for (const auto& f : e.files) {
+      const auto& h = hash_now(f.path);
+      if (!h || *h != f.sha256) {
+        same = false;
+        break;
+      }
+    }
+    if (!same) continue;
+    const std::string content = content_key_of(r.key, e.files);
+    const std::string so = so_dir + "/" + content + ".so";
+    if (!file_exists(so)) continue;
+    std::string problems;
+    for (const auto& f : e.files) {
+      std::string why = refusal_of(f.path, scope);
+      if (!why.empty()) problems += (problems.empty() ? "" : "\n") + why;
+    }
+    if (!problems.empty()) {
+      r.log = problems;
+      return done();
+    }
+    r.content_key = content;
+    r.so_path = so;
+    r.files_read = e.files;
     r.ok = r.cached = true;
     return done();
   }
+
   std::vector<std::string> cxx_sources, cu_sources;
-  for (const auto& s : sources) {
+  for (const auto& s : real_sources) {
     if (ends_with(s, ".cu")) cu_sources.push_back(s);
     else if (ends_with(s, ".cpp") || ends_with(s, ".cc") || ends_with(s, ".cxx")) cxx_sources.push_back(s);
     else if (is_header_name(basename_of(s))) continue;
@@ -236,62 +717,150 @@ BuildResult build_cached(const Toolchain& tc, const std::vector<std::string>& so
     r.log = "CUDA source given (" + cu_sources[0] + ") but this kopt-bench was built without CUDA";
     return done();
   }
-  std::string suffix = unique_suffix();
-  std::string tmp_so = r.so_path + suffix;
-  std::string log_path = r.so_path + suffix + ".log";
-  std::string logs;
-  std::vector<std::string> objects;
-  std::string define = "-DKOPT_NS=" + r.ns;
-  for (size_t i = 0; i < cu_sources.size(); ++i) {
-    std::string obj = r.so_path + suffix + "." + std::to_string(i) + ".o";
-    std::vector<std::string> argv{tc.nvcc};
-    for (const auto& f : tc.nvcc_flags) argv.push_back(f);
-    argv.push_back(define);
-    for (const auto& f : tc.include_flags) argv.push_back(f);
-    argv.insert(argv.end(), {"-c", cu_sources[i], "-o", obj});
-    ProcStatus st = run_process(argv, log_path, 900);
-    logs += read_file(log_path);
-    if (!st.exited || st.code != 0) {
-      r.log = logs.empty() ? "nvcc " + st.describe() : logs;
-      for (const auto& o : objects) ::unlink(o.c_str());
-      ::unlink(obj.c_str());
-      ::unlink(log_path.c_str());
-      return done();
-    }
-    objects.push_back(obj);
-  }
-  std::vector<std::string> argv{tc.cxx};
-  for (const auto& f : tc.cxx_flags) argv.push_back(f);
-  argv.push_back(define);
-  for (const auto& f : tc.include_flags) argv.push_back(f);
+  std::string pch;
   if (tc.use_pch && !cxx_sources.empty()) {
     std::string pch_log;
-    std::string pch = ensure_pch(tc, cache_dir, &pch_log);
-    if (!pch.empty()) {
-      argv.insert(argv.end(), {"-include", pch, "-Winvalid-pch"});
-      r.pch_used = true;
+    pch = ensure_pch(tc, cache_dir, &pch_log);
+    r.pch_used = !pch.empty();
+  }
+  // The GNU assembler lists what `.incbin` and `.include` pulled in (--MD); clang's integrated
+  // assembler has no such list (docs/evaluator.md, known limits).
+  const bool gnu_as = tc.compiler_identity().find("clang") == std::string::npos;
+  const std::string define = "-DKOPT_NS=" + r.ns;
+
+  // One build: every source compiled on its own (each with its dependency files) in an empty folder,
+  // then linked. `tmp_so` is left for the caller to move into place.
+  auto compile = [&](const std::string& work, const std::string& tmp_so) {
+    Compiled c;
+    const std::string cwd = work + "/cwd";
+    if (!make_dirs(cwd)) {
+      c.log = "cannot create the build folder " + cwd;
+      return c;
+    }
+    const timespec start = build_start();
+    const std::string log_path = work + "/log";
+    std::vector<std::string> objects;
+    std::vector<DepFile> deps;
+    // The compilers run in an empty folder: a relative name in a dependency file is one nothing was read from.
+    auto run_in = [&](const std::vector<std::string>& argv) {
+      std::vector<std::string> a{"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", cwd};
+      a.insert(a.end(), argv.begin(), argv.end());
+      ProcStatus st = run_process(a, log_path, 900);
+      c.log += read_file(log_path);
+      return st;
+    };
+    for (size_t i = 0; i < cu_sources.size(); ++i) {
+      const std::string stem = work + "/cu" + std::to_string(i);
+      std::vector<std::string> argv{tc.nvcc};
+      for (const auto& f : tc.nvcc_flags) argv.push_back(f);
+      argv.push_back(define);
+      for (const auto& f : tc.include_flags) argv.push_back(f);
+      argv.insert(argv.end(), {"-MD", "-MF", stem + ".d"});
+      deps.push_back({stem + ".d", false});
+      if (gnu_as) {
+        argv.insert(argv.end(), {"-Xcompiler", "-pipe", "-Xcompiler=-Wa\\,--MD\\," + nvcc_escape(stem + ".as.d")});
+        deps.push_back({stem + ".as.d", true});
+      }
+      argv.insert(argv.end(), {"-c", cu_sources[i], "-o", stem + ".o"});
+      ProcStatus st = run_in(argv);
+      if (!st.exited || st.code != 0) {
+        if (c.log.empty()) c.log = "nvcc " + st.describe();
+        return c;
+      }
+      objects.push_back(stem + ".o");
+    }
+    for (size_t i = 0; i < cxx_sources.size(); ++i) {
+      const std::string stem = work + "/cc" + std::to_string(i);
+      std::vector<std::string> argv{tc.cxx};
+      for (const auto& f : tc.cxx_flags) argv.push_back(f);
+      argv.push_back(define);
+      for (const auto& f : tc.include_flags) argv.push_back(f);
+      if (!pch.empty()) argv.insert(argv.end(), {"-include", pch, "-Winvalid-pch"});
+      argv.insert(argv.end(), {"-MD", "-MF", stem + ".d"});
+      deps.push_back({stem + ".d", false});
+      if (gnu_as) {
+        argv.insert(argv.end(), {"-pipe", "-Xassembler", "--MD", "-Xassembler", stem + ".as.d"});
+        deps.push_back({stem + ".as.d", true});
+      }
+      argv.insert(argv.end(), {"-c", cxx_sources[i], "-o", stem + ".o"});
+      ProcStatus st = run_in(argv);
+      if (!st.exited || st.code != 0) {
+        if (c.log.empty()) c.log = tc.cxx + " " + st.describe();
+        return c;
+      }
+      objects.push_back(stem + ".o");
+    }
+    std::vector<std::string> argv{tc.cxx};
+    for (const auto& f : tc.cxx_flags) argv.push_back(f);
+    argv.push_back("-shared");
+    for (const auto& o : objects) argv.push_back(o);
+    argv.insert(argv.end(), {"-o", tmp_so});
+    for (const auto& f : tc.link_flags) argv.push_back(f);
+    ProcStatus st = run_in(argv);
+    if (!st.exited || st.code != 0) {
+      if (c.log.empty()) c.log = tc.cxx + " " + st.describe();
+      return c;
+    }
+    ReadSet read = files_read_from(deps, cwd, scope);
+    if (!read.problem.empty()) {
+      c.log = read.problem;
+      return c;
+    }
+    for (const auto& p : read.files) {
+      struct stat st2;
+      auto h = sha256_of_file(p);
+      if (!h || ::stat(p.c_str(), &st2) != 0) {
+        c.log = "error: the build read " + p + ", which can no longer be read";
+        return c;
+      }
+      if (not_before(st2.st_ctim, start)) c.changed_during.push_back(p);
+      c.files.push_back({p, *h});
+    }
+    c.ok = true;
+    return c;
+  };
+
+  const std::string suffix = unique_suffix();
+  const std::string tmp_so = so_dir + "/" + r.key + suffix + ".so";
+  Compiled built;
+  std::vector<FileRead> first_files;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const std::string work = so_dir + "/" + r.key + suffix + ".work" + std::to_string(attempt);
+    built = compile(work, tmp_so);
+    remove_work_dir(work);
+    if (!built.ok || built.changed_during.empty()) break;
+    if (attempt == 0) {
+      // A file changed while it was compiled (or just before: the same clock tick): build once more.
+      first_files = built.files;
+      continue;
+    }
+    // Again: the bytes count only where they are the same after both builds (a file system whose
+    // clock runs ahead of this machine's stamps every file "during" the build).
+    for (const auto& p : built.changed_during) {
+      auto a = std::find_if(first_files.begin(), first_files.end(), [&](const FileRead& f) { return f.path == p; });
+      auto b = std::find_if(built.files.begin(), built.files.end(), [&](const FileRead& f) { return f.path == p; });
+      if (a == first_files.end() || b == built.files.end() || a->sha256 != b->sha256) {
+        built.ok = false;
+        built.log = "error: " + p + " changed while it was being compiled (twice): the bytes the build read are unknown";
+        break;
+      }
     }
   }
-  argv.push_back("-shared");
-  for (const auto& s : cxx_sources) argv.push_back(s);
-  for (const auto& o : objects) argv.push_back(o);
-  argv.insert(argv.end(), {"-o", tmp_so});
-  for (const auto& f : tc.link_flags) argv.push_back(f);
-  ProcStatus st = run_process(argv, log_path, 900);
-  logs += read_file(log_path);
-  ::unlink(log_path.c_str());
-  for (const auto& o : objects) ::unlink(o.c_str());
-  r.log = logs;
-  if (!st.exited || st.code != 0) {
-    if (r.log.empty()) r.log = tc.cxx + " " + st.describe();
+  r.log = built.log;
+  if (!built.ok) {
+    if (r.log.empty()) r.log = "the build failed";
     ::unlink(tmp_so.c_str());
     return done();
   }
+  r.files_read = built.files;
+  r.content_key = content_key_of(r.key, r.files_read);
+  r.so_path = so_dir + "/" + r.content_key + ".so";
   if (std::rename(tmp_so.c_str(), r.so_path.c_str()) != 0) {
     r.log = "cannot move the built library into the cache: " + r.so_path;
     ::unlink(tmp_so.c_str());
     return done();
   }
+  add_to_manifest(manifest, {scope.workspace, r.files_read});
   r.ok = true;
   return done();
 }

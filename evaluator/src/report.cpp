@@ -155,6 +155,8 @@ json kernel_eval_payload(const Result& r) {
     m["failed_trials"] = r.deviation->failed_trials;
   }
   for (auto it = r.extra_metrics.begin(); it != r.extra_metrics.end(); ++it) m[it.key()] = it.value();
+  // The files the build read: their count and digest here, the list on its own line (format_output).
+  if (m.contains("files_read") && m["files_read"].is_object()) m["files_read"].erase("files");
   j["native_metrics"] = m;
   if (!r.hacks.empty()) {
     j["reward_hack_detected"] = true;
@@ -202,6 +204,10 @@ std::string format_output(const Result& r) {
       if (c == '\n' || c == '\r') c = ' ';
     o << "ERROR: " << e << "\n";
   }
+  // Every file the build read with its SHA-256 (compile_cache.hpp, files_read_record), however many:
+  // one line of its own, bound to the payload by native_metrics.files_read.sha256.
+  if (auto fr = r.extra_metrics.find("files_read"); fr != r.extra_metrics.end() && fr->is_object() && fr->contains("files"))
+    o << "KOPT_FILES_READ=" << json{{"workspace", fr->value("workspace", "")}, {"files", (*fr)["files"]}}.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   o << "KERNEL_EVAL=" << kernel_eval_payload(r).dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   return o.str();
 }

@@ -5,13 +5,14 @@
 //      self-reported; the judge was forked from the warm image; the service never sees the host's key;
 //   B+C two sessions evaluating at once: one queues (control.evaluation), both finish as plugin points;
 //   D  the user's stop during an evaluation: the tool result says cancelled and no process of it survives;
-//   F  kernel_finalize re-measures the stored bytes after the file was edited, and says the file changed;
+//   F  kernel_finalize re-measures the stored bytes after the file and a header it includes from a sibling
+//      folder were edited, and says which changed (issue 51: sources.read, every file the build read);
 //   I  the idle warm judge ends by itself (evaluate.idleSec);
 //   W  without its warm image (killed) the judge starts as its own process and isolation.start says why;
 //   H  the host's exit (SIGKILL) ends the warm judge: no process survives.
 // Run by tests/e2e/run.sh. env: KOPT_HOST_DIR (required), KOPT_BENCH_DIR (default build-evaluator),
 // KOPT_BENCH_CACHE (default <bench dir>/test-cache: a warm precompiled header), KOPT_E2E_KEEP=1.
-import { cpSync, existsSync, readFileSync, readdirSync, writeFileSync, appendFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, appendFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import assert from 'node:assert/strict'
@@ -28,6 +29,11 @@ const { work, procs, log, check, main, checks } = scriptedRun('evaluate-e2e', { 
 const home = join(work, 'home')
 const ws = join(work, 'ws')
 cpSync(join(ROOT, 'demo/workspace'), ws, { recursive: true })
+// The kernel includes a header from a sibling folder (issue 51): its build reads it, so the point is bound to it.
+const TILE = '#pragma once\nconstexpr float kReluFloor = 0.0f;\n'
+mkdirSync(join(ws, 'common'), { recursive: true })
+writeFileSync(join(ws, 'common/tile.h'), TILE)
+writeFileSync(join(ws, 'solution/kernel.cpp'), `#include "../common/tile.h"\n${readFileSync(join(ws, 'solution/kernel.cpp'), 'utf8')}`)
 
 // ── processes, from /proc ──
 function procInfo(pid) {
@@ -126,6 +132,13 @@ await main(async () => {
   })
   const evA = await events(a)
   const resultA = resultOf(evA, 'kernel_evaluate')
+  const tSha = await shaOf('common/tile.h')
+  check('A: the tool result binds every file the build read (sources.read): the solution and the header in the sibling folder', () => {
+    const read = /\\"read\\":\[(.*?)\]/.exec(resultA ?? '')?.[1] ?? ''
+    assert.ok(read.includes('common/tile.h') && read.includes(tSha), read || resultA)
+    assert.ok(read.includes('solution/kernel.cpp') && read.includes(kSha), read)
+    assert.ok(!(resultA ?? '').includes('KOPT_FILES_READ='), 'the list is bound, not repeated in the report')
+  })
   check('A: the judge was forked from the plugin\'s warm judge image (native_metrics.isolation.start)', () => {
     assert.match(resultA, /judge: forked from the plugin's warm judge image/)
   })
@@ -200,6 +213,8 @@ await main(async () => {
 
   // ── F: finalize re-measures the stored bytes after the file was edited ──
   appendFileSync(join(ws, 'solution/kernel.cpp'), '\n// edited after the evaluation\n')
+  // A build that read the header as it is now could not compile: the replay reads the measured bytes.
+  writeFileSync(join(ws, 'common/tile.h'), '#error edited after the evaluation\n')
   await prompt(a, '[F] 收尾')
   await settled(a, 2, 'session A\'s finalize')
   const sf = await series(a)
@@ -208,13 +223,15 @@ await main(async () => {
   const replay = sf.iterations.find(p => p.channel === 'replay')
   check('F: kernel_finalize re-measures the measured bytes and says the file on disk changed', () => {
     assert.match(finalize, /\[replay\] kernel_evaluate solution\/kernel\.cpp@/)
-    assert.match(finalize, /changed since it was measured/)
+    assert.match(finalize, /solution\/kernel\.cpp: [^\n]*changed since it was measured/)
+    assert.match(finalize, /common\/tile\.h: [^\n]*changed since it was measured/)
     assert.ok(replay, 'a replay point')
     assert.equal(replay.correct, true, JSON.stringify(replay))
     assert.ok(replay.latencyMs > 0)
     assert.equal(replay.trust, 'replay')
     assert.equal(sf.iterations[0].finalized, true)
   })
+  writeFileSync(join(ws, 'common/tile.h'), TILE)
 
   // ── I: the idle warm judge ends by itself ──
   const idleSvc = services()[0]

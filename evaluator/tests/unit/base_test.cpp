@@ -467,6 +467,39 @@ TEST(Report, CorrectRunLinesInOrderWithKernelEvalLast) {
   EXPECT_FALSE(p.contains("error"));
 }
 
+// Issue 51: the files the build read go on a line of their own, however many there are; the payload
+// keeps their count and the digest that binds that line to it.
+TEST(Report, TheFilesTheBuildReadHaveTheirOwnLine) {
+  Result r;
+  r.artifact = "sol/k.cpp";
+  r.compiled = r.correct = true;
+  r.runtime_ms = 0.5;
+  json files = json::array();
+  for (int i = 0; i < 2000; ++i)  // far past what a KERNEL_EVAL line is read up to (20000 UTF-16 units)
+    files.push_back({{"path", "/ws/vendor/include/h" + std::to_string(i) + ".h"}, {"sha256", std::string(64, 'a')}});
+  r.extra_metrics["files_read"] = {{"workspace", "/ws"}, {"count", 2000}, {"sha256", std::string(64, 'b')}, {"files", files}};
+  const std::string out = format_output(r);
+  std::vector<std::string> lines;
+  for (size_t pos = 0; pos < out.size();) {
+    size_t nl = out.find('\n', pos);
+    lines.push_back(out.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  ASSERT_GE(lines.size(), 2u);
+  ASSERT_EQ(lines[lines.size() - 2].rfind("KOPT_FILES_READ=", 0), 0u);
+  json listed = json::parse(lines[lines.size() - 2].substr(16));
+  EXPECT_EQ(listed["workspace"], "/ws");
+  EXPECT_EQ(listed["files"], files);
+  ASSERT_EQ(lines.back().rfind("KERNEL_EVAL=", 0), 0u);
+  EXPECT_LT(lines.back().size(), 2000u);
+  json p = json::parse(lines.back().substr(12));
+  EXPECT_EQ(p["native_metrics"]["files_read"], (json{{"workspace", "/ws"}, {"count", 2000}, {"sha256", std::string(64, 'b')}}));
+  EXPECT_EQ(kernel_eval_payload(r), p);
+  // No build, no line.
+  Result none;
+  EXPECT_EQ(format_output(none).find("KOPT_FILES_READ="), std::string::npos);
+}
+
 // Issue 49: the intervals hold their printed figures exactly (outward rounding at 6 decimals), the
 // reference's holds latency_ms x speedup as printed, samples is the trials; none without 95 %.
 TEST(Report, IntervalsHoldThePrintedFigures) {

@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
 #include <fstream>
+#include <map>
 #include <cmath>
 #include <random>
 #include <set>
@@ -17,6 +19,7 @@
 #include "compile_cache.hpp"
 #include "inputs.hpp"
 #include "proc.hpp"
+#include "sha256.hpp"
 #include "spec.hpp"
 
 using namespace kopt::bench;
@@ -30,6 +33,20 @@ InputSpec sample_spec() {
     {"name":"c","shape":[3],"dist":{"kind":"const","value":2.5}},
     {"name":"r","shape":[2,2],"dist":{"kind":"arange","start":1,"step":0.5}},
     {"name":"s","scalar":0.25}],"seed":5})"));
+}
+std::string real_of(const std::string& p) {
+  char b[PATH_MAX];
+  return ::realpath(p.c_str(), b) ? std::string(b) : p;
+}
+std::string temp_dir(const char* stem) {
+  std::string t = std::string("/tmp/") + stem + ".XXXXXX";
+  std::vector<char> b(t.begin(), t.end());
+  b.push_back(0);
+  return real_of(mkdtemp(b.data()));
+}
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::trunc);
+  f << text;
 }
 std::string unique_copy(const std::string& src, const std::string& dir) {
   std::random_device rd;
@@ -274,19 +291,29 @@ TEST(CompileCache, MissThenHitThenMissOnEditWithAtomicResult) {
   EXPECT_FALSE(first.cached);
   EXPECT_TRUE(first.pch_used);
   EXPECT_EQ(first.key.size(), 64u);
+  EXPECT_EQ(first.content_key.size(), 64u);
   EXPECT_EQ(first.ns, "kopt_" + first.key.substr(0, 16));
+  EXPECT_EQ(first.so_path, std::string(KOPT_TEST_CACHE) + "/so/" + first.content_key + ".so");
+  // The build read the source and the toolchain's headers only (kopt/op.h, LibTorch, the C++ library).
+  ASSERT_EQ(first.files_read.size(), 1u);
+  EXPECT_EQ(first.files_read[0].path, real_of(src));
+  EXPECT_EQ(first.files_read[0].sha256, sha256_hex(read_file(src)));
+  EXPECT_EQ(first.workspace, real_of(dir));  // no .git above /tmp: the folder holding the sources
   BuildResult again = build_cached(tc, {src}, KOPT_TEST_CACHE);
   ASSERT_TRUE(again.ok);
   EXPECT_TRUE(again.cached);
   EXPECT_EQ(again.so_path, first.so_path);
+  EXPECT_EQ(again.files_read.size(), 1u);
   std::ofstream(src, std::ios::app) << "// edited\n";
   BuildResult edited = build_cached(tc, {src}, KOPT_TEST_CACHE);
   ASSERT_TRUE(edited.ok) << edited.log;
   EXPECT_FALSE(edited.cached);
   EXPECT_NE(edited.key, first.key);
-  // a header next to the sources is part of the key too
+  // A header beside the sources that no build reads is no part of anything.
   std::ofstream(dir + "/helper.h") << "// new header\n";
-  EXPECT_NE(build_key(tc, {src}, nullptr), edited.key);
+  EXPECT_EQ(build_key(tc, {src}, nullptr), edited.key);
+  BuildResult beside = build_cached(tc, {src}, KOPT_TEST_CACHE);
+  EXPECT_TRUE(beside.ok && beside.cached) << beside.log;
   // no temporary files of these builds left in the cache (other tests may be building now)
   std::string listing;
   if (DIR* dp = opendir((std::string(KOPT_TEST_CACHE) + "/so").c_str())) {
@@ -311,6 +338,191 @@ TEST(CompileCache, CompileErrorIsReportedNotCached) {
   BuildResult missing = build_cached(tc, {dir + "/none.cpp"}, KOPT_TEST_CACHE);
   EXPECT_FALSE(missing.ok);
   EXPECT_NE(missing.log.find("source not found"), std::string::npos);
+}
+
+// Issue 51: every file the build read is known from the compiler's dependency files, bound by its
+// SHA-256, and part of what decides a cache hit; a file outside the workspace is refused.
+namespace {
+// A scale op whose factor comes from a header in a sibling folder and whose offset from one in a
+// subfolder: what the built library computes shows which header bytes it was built from.
+std::string scale_op(const std::string& nonce) {
+  return "#include <kopt/op.h>\n#include <ATen/ATen.h>\n#include \"../common/tile.h\"\n#include \"sub/inner.h\"\n"
+         "static at::Tensor forward(const at::Tensor& x) { return x * kTileScale + kInnerOffset; }\n"
+         "KOPT_LIBRARY(m) { m.def(\"forward(Tensor x) -> Tensor\"); }\n"
+         "KOPT_LIBRARY_IMPL(CPU, m) { m.impl(\"forward\", &forward); }\n// " + nonce + "\n";
+}
+std::string nonce() {
+  std::random_device rd;
+  return std::to_string(rd()) + std::to_string(rd());
+}
+at::Tensor call_forward(const BuildResult& b, const at::Tensor& x) {
+  void* h = dlopen(b.so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  EXPECT_NE(h, nullptr) << dlerror();
+  auto op = c10::Dispatcher::singleton().findSchema({b.ns + "::forward", ""});
+  EXPECT_TRUE(op.has_value()) << b.ns;
+  if (!op) return at::Tensor();
+  std::vector<c10::IValue> stack{x};
+  op->callBoxed(&stack);
+  return stack[0].toTensor();
+}
+std::map<std::string, std::string> read_map(const BuildResult& b) {
+  std::map<std::string, std::string> m;
+  for (const auto& f : b.files_read) m[f.path] = f.sha256;
+  return m;
+}
+}  // namespace
+
+TEST(CompileCache, HeadersInASiblingFolderAndASubfolderAreBoundAndAnEditedOneRebuilds) {
+  Toolchain tc = Toolchain::from_build_config();
+  const std::string ws = temp_dir("kopt-bench-ws");
+  ASSERT_TRUE(make_dirs(ws + "/common") && make_dirs(ws + "/sol/sub"));
+  write_text(ws + "/common/tile.h", "#pragma once\nconstexpr float kTileScale = 2.0f;\n");
+  write_text(ws + "/sol/sub/inner.h", "#pragma once\nconstexpr float kInnerOffset = 0.5f;\n");
+  write_text(ws + "/sol/unused.h", "#error not included\n");
+  const std::string src = ws + "/sol/k.cpp";
+  write_text(src, scale_op(nonce()));
+  BuildResult first = build_cached(tc, {src}, KOPT_TEST_CACHE, ws);
+  ASSERT_TRUE(first.ok) << first.log;
+  EXPECT_FALSE(first.cached);
+  EXPECT_EQ(first.workspace, ws);
+  // Exactly the files the build read: the source and both headers, wherever they are; not the header
+  // beside the source that nothing includes, not the toolchain's.
+  const std::map<std::string, std::string> want{{ws + "/common/tile.h", sha256_hex(read_file(ws + "/common/tile.h"))},
+                                                {ws + "/sol/k.cpp", sha256_hex(read_file(src))},
+                                                {ws + "/sol/sub/inner.h", sha256_hex(read_file(ws + "/sol/sub/inner.h"))}};
+  EXPECT_EQ(read_map(first), want);
+  // The same bytes: a hit. A header nobody reads changes nothing.
+  write_text(ws + "/sol/unused.h", "// still not included\n");
+  BuildResult again = build_cached(tc, {src}, KOPT_TEST_CACHE, ws);
+  ASSERT_TRUE(again.ok) << again.log;
+  EXPECT_TRUE(again.cached);
+  EXPECT_EQ(again.so_path, first.so_path);
+  EXPECT_EQ(read_map(again), want);
+  // The sibling folder's header changed, the sources did not: the same key, yet no hit: a new build.
+  write_text(ws + "/common/tile.h", "#pragma once\nconstexpr float kTileScale = 3.0f;\n");
+  BuildResult edited = build_cached(tc, {src}, KOPT_TEST_CACHE, ws);
+  ASSERT_TRUE(edited.ok) << edited.log;
+  EXPECT_FALSE(edited.cached) << "a cached library built from the old header was reused";
+  EXPECT_EQ(edited.key, first.key);
+  EXPECT_NE(edited.content_key, first.content_key);
+  EXPECT_NE(edited.so_path, first.so_path);
+  EXPECT_EQ(read_map(edited)[ws + "/common/tile.h"], sha256_hex("#pragma once\nconstexpr float kTileScale = 3.0f;\n"));
+  at::Tensor x = at::arange(4, at::kFloat);
+  EXPECT_TRUE(at::allclose(call_forward(edited, x), x * 3 + 0.5)) << "the library was not built from the edited header";
+  // The subfolder's header likewise.
+  write_text(ws + "/sol/sub/inner.h", "#pragma once\nconstexpr float kInnerOffset = 1.5f;\n");
+  BuildResult sub = build_cached(tc, {src}, KOPT_TEST_CACHE, ws);
+  ASSERT_TRUE(sub.ok) << sub.log;
+  EXPECT_FALSE(sub.cached);
+  EXPECT_NE(sub.so_path, edited.so_path);
+  // Back to the first bytes: the manifest still knows that build, so it is found again.
+  write_text(ws + "/common/tile.h", "#pragma once\nconstexpr float kTileScale = 2.0f;\n");
+  write_text(ws + "/sol/sub/inner.h", "#pragma once\nconstexpr float kInnerOffset = 0.5f;\n");
+  BuildResult back = build_cached(tc, {src}, KOPT_TEST_CACHE, ws);
+  ASSERT_TRUE(back.ok) << back.log;
+  EXPECT_TRUE(back.cached);
+  EXPECT_EQ(back.so_path, first.so_path);
+  // The record kopt-bench prints: every file, its digest, paths as read.
+  json rec = files_read_record(ws, back.files_read);
+  EXPECT_EQ(rec["count"], 3);
+  EXPECT_EQ(rec["workspace"], ws);
+  EXPECT_EQ(rec["files"][0]["path"], ws + "/common/tile.h");
+  std::string listing;
+  for (const auto& [p, h] : want) listing += h + "  " + p + "\n";
+  EXPECT_EQ(rec["sha256"], sha256_hex(listing));  // as `sha256sum` prints the files, sorted by path
+}
+
+TEST(CompileCache, AFileOutsideTheWorkspaceIsRefusedWithTheReason) {
+  Toolchain tc = Toolchain::from_build_config();
+  const std::string ws = temp_dir("kopt-bench-ws");
+  const std::string out = temp_dir("kopt-bench-outside");
+  write_text(out + "/tile.h", "#pragma once\nconstexpr float kTileScale = 2.0f;\n");
+  ASSERT_TRUE(make_dirs(ws + "/common") && make_dirs(ws + "/sol/sub"));
+  write_text(ws + "/sol/sub/inner.h", "#pragma once\nconstexpr float kInnerOffset = 0.5f;\n");
+  // An absolute #include of a header outside the workspace.
+  std::string body = scale_op(nonce());
+  body.replace(body.find("\"../common/tile.h\""), std::string("\"../common/tile.h\"").size(), "\"" + out + "/tile.h\"");
+  write_text(ws + "/sol/abs.cpp", body);
+  BuildResult abs = build_cached(tc, {ws + "/sol/abs.cpp"}, KOPT_TEST_CACHE, ws);
+  EXPECT_FALSE(abs.ok);
+  EXPECT_NE(abs.log.find("the build read " + out + "/tile.h, outside the workspace " + ws), std::string::npos) << abs.log;
+  EXPECT_NE(abs.log.find("copy it into the workspace"), std::string::npos) << abs.log;
+  EXPECT_TRUE(abs.so_path.empty());
+  // A symbolic link inside the workspace to that header: judged by where it leads.
+  ASSERT_EQ(::symlink((out + "/tile.h").c_str(), (ws + "/common/tile.h").c_str()), 0);
+  write_text(ws + "/sol/link.cpp", scale_op(nonce()));
+  BuildResult link = build_cached(tc, {ws + "/sol/link.cpp"}, KOPT_TEST_CACHE, ws);
+  EXPECT_FALSE(link.ok);
+  EXPECT_NE(link.log.find("the build read " + out + "/tile.h, outside the workspace"), std::string::npos) << link.log;
+  // The assembler's reads count too: `.incbin` of a file outside the workspace, and of the judge's key
+  // in kopt-bench's own cache.
+  write_text(out + "/table.bin", "0123456789");
+  write_text(ws + "/sol/incbin.cpp", "#include <kopt/op.h>\nasm(\".section .rodata\\n.incbin \\\"" + out +
+                                         "/table.bin\\\"\\n.previous\");\nint kopt_unused_" + nonce() + ";\n");
+  BuildResult inc = build_cached(tc, {ws + "/sol/incbin.cpp"}, KOPT_TEST_CACHE, ws);
+  EXPECT_FALSE(inc.ok);
+  EXPECT_NE(inc.log.find("the build read " + out + "/table.bin, outside the workspace"), std::string::npos) << inc.log;
+  const std::string cache = real_of(KOPT_TEST_CACHE);
+  write_text(cache + "/kopt-test-secret", "not the candidate's");
+  write_text(ws + "/sol/key.cpp", "#include <kopt/op.h>\nasm(\".section .rodata\\n.incbin \\\"" + cache +
+                                      "/kopt-test-secret\\\"\\n.previous\");\nint kopt_unused_" + nonce() + ";\n");
+  BuildResult key = build_cached(tc, {ws + "/sol/key.cpp"}, KOPT_TEST_CACHE, "/");
+  EXPECT_FALSE(key.ok);
+  EXPECT_NE(key.log.find("inside kopt-bench's cache"), std::string::npos) << key.log;
+}
+
+TEST(CompileCache, TheAssemblersIncbinIsAFileTheBuildRead) {
+  Toolchain tc = Toolchain::from_build_config();
+  if (tc.compiler_identity().find("clang") != std::string::npos) GTEST_SKIP() << "clang's integrated assembler lists no .incbin";
+  const std::string ws = temp_dir("kopt-bench-ws");
+  ASSERT_TRUE(make_dirs(ws + "/data"));
+  write_text(ws + "/data/table.bin", "0123456789");
+  const std::string src = ws + "/k.cpp";
+  write_text(src, "#include <kopt/op.h>\nasm(\".section .rodata\\n.incbin \\\"" + ws +
+                      "/data/table.bin\\\"\\n.previous\");\nint kopt_unused_" + nonce() + ";\n");
+  BuildResult a = build_cached(tc, {src}, KOPT_TEST_CACHE, ws);
+  ASSERT_TRUE(a.ok) << a.log;
+  EXPECT_EQ(read_map(a).count(ws + "/data/table.bin"), 1u);
+  write_text(ws + "/data/table.bin", "9876543210");
+  BuildResult b = build_cached(tc, {src}, KOPT_TEST_CACHE, ws);
+  ASSERT_TRUE(b.ok) << b.log;
+  EXPECT_FALSE(b.cached) << "a library embedding the old bytes was reused";
+}
+
+TEST(CompileCache, TheWorkspaceByDefault) {
+  const std::string d = temp_dir("kopt-bench-dws");
+  ASSERT_TRUE(make_dirs(d + "/a/b") && make_dirs(d + "/c"));
+  write_text(d + "/a/b/k.cpp", "");
+  write_text(d + "/c/j.cpp", "");
+  // No .git above: the deepest folder holding every source.
+  EXPECT_EQ(default_workspace({d + "/a/b/k.cpp"}), d + "/a/b");
+  EXPECT_EQ(default_workspace({d + "/a/b/k.cpp", d + "/c/j.cpp"}), d);
+  // A git work tree: its root.
+  ASSERT_TRUE(make_dirs(d + "/a/.git"));
+  EXPECT_EQ(default_workspace({d + "/a/b/k.cpp"}), d + "/a");
+  // The current folder when every source lies inside it (kopt-bench --serve: the session's).
+  char was[PATH_MAX];
+  ASSERT_NE(::getcwd(was, sizeof was), nullptr);
+  ASSERT_EQ(::chdir((d + "/a/b").c_str()), 0);
+  EXPECT_EQ(default_workspace({"k.cpp"}), d + "/a/b");
+  ASSERT_EQ(::chdir(d.c_str()), 0);
+  EXPECT_EQ(default_workspace({"a/b/k.cpp", "c/j.cpp"}), d);
+  ASSERT_EQ(::chdir(was), 0);
+  EXPECT_EQ(default_workspace({d + "/none.cpp"}), "");
+}
+
+TEST(CompileCache, DependencyFilesAreReadAsMakeWritesThem) {
+  // gcc: escaped spaces, '#', '$', continuation lines; nvcc: "target : deps", one per line; CRLF.
+  EXPECT_EQ(parse_dep_file("/o/k.o: /w/k\\ 1.cpp /usr/include/a.h \\\n /w/c\\#d.h /w/$$x.h\n"),
+            (std::vector<std::string>{"/w/k 1.cpp", "/usr/include/a.h", "/w/c#d.h", "/w/$x.h"}));
+  EXPECT_EQ(parse_dep_file("/o/k.o : /w/k.cu \\\n    /w/sol/../common/tile.h \\\n    /w/sub/inner.h\n"),
+            (std::vector<std::string>{"/w/k.cu", "/w/sol/../common/tile.h", "/w/sub/inner.h"}));
+  EXPECT_EQ(parse_dep_file("/o/k.o: a.h \\\r\n b.h\r\nc.h:\n"), (std::vector<std::string>{"a.h", "b.h"}));
+  EXPECT_EQ(parse_dep_file("/o/k.o: blob.bin k.cpp\n/o/k.o: other.bin\n"),
+            (std::vector<std::string>{"blob.bin", "k.cpp", "other.bin"}));
+  EXPECT_EQ(parse_dep_file("/o/k.o: /w/back\\\\\\ slash.h\n"), (std::vector<std::string>{"/w/back\\ slash.h"}));
+  EXPECT_TRUE(parse_dep_file("").empty());
+  EXPECT_TRUE(parse_dep_file("no rule here\n").empty());
 }
 
 TEST(Namespace, TwoBuildsOfTheSameOpLoadSideBySide) {
