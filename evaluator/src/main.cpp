@@ -181,7 +181,7 @@ int evaluate(int argc, char** argv, EvalContext& ctx) {
     stage("export");
     ExportedReference ex = export_reference(opt.ref, opt.cache_dir, mac_key);
     if (!ex.ok) return input_error("the reference " + opt.ref + " cannot be exported: " + ex.error);
-    opt.ref = ex.pt;
+    if (!ex.python) opt.ref = ex.pt;  // else opt.ref stays the problem: its Model runs as Python
     if (opt.inputs.empty()) opt.inputs = ex.spec;
   }
   if (!readable(opt.inputs)) return input_error("cannot read the input spec " + opt.inputs);
@@ -235,7 +235,24 @@ int evaluate(int argc, char** argv, EvalContext& ctx) {
   PendingJudge judge(ctx, worker, jd + "/worker.log");
 
   const auto t_build = std::chrono::steady_clock::now();
+  // What a Python build stage constructs its class with: the reference's seed, constructor arguments
+  // and mode (KernelBench's way), on the evaluation's device.
+  auto python_params = [&](const char* cls) {
+    const std::string precision = !opt.precision.empty() ? opt.precision : spec.precision.value_or("float32");
+    const bool cuda = opt.device == "cuda" || (opt.device == "auto" && !std::string(KOPT_CFG_NVCC).empty() &&
+                                               ::access("/dev/nvidiactl", F_OK) == 0);
+    json p = {{"init_args", spec.init_args}, {"seed", spec.seed}, {"train", spec.mode.value_or("eval") == "train"},
+              {"precision", precision}, {"device", cuda ? "cuda" : "cpu"},
+              {"inputs", spec.raw.value("inputs", json::array())},
+              {"allow_weaker_isolation", opt.allow_weaker_isolation}};
+    if (cls) p["class"] = cls;
+    return p;
+  };
   json ref_job;
+  // Every file the builds read, as the compilers listed them (compile_cache.hpp): reported with the
+  // result (KOPT_FILES_READ= and native_metrics.files_read) so the caller can bind them to the point.
+  std::vector<FileRead> files_read;
+  std::string files_workspace;
   if (ends_with(opt.ref, ".pt") || ends_with(opt.ref, ".pth") || ends_with(opt.ref, ".ts")) {
     ref_job = {{"kind", "torchscript"}, {"path", opt.ref}};
   } else if (ends_with(opt.ref, ".cpp") || ends_with(opt.ref, ".cc") || ends_with(opt.ref, ".cu")) {
@@ -245,22 +262,25 @@ int evaluate(int argc, char** argv, EvalContext& ctx) {
       return input_error("the reference does not compile: " + compile_summary(rb.log));
     }
     ref_job = {{"kind", "op"}, {"so", rb.so_path}, {"ns", rb.ns}};
+    files_read.insert(files_read.end(), rb.files_read.begin(), rb.files_read.end());
+    files_workspace = rb.workspace;
+  } else if (is_python_source(opt.ref)) {
+    // A problem that neither scripts nor traces: its Model, built like a solution, runs in the judge.
+    PythonBuild rb = build_python({opt.ref}, python_params("Model"), opt.cache_dir, mac_key, runner_exe);
+    if (!rb.ok) {
+      judge.cancel();
+      return input_error("the reference " + opt.ref + " does not run: " + rb.error);
+    }
+    ref_job = {{"kind", "python"}, {"python", rb.entry}, {"launch", rb.launch}};
   } else {
     judge.cancel();
-    return input_error("--ref must be a TorchScript file (.pt) or a C++/CUDA source (.cpp/.cu): " + opt.ref);
+    return input_error("--ref must be a KernelBench problem (.py), a TorchScript file (.pt) or a C++/CUDA source (.cpp/.cu): " + opt.ref);
   }
 
   // The candidate: a Python solution through its build stage (python_build.hpp), or compiled C++.
   json cand_job;
   if (is_python_source(opt.solution.front())) {
-    const std::string precision = !opt.precision.empty() ? opt.precision : spec.precision.value_or("float32");
-    const bool cuda = opt.device == "cuda" || (opt.device == "auto" && !std::string(KOPT_CFG_NVCC).empty() &&
-                                               ::access("/dev/nvidiactl", F_OK) == 0);
-    json params = {{"init_args", spec.init_args}, {"seed", spec.seed}, {"train", spec.mode.value_or("eval") == "train"},
-                   {"precision", precision}, {"device", cuda ? "cuda" : "cpu"},
-                   {"inputs", spec.raw.value("inputs", json::array())},
-                   {"allow_weaker_isolation", opt.allow_weaker_isolation}};
-    PythonBuild pb = build_python(opt.solution, params, opt.cache_dir, mac_key, runner_exe);
+    PythonBuild pb = build_python(opt.solution, python_params(nullptr), opt.cache_dir, mac_key, runner_exe);
     if (!pb.ok) {
       res.compiled = false;
       res.correct = false;
@@ -270,6 +290,9 @@ int evaluate(int argc, char** argv, EvalContext& ctx) {
       return emit(res, 1);
     }
     cand_job = {{"python", pb.entry}, {"launch", pb.launch}, {"cached", pb.cached}};
+    // The build stage reads exactly the files it is given (copied into its build folder, under Landlock).
+    for (const auto& f : files_as_read(opt.solution)) files_read.push_back(f);
+    files_workspace = default_workspace(opt.solution);
   } else {
     BuildResult cb = build_verified(opt.solution, "candidate");
     if (!cb.ok) {
@@ -281,6 +304,8 @@ int evaluate(int argc, char** argv, EvalContext& ctx) {
       return emit(res, 1);
     }
     cand_job = {{"so", cb.so_path}, {"ns", cb.ns}};
+    files_read.insert(files_read.end(), cb.files_read.begin(), cb.files_read.end());
+    files_workspace = cb.workspace;
   }
 
   const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_build).count();
@@ -356,6 +381,7 @@ int evaluate(int argc, char** argv, EvalContext& ctx) {
     code = 1;
   }
   for (const auto& n : integrity_notes) res.notes.push_back(n);
+  if (!files_workspace.empty()) res.extra_metrics["files_read"] = files_read_record(files_workspace, files_read);
   if (!judge.how().empty()) {
     // How this judge started (kopt-bench --serve: from the warm image, or as its own process and why),
     // before how the runner started.

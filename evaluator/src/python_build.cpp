@@ -193,7 +193,19 @@ ExportedReference export_reference(const std::string& problem, const std::string
   const std::string dir = cache_dir + "/refs/" + h.hex().substr(0, 32);
   r.pt = dir + "/ref.pt";
   r.spec = dir + "/inputs.json";
-  if (file_mac_ok(mac_key, r.pt) && file_mac_ok(mac_key, r.spec)) {
+  auto runs_as_python = [](const std::string& spec_path) {
+    try {
+      return json::parse(read_file(spec_path)).value("export", "") == "python";
+    } catch (const std::exception&) {
+      return false;
+    }
+  };
+  auto verified = [&] {
+    if (!file_mac_ok(mac_key, r.spec)) return false;
+    r.python = runs_as_python(r.spec);
+    return r.python || file_mac_ok(mac_key, r.pt);
+  };
+  if (verified()) {
     r.ok = r.cached = true;
     return r;
   }
@@ -206,20 +218,22 @@ ExportedReference export_reference(const std::string& problem, const std::string
   const std::string log = tmp + "/export.log";
   std::vector<std::string> env{"PYTHONDONTWRITEBYTECODE=1"};
   if (!std::string(KOPT_CFG_PYTHON).empty()) env.push_back("KOPT_PYTHON=" + std::string(KOPT_CFG_PYTHON));
-  ProcStatus st = run_process({tools + "/export-ref", problem, "-o", tmp + "/ref.pt", "-s", tmp + "/inputs.json"}, log, 600, env);
+  ProcStatus st = run_process({tools + "/export-ref", problem, "-o", tmp + "/ref.pt", "-s", tmp + "/inputs.json",
+                               "--python-fallback"}, log, 600, env);
   if (!st.exited || st.code != 0) {
     r.error = tail_of(read_file(log), 1200);
     if (r.error.empty()) r.error = "the export " + st.describe();
     remove_tree(tmp);
     return r;
   }
-  write_file_mac(mac_key, tmp + "/ref.pt");
+  if (!runs_as_python(tmp + "/inputs.json")) write_file_mac(mac_key, tmp + "/ref.pt");
   write_file_mac(mac_key, tmp + "/inputs.json");
   run_process({"chmod", "-R", "a+rX", tmp}, "", 30);
-  if (!publish(tmp, dir, [&] { return file_mac_ok(mac_key, r.pt) && file_mac_ok(mac_key, r.spec); })) {
+  if (!publish(tmp, dir, verified)) {
     r.error = "cannot move the export into " + dir;
     return r;
   }
+  r.python = runs_as_python(r.spec);
   r.ok = true;
   return r;
 }

@@ -33,11 +33,13 @@ PythonBuild build_python(const std::vector<std::string>& files, const nlohmann::
                          const std::string& cache_dir, const std::string& mac_key, const std::string& runner);
 
 // A KernelBench problem (.py) exported once per bytes (tools/export-ref: TorchScript + input spec,
-// the random-reference refusal), kept in the cache under the judge's MAC.
+// the random-reference refusal), kept in the cache under the judge's MAC. A problem that neither
+// scripts nor traces gets its spec alone (python: the judge runs its Model as Python).
 struct ExportedReference {
   bool ok = false;
   bool cached = false;
   std::string pt, spec;  // the module and the spec derived from get_inputs()/get_init_inputs()
+  bool python = false;   // neither script nor trace worked: no module; the reference runs as Python
   std::string error;     // the exporter's own words
 };
 ExportedReference export_reference(const std::string& problem, const std::string& cache_dir, const std::string& mac_key);

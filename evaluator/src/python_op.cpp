@@ -110,7 +110,8 @@ def _kopt_load(path, launch_text, device):
         mod = importlib.util.module_from_spec(spec)
         sys.modules["kopt_solution"] = mod
         spec.loader.exec_module(mod)
-        cls = getattr(mod, "ModelNew", None) or getattr(mod, "Model", None)
+        wanted = _launch.get("class")  # what the build stage constructed
+        cls = getattr(mod, wanted, None) if wanted else getattr(mod, "ModelNew", None) or getattr(mod, "Model", None)
         if cls is None:
             return ("error", "the solution defines neither class ModelNew nor class Model (KernelBench format)")
         seed = int(_launch.get("seed", 42))

@@ -164,7 +164,7 @@ bool RemoteOp::spawn(bool use_bwrap) {
   // fixed places (a checkout or cache under /tmp would otherwise vanish from the sandbox).
   std::string path = spec_.path, arg3 = spec_.arg3;
   std::string exe = spec_.exe;
-  if (use_bwrap && spec_.mode == "python") {
+  if (use_bwrap && (spec_.mode == "python" || spec_.mode == "ref-python")) {
     // A Python solution's whole build folder (its copy, its extensions, the launch file beside them).
     const std::string build = arg3.substr(0, arg3.find_last_of('/'));
     req.ro_binds.emplace_back(build, "/tmp/kopt/build");

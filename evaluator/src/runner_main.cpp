@@ -14,6 +14,7 @@
 //   kopt-bench-runner ref-script PT PRECISION DEVICE   a TorchScript reference (timing only)
 //   kopt-bench-runner python PY LAUNCH DEVICE    a Python candidate (python_op.hpp); LAUNCH: the
 //                                                build stage's launch file (python_build.hpp)
+//   kopt-bench-runner ref-python PY LAUNCH DEVICE   a reference run as Python (timing only)
 #include <ATen/ATen.h>
 
 #include <unistd.h>
@@ -111,7 +112,7 @@ int kopt::bench::runner_main(int argc, char** argv) {
   // Landlock after no_new_privs, before anything of the op is read or loaded.
   const char* scratch = std::getenv("KOPT_RUNNER_SCRATCH");
   // A Python candidate reads its interpreter's folders and its build stage's output as well.
-  const bool python = mode == "python";
+  const bool python = mode == "python" || mode == "ref-python";
   std::string launch;
   std::vector<std::string> python_dirs;
   if (python) {
@@ -168,7 +169,7 @@ int kopt::bench::runner_main(int argc, char** argv) {
     reply(m, loaded.dump());
   }
 
-  const char* who = mode == "candidate" || python ? "candidate" : "reference";
+  const char* who = mode == "candidate" || mode == "python" ? "candidate" : "reference";
   IVals args;
   // The outputs a caller still holds: numbered calls, released when the judge says so.
   std::deque<std::pair<uint64_t, std::vector<at::Tensor>>> held;

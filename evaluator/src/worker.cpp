@@ -24,6 +24,7 @@
 #include <functional>
 #include <sstream>
 
+#include "bandwidth_probe.hpp"
 #include "baseline.hpp"
 #include "callable.hpp"
 #include "compare.hpp"
@@ -33,6 +34,7 @@
 #include "load.hpp"
 #include "options.hpp"
 #include "proc.hpp"
+#include "python_op.hpp"
 #include "remote_op.hpp"
 #include "report.hpp"
 #include "spec.hpp"
@@ -157,6 +159,7 @@ struct Timed {
 // The stages of an evaluation, in order; their names key native_metrics.stage_ms and the errors.
 enum class Phase {
   Setup,
+  ProbingMachine,
   StartingCandidate,
   LoadingReference,
   RunningReference,
@@ -170,6 +173,7 @@ enum class Phase {
 const char* phase_name(Phase p) {
   switch (p) {
     case Phase::Setup: return "setup";
+    case Phase::ProbingMachine: return "probing the machine";
     case Phase::StartingCandidate: return "starting the candidate";
     case Phase::LoadingReference: return "loading the reference";
     case Phase::RunningReference: return "running the reference";
@@ -289,6 +293,7 @@ class Evaluation {
   std::optional<double> ref_ms_;
   std::optional<std::pair<double, double>> ref_ci_;  // ref_ms_'s 95 % interval (stats.hpp), when reached
   std::optional<BaselineRecord> frozen_;
+  std::optional<MachineLimits> limits_;  // the machine's probed bandwidth and compute peak (issue 49)
   std::string timer_name_;
   std::vector<double> fresh_samples_;
   // The reference's side of the floor (device timing): its device time, its floor, the channel.
@@ -448,6 +453,11 @@ void Evaluation::setup() {
   tol_.auto_mode = opt_.tolerance == "auto" && !low_prec;
   tol_.l2_floor = low_prec ? 1e-2 : 1e-5;
   tol_.integer_exact = !spec_.integer_outputs_tolerance;
+  // Distance to the limit (issue 49): this machine's limits, read from the cache or probed once; a stage of its own.
+  if (!opt_.no_timing) {
+    enter(Phase::ProbingMachine);
+    limits_ = judge_machine_limits(opt_.cache_dir, use_cuda_);
+  }
 }
 
 // ---------------------------------------------------------------- runners
@@ -479,6 +489,7 @@ RunnerSpec Evaluation::cand_runner_spec() const {
 // for BatchNorm problems as KernelBench defines them), as in the judge.
 RunnerSpec Evaluation::ref_runner_spec() const {
   const json& rj = job_.at("ref");
+  if (rj.at("kind") == "python") return spec_for("ref-python", rj.at("python"), rj.at("launch"));
   return rj.at("kind") == "torchscript"
              ? spec_for("ref-script", rj.at("path"), precision_ + (spec_.mode.value_or("eval") == "train" ? "/train" : ""))
              : spec_for("ref-op", rj.at("so"), rj.at("ns"));
@@ -543,6 +554,21 @@ void Evaluation::load_reference() {
     } catch (const std::exception&) {
     }
     if (precision_ != "float32") ref_.main.module->to(scalar_type_of(precision_));
+  } else if (rj.at("kind") == "python") {
+    // A problem that neither scripts nor traces: its Model, as its build stage made it, in this
+    // process (the reference is trusted as a TorchScript one is); no fp64 oracle, no parameters to pass.
+    try {
+      const std::string launch_path = rj.at("launch").get<std::string>();
+      nlohmann::json launch = resolve_launch(read_file(launch_path), launch_path);
+      launch["precision"] = "float32";
+      ref_.main = Callable::python(rj.at("python").get<std::string>(), launch.dump(), dev_);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(std::string("the reference (run as Python): ") + e.what());
+    }
+    if (!python_candidate() && !spec_.params.empty())
+      throw std::runtime_error("the reference runs as Python (it neither scripts nor traces), so its parameters cannot be "
+                               "passed to a C++ op: write the candidate as a Python solution (class ModelNew), or make "
+                               "the problem exportable");
   } else {
     try {
       ref_.main = Callable::library(rj.at("so"), rj.at("ns"));
@@ -550,7 +576,7 @@ void Evaluation::load_reference() {
       throw std::runtime_error(std::string("the reference: ") + e.what());
     }
   }
-  if (!spec_.params.empty()) {
+  if (!spec_.params.empty() && rj.at("kind") != "python") {
     if (!ref_.is_script) throw std::runtime_error("spec.params names reference parameters, but the reference is not a TorchScript module");
     std::map<std::string, at::Tensor> named;
     for (const auto& p : ref_.main.module->named_parameters()) {
@@ -1173,7 +1199,9 @@ void Evaluation::time_candidate() {
     }
   }
   Timed ct;
+  const ClockSample clocks_before = judge_clock_sample(use_cuda_);
   time_loop(cand, true, &ct, frozen_ && fresh_ref_ ? fresh_ref_.get() : nullptr);
+  if (auto a = clocks_evidence(res_.extra_metrics, clocks_before, judge_clock_sample(use_cuda_)); !a.empty()) res_.advisory.push_back(a);
   Summary s = summarize(ct.samples);
   res_.runtime_ms = s.median;
   res_.trials = s.n;
@@ -1192,9 +1220,12 @@ void Evaluation::time_candidate() {
     std::vector<at::Tensor> ins;
     for (const auto& v : reused_in_)
       if (v.isTensor()) ins.push_back(v.toTensor());
-    const uint64_t bytes = bytes_moved(ins, reused_ref_.out);
+    const uint64_t counted = bytes_moved(ins, reused_ref_.out);
+    const uint64_t bytes = spec_.bytes.value_or(counted);  // the spec's declaration refines the count
     res_.extra_metrics["bytes_moved"] = bytes;
+    if (spec_.bytes) res_.extra_metrics["bytes_counted"] = counted;
     if (s.median > 0) res_.extra_metrics["bandwidth_gbps"] = round_to(double(bytes) / (s.median * 1e-3) / 1e9, 1e-4);
+    if (limits_) add_limit_metrics(res_.extra_metrics, *limits_, bytes, spec_.bytes.has_value(), spec_.flops, s.median);
   }
   // Inputs that never vary: said, never flagged (an honest kernel on such a spec is honest).
   if (!opt_.fresh_inputs || !any_input_varies(spec_)) res_.extra_metrics["timed_inputs_identical"] = true;

@@ -168,6 +168,9 @@ def main(argv=None):
                     help="range [LOW, HIGH) of an integer input when get_inputs() does not say it")
     ap.add_argument("--precision", choices=["float32", "float16", "bfloat16"], default=None)
     ap.add_argument("--trace", action="store_true", help="skip torch.jit.script and trace directly")
+    ap.add_argument("--python-fallback", action="store_true",
+                    help="when neither scripting nor tracing works, write the spec alone with export: python "
+                         "(kopt-bench then runs the reference as Python) instead of failing")
     a = ap.parse_args(argv)
 
     try:
@@ -256,14 +259,21 @@ def main(argv=None):
             why = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
     if ts is None:
         how = "trace"
-        with torch.no_grad():
-            ts = torch.jit.trace(model, tuple(example), check_trace=False)
-    ts.train(mode == "train")
-    ts.save(a.out)
-    ts_names = {n for n, _ in ts.named_parameters()}
-    missing = [n for n, _ in params if n not in ts_names]
-    if missing:
-        fail(f"parameters {missing} are not in the exported module's named_parameters(); cannot pass them by name")
+        try:
+            with torch.no_grad():
+                ts = torch.jit.trace(model, tuple(example), check_trace=False)
+        except Exception as e:  # e.g. scalar inputs, or outputs trace cannot hold
+            if not a.python_fallback:
+                raise
+            trace_why = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+            how, why = "python", (why + "; " if why else "") + "torch.jit.trace failed: " + trace_why
+    if ts is not None:
+        ts.train(mode == "train")
+        ts.save(a.out)
+        ts_names = {n for n, _ in ts.named_parameters()}
+        missing = [n for n, _ in params if n not in ts_names]
+        if missing:
+            fail(f"parameters {missing} are not in the exported module's named_parameters(); cannot pass them by name")
 
     # Inputs: shapes and dtypes must not vary between draws; integer ranges come from the source.
     calls = randint_calls(mod.get_inputs)
@@ -324,7 +334,9 @@ def main(argv=None):
         "torch": torch.__version__,
         "ref_source_sha256": hashlib.sha256(src_bytes).hexdigest(),
     }
-    if why:
+    if how == "python":
+        spec["export_note"] = "not exportable (" + why + "): kopt-bench runs the reference as Python"
+    elif why:
         spec["export_note"] = "torch.jit.script failed, traced instead: " + why
     if a.precision:
         spec["precision"] = a.precision
@@ -333,7 +345,10 @@ def main(argv=None):
         f.write("\n")
 
     how_mode = "as constructed" if a.mode is None else ("requested" + ("" if mode == constructed else f", constructed {constructed}"))
-    print(f"exported {a.model} -> {a.out} ({how}), spec -> {a.spec}")
+    if how == "python":
+        print(f"not exportable ({why}); spec -> {a.spec}: the reference runs as Python")
+    else:
+        print(f"exported {a.model} -> {a.out} ({how}), spec -> {a.spec}")
     print(f"mode: {mode} ({how_mode})")
     for n in notes:
         print("range: " + n)
@@ -347,7 +362,7 @@ def main(argv=None):
             print(f"  {e['name']}: Tensor {dt} {e['shape']}")
     for n, p in params:
         print(f"  {n}: Tensor {prec} {list(p.shape)}")
-    if why:
+    if why and how == "trace":
         print(f"note: scripting failed ({why}); the trace fixes control flow to the example inputs")
 
 

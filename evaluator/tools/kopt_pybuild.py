@@ -90,9 +90,10 @@ def main():
         raise
     except BaseException:  # noqa: BLE001 - a build error is reported, whatever raised it
         fail("the solution does not import: " + describe_exception())
-    cls = getattr(mod, "ModelNew", None) or getattr(mod, "Model", None)
+    wanted = params.get("class")  # a reference's Model; a solution's ModelNew, else Model
+    cls = getattr(mod, wanted, None) if wanted else getattr(mod, "ModelNew", None) or getattr(mod, "Model", None)
     if cls is None:
-        fail("%s defines neither class ModelNew nor class Model (KernelBench format)" % entry)
+        fail("%s defines %s (KernelBench format)" % (entry, "no class " + wanted if wanted else "neither class ModelNew nor class Model"))
     device = torch.device(params.get("device", "cpu"))
     try:
         torch.manual_seed(int(params.get("seed", 42)))

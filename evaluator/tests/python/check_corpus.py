@@ -9,7 +9,8 @@ wrong/*:     compile_error rows must fail to import or lack ModelNew/Model; inco
              return a non-tensor or a wrong shape, or differ on a get_inputs() set or an
              off-distribution set (the same draw mapped to [-1, 1)).
 cheats/*:    imported, constructed and called twice in a subprocess (never in this process).
-reference/*: the problem's Model must give two different outputs on one input; the solution imports.
+reference/*: input_error rows: the problem's Model must give two different outputs on one input and
+             the solution imports; correct/incorrect rows (a problem run as Python): as honest/wrong.
 One line per file; exit status 1 on any failure. load_inline builds go to $TORCH_EXTENSIONS_DIR
 (a temporary directory, removed at the end, unless it is set).
 """
@@ -255,9 +256,9 @@ def main():
         sp, pp = os.path.join(HERE, sol), os.path.join(TESTS, prob)
         label = "%s [%s vs %s]" % (sol, verdict, os.path.basename(prob))
         try:
-            if folder == "honest":
+            if folder == "honest" or (folder == "reference" and verdict == "correct"):
                 ok, why = check_honest(sp, pp)
-            elif folder == "wrong":
+            elif folder == "wrong" or (folder == "reference" and verdict == "incorrect"):
                 ok, why = check_wrong(sp, pp, verdict)
             elif folder == "cheats":
                 ok, why = check_cheat(sp, pp)
