@@ -7,6 +7,8 @@
 //   D  the user's stop during an evaluation: the tool result says cancelled and no process of it survives;
 //   F  kernel_finalize re-measures the stored bytes after the file and a header it includes from a sibling
 //      folder were edited, and says which changed (issue 51: sources.read, every file the build read);
+//   P  a KernelBench problem (model.py) and a ModelNew solution (solution/kernel.py), no input spec: a
+//      point measured by the plugin's evaluator, bound to both files, its runner forked with Python warm;
 //   I  the idle warm judge ends by itself (evaluate.idleSec);
 //   W  without its warm image (killed) the judge starts as its own process and isolation.start says why;
 //   H  the host's exit (SIGKILL) ends the warm judge: no process survives.
@@ -72,6 +74,8 @@ const script = {
     { match: '[D]', steps: [{ tool_calls: [evaluateCall('solution/hang.cpp')] }, done] },
     { match: '[F]', steps: [{ tool_calls: [{ name: 'kernel_finalize', arguments: { artifact_path: 'solution/kernel.cpp' } }] }, done] },
     { match: '[H]', steps: [{ tool_calls: [evaluateCall('solution/kernel.cpp')] }, done] },
+    { match: '[P]', steps: [{ tool_calls: [{ name: 'kernel_evaluate', arguments: { solution: ['solution/kernel.py'], reference: 'model.py',
+      options: { warmup: 2, min_trials: 5, max_trials: 10, max_time: 3 } } }] }, done] },
     { match: '[W]', steps: [{ tool_calls: [evaluateCall('solution/kernel.cpp')] }, done] },
   ],
 }
@@ -152,6 +156,31 @@ await main(async () => {
     assert.ok(environ.includes(`KOPT_BENCH_CACHE=${CACHE}`))
   })
   const hostPid = svc.ppid
+
+  // ── P: a KernelBench-format Python solution against the problem itself ──
+  const pSession = await session()
+  await prompt(pSession, '[P] 评测 solution/kernel.py')
+  await settled(pSession, 1, 'session P\'s turn')
+  const sp = await series(pSession)
+  const [pp] = sp.iterations
+  const resultP = resultOf(await events(pSession), 'kernel_evaluate')
+  const [pySha, modelSha] = await Promise.all(['solution/kernel.py', 'model.py'].map(shaOf))
+  check('P: a ModelNew solution against a KernelBench problem (no input spec) is a correct point measured by the plugin', () => {
+    assert.equal(sp.iterations.length, 1)
+    assert.equal(pp.tool, 'kernel_evaluate')
+    assert.equal(pp.trust, 'plugin')
+    assert.equal(pp.correct, true, JSON.stringify(pp))
+    assert.ok(pp.latencyMs > 0)
+    assert.equal(pp.artifactPath, 'solution/kernel.py')
+    assert.deepEqual(pp.sources?.solution, [{ path: 'solution/kernel.py', sha256: pySha }])
+    assert.deepEqual(pp.sources?.reference, { path: 'model.py', sha256: modelSha })
+    assert.equal(pp.sources?.inputs, undefined)
+  })
+  check('P: its runner came from the warm image with Python started there (loading the candidate well under a cold import)', () => {
+    assert.match(resultP, /judge: forked from the plugin's warm judge image/)
+    const loading = Number(/\\"loading the candidate\\":([0-9.]+)/.exec(resultP ?? '')?.[1])
+    assert.ok(loading >= 0 && loading < 700, `loading the candidate took ${loading} ms: ${resultP?.slice(0, 400)}`)
+  })
 
   // ── B + C: two sessions at once ──
   const b = await session()
