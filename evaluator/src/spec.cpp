@@ -1,5 +1,6 @@
 #include "spec.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -21,6 +22,17 @@ double num(const json& j, const char* key, double dflt, const std::string& where
   if (!j.contains(key)) return dflt;
   if (!j[key].is_number()) fail(where + "." + key, "must be a number");
   return j[key].get<double>();
+}
+
+// "bytes" / "flops": a whole number > 0 (1e9 is fine; 1.5, 0, -1, "8" and NaN are not), at most `max`.
+double whole_positive(const json& j, const char* key, double max, const char* what) {
+  const std::string where = std::string("spec.") + key;
+  const json& v = j[key];
+  if (!v.is_number()) fail(where, std::string("must be a number: ") + what);
+  const double d = v.get<double>();
+  if (!(d > 0) || d != std::floor(d) || !(d <= max))
+    fail(where, "must be a whole number > 0 and at most " + json(max).dump() + " (" + what + "), not " + v.dump());
+  return d;
 }
 
 Dist parse_dist(const json& d, const std::string& dtype, const std::string& where) {
@@ -159,6 +171,9 @@ static InputSpec parse_spec_fields(const json& j, const std::string& base_dir) {
       fail("spec.integer_outputs", "must be \"exact\" (the default) or \"tolerance\"");
     s.integer_outputs_tolerance = j["integer_outputs"] == "tolerance";
   }
+  if (j.contains("bytes"))
+    s.bytes = uint64_t(whole_positive(j, "bytes", 9007199254740992.0, "the bytes one call must move at least"));
+  if (j.contains("flops")) s.flops = whole_positive(j, "flops", 1e24, "the floating-point operations of one call");
   if (j.contains("seed")) {
     if (!j["seed"].is_number_integer() || j["seed"].get<int64_t>() < 0) fail("spec.seed", "must be an integer >= 0");
     s.seed = j["seed"].get<uint64_t>();

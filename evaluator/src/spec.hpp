@@ -48,6 +48,11 @@ struct InputSpec {
   // How integer, boolean and index outputs are compared: exactly (the default), or, where the spec
   // declares "integer_outputs": "tolerance", with the float rules (atol/rtol, relative L2).
   bool integer_outputs_tolerance = false;
+  // Distance to the limit (issue 49): the bytes one call must move at least and its floating-point
+  // operations, when the spec declares them ("bytes", "flops": whole numbers > 0). `bytes` replaces
+  // the count of the tensors (inputs read once, outputs written once); `flops` enables compute_fraction.
+  std::optional<uint64_t> bytes;
+  std::optional<double> flops;
   std::string base_dir;  // where relative file paths resolve
   nlohmann::json raw;    // as given, for hashing
 };

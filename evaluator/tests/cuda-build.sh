@@ -81,7 +81,7 @@ kopt_check_torch_cuda_syntax "$BUILD" "$CUDA_ROOT" src/cuda_stream.cpp tests/dev
 
 # ---- the no-device path ----
 # Every CUDA call ends in a clear error: the torch-free unit (checked calls, owners, the GPU timer, CUPTI found).
-unit_out=$(LD_LIBRARY_PATH="$(dirname "$CUPTI_LIB")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" KOPT_EXPECT_CUPTI=1 \
+unit_out=$(LD_LIBRARY_PATH="$(dirname "$CUPTI_LIB")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" KOPT_EXPECT_CUPTI=1 KOPT_PTXAS="$CUDA_ROOT/bin/ptxas" \
            timeout 60 "$BUILD/kopt_bench_cuda_nodevice" 2>&1)
 rc=$?
 echo "$unit_out" | grep '^UNIT' | sed 's/^/  /'

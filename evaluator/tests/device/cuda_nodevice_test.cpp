@@ -9,6 +9,9 @@
 #include <cstdlib>
 #include <string>
 
+#include <unistd.h>
+
+#include "bandwidth_probe_cuda.hpp"
 #include "cuda_call.hpp"
 #include "timer.hpp"
 #include "unit_check.hpp"
@@ -85,6 +88,35 @@ int main() {
   const char* want = std::getenv("KOPT_EXPECT_CUPTI");
   if (want && std::string(want) == "1") check("cupti_activity_api_found", found, "(" + (found ? std::string("libcupti loaded") : why) + ")");
   else std::printf("UNIT cupti_activity_api_found: INFO %s\n", found ? "found" : why.c_str());
+
+  // The machine's limits on a GPU (issue 49, bandwidth_probe_cuda.cpp): without a device the identity
+  // and the probe end in a CudaError, the clock sample says why it is not readable; the PTX copy kernel
+  // assembles for sm_90 (ptxas, where KOPT_PTXAS names it) and the tables answer as documented.
+  w = cuda_error_of([] { cuda_identity(0); });
+  check("limits_identity_throws", has(w, "cudaGetDeviceProperties") && has(w, "cudaError"), "(" + w + ")");
+  w = cuda_error_of([] { probe_cuda_limits(0); });
+  check("limits_probe_throws", has(w, "cudaSetDevice") && has(w, "cudaError"), "(" + w + ")");
+  const ClockSample clocks = gpu_clock_sample(0);
+  check("clock_sample_not_readable", !clocks.readable && has(clocks.why, "not readable: "), "(" + clocks.why + ")");
+  check("throttle_words", throttle_words(0).empty() && throttle_words(0x1 | 0x2 | 0x10).empty() &&
+                              throttle_words(0x4 | 0x40) == "software power cap, hardware thermal slowdown",
+        "(" + throttle_words(0x4 | 0x40) + ")");
+  check("fp32_lanes", fp32_lanes_per_sm(9, 0) == 128 && fp32_lanes_per_sm(8, 0) == 64 && fp32_lanes_per_sm(8, 6) == 128 &&
+                          fp32_lanes_per_sm(6, 1) == 0);
+  const std::string ptx = copy_kernel_ptx();
+  check("copy_kernel_ptx", has(ptx, ".visible .entry kopt_copy16(") && has(ptx, "ld.global.nc.v4.u32"));
+  if (const char* ptxas = std::getenv("KOPT_PTXAS"); ptxas && *ptxas) {
+    char path[] = "/tmp/kopt-copy16-XXXXXX";
+    const int fd = mkstemp(path);
+    bool wrote = fd >= 0 && write(fd, ptx.data(), ptx.size()) == ssize_t(ptx.size());
+    if (fd >= 0) close(fd);
+    const std::string cmd = std::string(ptxas) + " -arch=sm_90 " + path + " -o /dev/null 2>&1";
+    const int rc = wrote ? std::system(cmd.c_str()) : -1;
+    unlink(path);
+    check("copy_kernel_ptxas_sm90", rc == 0, "(" + cmd + ": " + std::to_string(rc) + ")");
+  } else {
+    std::printf("UNIT copy_kernel_ptxas_sm90: INFO KOPT_PTXAS not set: the PTX was not assembled\n");
+  }
 
   return unit::summary();
 }
