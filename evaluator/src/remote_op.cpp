@@ -308,7 +308,7 @@ void RemoteOp::attach() {
     why = "the judge did not find the input region in its memory map";
   } else if (in_len < in_->size) {
     why = "the input region is not mapped whole (its first mapping covers " + std::to_string(in_len) + " of " +
-          std::to_string(in_->size) + " bytes: split, by mprotect or munmap in the process)";
+          std::to_string(in_->size) + " bytes: split by mprotect or munmap, or mapped again at a lower address, by the process)";
   } else {
     unsigned char nonce[64], saved[64], probe[64];
     std::random_device rd;

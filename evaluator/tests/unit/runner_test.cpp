@@ -5,6 +5,8 @@
 // honest traps beside them. Runs the kopt-bench binary like the user does.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "bench_run.hpp"
 
 using nlohmann::json;
@@ -99,6 +101,18 @@ TEST(Reports, AnUnreadableRunnerIsRefusedNotCopiedFrom) {
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_FALSE(has(r.out, "copied by the runner|candidate's process copied its own outputs")) << r.out;
 }
+// A page of the input region mapped again at a lower address from a static constructor: once the
+// judge took it for the region and the evaluation hung to its wall-clock limit with no result line;
+// now it is refused at load, promptly, with a result line (an honest relu otherwise).
+TEST(Reports, AMappingOfTheInputsBelowTheRunnersIsRefusedPromptly) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Outcome r = evaluate("relu.pt", "relu.json", cheat("low_mapping"));
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  expect_flagged(r, "ERROR: runtime error while loading the candidate: refused: the judge cannot read the candidate's "
+                    "process memory \\(the input region is not mapped whole \\(its first mapping covers 4096 of");
+  EXPECT_LT(s, 120.0) << "no prompt result: " << r.out;
+}
+
 TEST(HonestTraps, ProtectingItsOwnMemoryIsNotRefused) {
   Outcome r = evaluate("relu.pt", "relu.json", honest("protected_own_pages"));
   expect_honest(r);
