@@ -7,8 +7,10 @@
 #       (git-ignored), the folder the device call carries
 #   bash evaluator/tests/device/run.sh             there (carry .device-prep): unpacks them with
 #       dpkg -x into the build folder, finds torch through python3, checks nvcc's CUDA major against
-#       torch's, builds with TORCH_CXX_FLAGS everywhere and Landlock's library folders, and runs every
-#       GPU check; stops itself within KOPT_DEVICE_BUDGET_S (default 420 s; the 8-minute limit)
+#       torch's, builds with TORCH_CXX_FLAGS everywhere and Landlock's library folders (and with
+#       -DKOPT_PYTHON=that python3, for KernelBench-format Python solutions), and runs every GPU check,
+#       the Python solutions of candidates/python/ last; stops itself within KOPT_DEVICE_BUDGET_S
+#       (default 420 s; the 8-minute limit)
 #   bash evaluator/tests/device/run.sh --dry-run   here, no GPU: the same steps on a fake virtual-
 #       environment layout (a venv over Debian's CPU torch, a pip-style nvidia/cu13/lib holding the
 #       toolkit's libcupti), built with KOPT_BENCH_CUDA=TOOLKIT, one confined CPU evaluation; each GPU
@@ -67,10 +69,11 @@ CACHE="$WORK/cache"
 
 # Every check this script can report, in order: whatever was not reached is reported SKIP with the
 # reason in WHY_NOT (no GPU, dry run, a failed build, the budget spent), never left out.
-EXPECTED=(prepared cuda_major_match bwrap_namespaces build abi_flags_everywhere cuda_half_linked landlock_library_dirs
+EXPECTED=(prepared cuda_major_match bwrap_namespaces build python_build abi_flags_everywhere cuda_half_linked landlock_library_dirs
   cuda_unit honest_relu_kernel honest_plain_cu honest_cublas cached_eval noise_intervals confinement_gpu cupti_used cupti_vs_events
   side_stream_counted_cupti side_stream_counted_no_cupti async_unsynced cheat_l2_persist cheat_l2_persist_no_cupti
-  cheat_host_cache cpu_cheats_cuda_build stability_spread no_throttle device_time_floor)
+  cheat_host_cache cpu_cheats_cuda_build stability_spread no_throttle device_time_floor
+  python_torch_ops python_load_inline_cuda python_triton python_cheat)
 
 figure() { printf '%s\t%s\n' "$1" "$2" >> "$WORK/figures.tsv"; echo "FIGURE $1 = $2"; }
 left() { echo $((DEADLINE - $(date +%s))); }
@@ -150,6 +153,9 @@ else
 fi
 # The python's own bin folder first (a venv's cmake and ninja live there).
 PATH="$(dirname "$(command -v "$PY")"):$PATH"
+# Its path as given (a venv's python3, not the file the link resolves to): CMake's KOPT_PYTHON, the
+# interpreter kopt-bench embeds for Python solutions and runs for their build stage and the export.
+PY_ABS=$(command -v "$PY" || echo "$PY")
 if [ $MODE = device ] && [ $have_gpu -eq 0 ]; then
   echo "NO CUDA DEVICE: nvidia-smi finds no GPU; the device check cannot run here (--dry-run checks what can be)"
   WHY_NOT="no CUDA device on this machine"
@@ -258,7 +264,7 @@ if [ $MODE = dry ]; then CUDA_MODE=TOOLKIT; ARCH=${CUDA_ARCH:-90}; else CUDA_MOD
 LIBDIRS="$TORCH_DIR${NVIDIA_DIRS:+;$NVIDIA_DIRS}"
 cfg=(-S "$ROOT/evaluator" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DKOPT_BENCH_TESTS=OFF -DKOPT_BENCH_CUDA="$CUDA_MODE"
   -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" -DCUDAToolkit_ROOT="$CUDA_ROOT" -DKOPT_BENCH_CUDA_ARCHS="$ARCH"
-  -DKOPT_BENCH_LIBRARY_DIRS="$LIBDIRS" -DKOPT_BENCH_BWRAP="$BWRAP")
+  -DKOPT_BENCH_LIBRARY_DIRS="$LIBDIRS" -DKOPT_BENCH_BWRAP="$BWRAP" -DKOPT_PYTHON="$PY_ABS")
 [ $CUDA_MODE = ON ] && cfg+=(-DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES="$ARCH")
 [ "$NL_INC" != . ] && [ "$NL_INC" != /usr/include ] && cfg+=(-DKOPT_NLOHMANN_INCLUDE="$NL_INC")
 [ -n "$SECCOMP_A" ] && [ -n "$SECCOMP_H" ] && cfg+=(-DKOPT_SECCOMP_LIB="$SECCOMP_A" -DKOPT_SECCOMP_INCLUDE="$(dirname "$SECCOMP_H")")
@@ -281,6 +287,22 @@ fi
 check build "$([ $rc -eq 0 ] && [ $brc -eq 0 ] && echo 0 || echo 1)" \
   "(KOPT_BENCH_CUDA=$CUDA_MODE, sm_$ARCH, configure exit $rc, build exit $brc, $(since "$t0") s; targets ${targets[*]})"
 figure build_s "$(since "$t0")"
+# Python solutions: CMake embeds KOPT_PYTHON only with its development files (Python.h, libpython;
+# find_package(Python3 ... Development.Embed)) and says so in one line. When they are OFF, the Python
+# checks at the end are reported FAIL with this reason, not skipped.
+PY_ON=0 PY_WHY=""
+if [ $rc -eq 0 ]; then
+  grep -q 'kopt-bench: Python solutions ON' "$WORK/configure.log" && PY_ON=1
+  py_line=$(grep -m1 'kopt-bench: Python solutions' "$WORK/configure.log" | sed 's/^-- //')
+  py_dev=$("$PY_ABS" -c '
+import os, sysconfig as s
+inc = s.get_paths()["include"]; lib = os.path.join(s.get_config_var("LIBDIR") or "?", s.get_config_var("LDLIBRARY") or "?")
+have = lambda p: "present" if os.path.exists(p) else "MISSING"
+print("Python %s; %s/Python.h %s; %s %s" % (s.get_python_version(), inc, have(os.path.join(inc, "Python.h")), lib, have(lib)))' 2>&1 | tail -1)
+  PY_WHY="${py_line:-no \"kopt-bench: Python solutions\" line in the configure log}; $py_dev"
+  figure python "$PY_ABS: $PY_WHY"
+  check python_build "$([ $PY_ON = 1 ] && echo 0 || echo 1)" "(configured with -DKOPT_PYTHON=$PY_ABS: $PY_WHY)"
+fi
 B="$BUILD/kopt-bench"
 if [ $rc -ne 0 ] || [ $brc -ne 0 ]; then WHY_NOT="the build failed (build-failure.log)"; finish; fi
 "$B" --version | head -3
@@ -292,6 +314,14 @@ bench() { # ref, inputs, solution, extra args...: one kopt-bench evaluation, its
   local ref=$1 inp=$2 sol=$3 lim; shift 3
   lim=$(($(left) + 30)); [ "$lim" -lt 240 ] || lim=240; [ "$lim" -gt 10 ] || lim=10
   timeout "$lim" "$B" --ref "$FIX/$ref" --inputs "$inp" --solution "$sol" --cache-dir "$CACHE" "${WEAKER[@]}" "$@" 2>&1
+}
+# KernelBench-format Python solutions (candidates/python/): the problem is relu_problem.py itself,
+# exported by kopt-bench (no --inputs: the judge draws the inputs on the device from the exported spec).
+PYC="$C/python"
+pybench() { # solution file in candidates/python, extra args...: as bench
+  local sol=$1 lim; shift
+  lim=$(($(left) + 30)); [ "$lim" -lt 240 ] || lim=240; [ "$lim" -gt 10 ] || lim=10
+  timeout "$lim" "$B" --ref "$PYC/relu_problem.py" --solution "$PYC/$sol" --cache-dir "$CACHE" "${WEAKER[@]}" "$@" 2>&1
 }
 # The confinement an evaluation reported (native_metrics.isolation), against what this run expects:
 # bubblewrap's namespaces, seccomp, Landlock applied with the library folders of torch, of its nvidia
@@ -357,6 +387,13 @@ if step warm_compile; then
   for c in deferred_thread alias_output; do
     bench relu.pt "$FIX/relu.json" "$TESTS/cheats/$c.cpp" --device cpu --no-timing --baseline "$WORK/wc-$c.json" > "$WORK/wc-$c.out" &
   done
+  # The Python solutions' build stage (the problem's export, load_inline's nvcc, about a minute; Triton's
+  # JIT), one after another beside the C++ compiles: the python_* checks at the end then find them cached.
+  if [ "$PY_ON" = 1 ]; then
+    (for s in relu_inline_cuda relu_triton relu_torch pointer_replay; do
+       pybench "$s.py" --device cuda --no-timing --baseline "$WORK/wpy-$s.json" > "$WORK/wpy-$s.out"
+     done) &
+  fi
   wait
   grep -h '^COMPILED' "$WORK"/w*.out | sort | uniq -c | sed 's/^/  /'
 fi
@@ -504,5 +541,45 @@ if step device_time_floor; then
   figure device_time_floor "honest relu kernel: used, floor ms = $hf; forged: $fd"
   check device_time_floor "$([ "${hf%% *}" = runner ] && [ "$ff" = 1 ] && [ $code -ne 0 ] && echo 0 || echo 1)" \
     "(honest relu kernel: device time used, floor $hf; forged /100: flagged=$ff, exit $code)"
+fi
+
+# KernelBench-format Python solutions on the GPU (candidates/python/, relu over 8192x8192 float32):
+# torch ops, load_inline with cuda_sources, Triton, and a pointer-keyed replay cheat, each judged with
+# a short timing phase (the mutation sentinel and the reuse checks run in it). Built in warm_compile.
+PY_CHECKS=(python_torch_ops python_load_inline_cuda python_triton python_cheat)
+if [ "$PY_ON" != 1 ]; then
+  for name in "${PY_CHECKS[@]}"; do check "$name" 1 "(kopt-bench was built without Python solutions: $PY_WHY)"; done
+elif step python_solutions; then
+  py_eval() { # name, solution: a short timed evaluation; sets PY_OUT, PY_CODE, PY_SECS
+    local t; t=$(date +%s)
+    PY_OUT=$(pybench "$2" --device cuda --min-trials 3 --max-trials 10 --baseline "$WORK/bp-$1.json"); PY_CODE=$?
+    PY_SECS=$(since "$t")
+    echo "$PY_OUT" > "$WORK/py-$1.out"
+    echo "$PY_OUT" | grep -E '^(COMPILED|CORRECT|BACKEND|TIMER|RUNTIME|SPEEDUP|REWARD_HACK|ERROR|ADVISORY)' | sed 's/^/  /'
+  }
+  # What the payload says, on one line (the error's words squeezed, at most 300 characters).
+  py_said() {
+    echo "$PY_OUT" | kopt_field "(lambda m: 'compiled %s, correct %s, %s ms (reference %s ms), backend %s, timer %s, reward hacks %s%s' % (d.get('compiled'), d.get('correct'), d.get('latency_ms'), m.get('ref_runtime_ms'), m.get('backend'), m.get('timer'), d.get('reward_hacks', []), '; error: ' + ' '.join(str(d['error']).split())[:300] if d.get('error') else ''))(d.get('native_metrics', {}))"
+  }
+  py_honest() { # check name, solution, what else must hold (a python expression over d, '' = nothing)
+    py_eval "$1" "$2"
+    local good; good=$(echo "$PY_OUT" | kopt_field "int(d['correct'] is True and not d.get('reward_hack_detected') and (${3:-True}))")
+    check "$1" "$([ $PY_CODE -eq 0 ] && [ "$good" = 1 ] && echo 0 || echo 1)" \
+      "($2: exit $PY_CODE; $(py_said); $PY_SECS s${3:+; requires $3})"
+    [ "$good" = 1 ] || echo "$PY_OUT" | grep -v '^KERNEL_EVAL=' | tail -15 | sed 's/^/  | /'
+  }
+  py_honest python_torch_ops relu_torch.py ""
+  py_honest python_load_inline_cuda relu_inline_cuda.py "d['native_metrics'].get('backend') == 'cuda'"
+  if tri=$("$PY_ABS" -c 'import triton; print(triton.__version__)' 2>&1); then
+    figure triton "$(echo "$tri" | tail -1)"
+    py_honest python_triton relu_triton.py ""
+  else
+    check python_triton 1 "(import triton fails in $PY_ABS: $(echo "$tri" | tail -1))"
+  fi
+  # The cheat: compiled, and then either not correct or flagged; never correct and unflagged.
+  py_eval python_cheat pointer_replay.py
+  caught=$(echo "$PY_OUT" | kopt_field "int(d.get('compiled') is True and (d['correct'] is False or d.get('reward_hack_detected') is True))")
+  check python_cheat "$([ "$caught" = 1 ] && echo 0 || echo 1)" \
+    "(pointer_replay.py, outputs cached by x.data_ptr(): exit $PY_CODE; $(py_said); $PY_SECS s; must be incorrect or flagged)"
 fi
 finish
