@@ -67,6 +67,7 @@ window.__ModuleLoader__.load({
       'reason.converged': '监督确认没有进一步优化空间',
       'reason.budget': '评测次数用完，已请求收尾',
       'reason.no-progress': '连续几轮没有新评测，已请求收尾',
+      'reason.at-limit': '最好的内核已接近机器上限，已请求收尾',
       'reason.stopped': '手动停止',
       'sup.row': '监督',
       'sup.on': '开',
@@ -212,6 +213,7 @@ window.__ModuleLoader__.load({
       'reason.converged': 'the supervisor saw no further headroom',
       'reason.budget': 'evaluation budget used up, wrap-up requested',
       'reason.no-progress': 'no new evaluations for several rounds, wrap-up requested',
+      'reason.at-limit': 'the best kernel is within the configured fraction of the machine\'s limit, wrap-up requested',
       'reason.stopped': 'stopped by hand',
       'sup.row': 'Supervision',
       'sup.on': 'On',
@@ -783,7 +785,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
     }
 
     // ───────────────────────────── the curve ─────────────────────────────
-    const COLORS = { line: '#4d6bfe', ok: '#4d6bfe', bad: '#d64545', grid: 'rgba(120,128,140,.22)', best: '#1f8f5f', final: '#8a5cf6', prof: '#c27c0e', faint: '#7b8391' }
+    const COLORS = { line: '#4d6bfe', ok: '#4d6bfe', bad: '#d64545', grid: 'rgba(120,128,140,.22)', best: '#1f8f5f', final: '#8a5cf6', prof: '#c27c0e', faint: '#7b8391', limit: '#b8860b' }
 
     // Where the core's frame puts point i (docs/protocol.md, `chart.frame`): the points carry frame
     // values, so that the axes moving changes only the frame.
@@ -986,6 +988,11 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
       chart.bestLine ? h('g', null,
         h('line', { x1: P.left, x2: P.right, y1: chart.bestLine.y, y2: chart.bestLine.y, stroke: COLORS.best, strokeDasharray: '6 5', strokeWidth: 1.2, opacity: 0.75 }),
         h('text', { x: P.left + 6 * k, y: chart.bestLine.y - 6 * k, textAnchor: 'start', fontSize: 12 * k, fill: COLORS.best, 'data-kopt': 'bestline-label' }, `${t('axis.best')} ${chart.bestLine.label}`)) : null,
+      // the machine's limit (S-5): where ★'s bytes would move at the probed memory bandwidth
+      chart.limitLine ? h('g', { 'data-kopt': 'limit-line' },
+        h('line', { x1: P.left, x2: P.right, y1: chart.limitLine.y, y2: chart.limitLine.y, stroke: COLORS.limit, strokeDasharray: '2 4', strokeWidth: 1.4, opacity: 0.85 }),
+        h('text', { x: P.right - 6 * k, y: chart.limitLine.y + (chart.limitLine.above ? 14 : -6) * k, textAnchor: 'end', fontSize: 12 * k, fill: COLORS.limit, 'data-kopt': 'limit-label' },
+          [wordOf(chart, 'limit.line', activeLang()), chart.limitLine.label, chart.limitLine.above ? wordOf(chart, 'limit.above', activeLang()) : '', chart.limitLine.below ? wordOf(chart, 'limit.below', activeLang()) : ''].filter(Boolean).join(' '))) : null,
       // the line through successful evaluations, and the points
       h(Curve, { chart }),
       // markers
@@ -1052,6 +1059,9 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
           pt.vsBest ? h('div', { 'data-kopt': 'pop-vs-best', 'data-v': pt.vsBest.v, style: pt.vsBest.v === 'faster' ? { color: 'var(--k-ok)' } : pt.vsBest.v === 'slower' ? { color: 'var(--k-bad)' } : undefined },
             versusText(chart, 'best', pt.vsBest, activeLang()), pt.vsBestOf !== undefined ? h('span', { className: 'kopt-note' }, ` (#${pt.vsBestOf + 1})`) : null) : null,
           pt.vsReference ? h('div', { 'data-kopt': 'pop-vs-ref', 'data-v': pt.vsReference.v }, versusText(chart, 'ref', pt.vsReference, activeLang())) : null) : null,
+        pt.bandwidthLabel || pt.computeLabel ? h('div', { className: 'kopt-sec', 'data-kopt': 'pop-limit' },
+          pt.bandwidthLabel ? h('div', { 'data-kopt': 'pop-bandwidth' }, wordOf(chart, 'limit.bandwidth', activeLang()).replace('{pct}', pt.bandwidthLabel)) : null,
+          pt.computeLabel ? h('div', { 'data-kopt': 'pop-compute' }, wordOf(chart, 'limit.compute', activeLang()).replace('{pct}', pt.computeLabel)) : null) : null,
         h('div', { className: 'kopt-sec', 'data-kopt': 'pop-trust', 'data-trust': trust },
           h('b', { style: trust === 'plugin' ? { color: 'var(--k-ok)' } : undefined }, trust === 'plugin' ? '✓ ' : '', wordOf(chart, `trust.${trust}`, activeLang())),
           h('div', { className: 'kopt-note' }, `${it.tool} · seq ${it.seq}${it.jobId ? ` · job ${it.jobId}` : ''}${it.evaluationId ? ` · ${it.evaluationId}` : ''}${it.artifactPath ? ` · ${it.artifactPath}` : ''}`),
@@ -1088,7 +1098,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
     }
 
     // ───────────────────────────── controls ─────────────────────────────
-    function reasonText(t, r) { return ['finalized', 'converged', 'budget', 'no-progress', 'stopped'].includes(r) ? t(`reason.${r}`) : String(r) }
+    function reasonText(t, r) { return ['finalized', 'converged', 'budget', 'at-limit', 'no-progress', 'stopped'].includes(r) ? t(`reason.${r}`) : String(r) }
     function loopStatus(t, loop) {
       if (!loop) return ''
       if (loop.armed) return t('loop.running', { round: loop.round, done: loop.evalsDone, budget: loop.budget })

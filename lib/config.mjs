@@ -117,7 +117,7 @@ export function resolveConfig(raw, loopRules = coreLoopRules()) {
     id: [(x) => typeof x === 'string' && PRESET_ID.test(x) && x !== '.' && x !== '..', 'a directory name (letters, digits, . _ -)'],
   })
   // The loop's knobs, their defaults and bounds are the core's (include/kopt/loop.hpp LoopKnob).
-  const knobs = ['defaultBudget', 'maxNoProgressRounds', 'evalsPerTurn']
+  const knobs = ['defaultBudget', 'maxNoProgressRounds', 'evalsPerTurn', 'wrapUpAtLimitPct']
   const loop = loopRules == null
     ? section('loop', {}, {})
     : section('loop', {

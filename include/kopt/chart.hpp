@@ -54,12 +54,14 @@ inline constexpr std::size_t kExactSpan = 64;
 //   units; an unmeasured one at baselineY), empty,
 //   mode "speedup" | "latency", scale "linear" | "log", ticks [{y, label}], xTicks [{x, label}],
 //   points [{index, seq, v?, kind "ok" | "failed" | "unmeasured", pending?, failed?, label?,
-//   speedupLabel?}] (v: log10(latency) on a log scale, 1/latency on a linear one, for measured
+//   speedupLabel?, bandwidthLabel?, computeLabel? (S-5: "62.3%" of the probed limits)}] (v: log10(latency) on a log scale, 1/latency on a linear one, for measured
 //   points only: a point's item does not depend on the axes, so moving them changes only `frame`),
 //   line (SVG path through the ok points in iteration order in frame units "M i v L i v …", to be
 //   drawn under the frame's transform; "" when none),
 //   markers {best {index, x, y} | null, finalized [{index, x, y}], profiled [{seq, x}]},
-//   bestLine {y, label} | null, reference {latencyMs, label} | null, drift {min, max, ratio, count,
+//   bestLine {y, label} | null, limitLine {y, latencyMs, label, index, above?, below?} (S-5, only when ★
+//   carries native_metrics.bandwidth_fraction: the latency at which its bytes would move at the probed
+//   bandwidth, held at the plot's edge when outside it), reference {latencyMs, label} | null, drift {min, max, ratio, count,
 //   minLabel, maxLabel} | null, baselineY (where unmeasured points sit, below the axis),
 //   phases ["optimization" | "over-budget" | "wrap-up" per iteration], rowRounds [index into the
 //   series' rounds of the loop message in force for each iteration, or null], counts {optimization,
@@ -131,6 +133,7 @@ class ChartWriter {
     Versus vs_best = Versus::none, vs_ref = Versus::none;
     double best_pct = 0, best_pm = 0, ref_pct = 0, ref_pm = 0;
     std::uint32_t best_of = 0;
+    double bw = 0, cf = 0;  // S-5: bandwidth_fraction, compute_fraction (NaN where absent)
     bool operator==(const Point& o) const;
   };
   std::vector<Point> points_;             // of the last write

@@ -25,6 +25,7 @@ struct LoopState {
   std::optional<double> challengedFinalizeSeq;  // absent means -1
   std::optional<double> lastBestIndex;          // S-4: bestIndex at the last round's message; absent: unknown
   bool significantProgress = true;              // S-4 (a setting the rule reads; not written by to_json)
+  long long limitPct = 0;                        // S-5: wrap up when ★'s limit fraction ≥ this % (0 off; a setting too)
   static LoopState from_json(const json& j);    // key by key over the defaults
   json to_json() const;
 };
@@ -32,7 +33,7 @@ struct LoopState {
 struct Decision {
   std::string action;  // "stop" | "wrap-up" | "continue"
   long long evalsDone = 0;
-  std::optional<std::string> reason;  // "finalized" | "budget" | "no-progress"
+  std::optional<std::string> reason;  // "finalized" | "budget" | "at-limit" | "no-progress"
   json to_json() const;
 };
 
@@ -266,10 +267,14 @@ std::optional<double> accepted_finalize_seq(const Series& s);
 // where the best at that message carries an interval and significantProgress is on, a new best that is
 // not the SAME within noise (FASTER, or UNSURE when the new best has no interval).
 bool round_progressed(const Series& s, const LoopState& state);
+// S-5: ★ ran within `pct` % of the machine's limit (Iteration::limit_fraction × 100 ≥ pct); false when pct ≤ 0
+// (off) or ★ carries no fraction.
+bool at_limit(const Series& s, long long pct);
 Decision decide_continuation(const Series& s, const LoopState& state, long long max_no_progress_rounds);
 long long evals_over_budget(const Series& s, long long budget);
 
-// The `derived` object of the vectors. loop_inputs: {state?, maxNoProgressRounds?, evalsPerTurn?}.
+// The `derived` object of the vectors. loop_inputs: {state?, maxNoProgressRounds?, evalsPerTurn?,
+// significantProgress?, wrapUpAtLimitPct?}.
 json derived_json(const Series& s, bool has_user_task, const json& loop_inputs);
 
 }  // namespace kopt

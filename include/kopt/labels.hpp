@@ -34,8 +34,10 @@ std::string fraction_label(double f);
 // The tone of a verdict's tag: ok, dim (pending, unknown), warn (evaluator), bad (anything else).
 std::string_view verdict_tone(std::string_view verdict);
 
-// One word of the shared table: `key` is "verdict.<v>", "trust.<t>", "versus.<v>" (a comparison's short
-// word, faster / same / slower / unsure) or "md.<part>" (the markdown export's headers and notes).
+// One word of the shared table: `key` is "verdict.<v>", "trust.<t>", "limit.<part>" (distance to the
+// machine's limit, issue 49: the popover's "{pct} of memory bandwidth", the curve's limit line), "versus.<v>"
+// (a comparison's short word, faster / same / slower / unsure) or "md.<part>" (the markdown export's headers
+// and notes).
 struct Word {
   const char* key;
   const char* zh;
@@ -46,7 +48,7 @@ const std::vector<Word>& words();
 const char* word(std::string_view key, bool zh);
 // The verdicts, in table order, whose tone words_json lists.
 const std::vector<const char*>& verdict_names();
-// The words the tab draws (verdict.* and trust.*) as one JSON object, {"zh":{key:word…},"en":{…},
+// The words the tab draws (verdict.*, trust.* and limit.*) as one JSON object, {"zh":{key:word…},"en":{…},
 // "tone":{verdict:tone…}} (js_stringify form); the export words (versus.*, md.*) are written by the core
 // alone and stay out of the chart.
 std::string words_json();

@@ -65,9 +65,12 @@ struct LoopKnob {
 inline constexpr LoopKnob kDefaultBudget{"defaultBudget", 20, kBudgetMin, kBudgetMax};
 inline constexpr LoopKnob kEvalsPerTurn{"evalsPerTurn", 3, 0, 100};
 inline constexpr LoopKnob kMaxNoProgressRounds{"maxNoProgressRounds", 2, 1, 100};
+// S-5: wrap up once ★ runs within this % of the machine's limit (its native_metrics' bandwidth_fraction
+// or compute_fraction, the larger, at least pct / 100); 0 = off, the default.
+inline constexpr LoopKnob kWrapUpAtLimitPct{"wrapUpAtLimitPct", 0, 0, 100};
 inline constexpr bool kChallengeFinalize = true;
 inline constexpr bool kSignificantProgress = true;  // S-4
-// {"defaultBudget": {"default", "min", "max"}, "evalsPerTurn": …, "maxNoProgressRounds": …,
+// {"defaultBudget": {"default", "min", "max"}, "evalsPerTurn": …, "maxNoProgressRounds": …, "wrapUpAtLimitPct": …,
 //  "challengeFinalize": {"default"}, "budget": {"min", "max"}}
 json loop_rules_json();
 
@@ -78,10 +81,11 @@ struct LoopSettings {
   bool challengeFinalize = kChallengeFinalize;  // an early finalize with budget left goes to the supervisor
   // S-4: where the points carry intervals, a round is progress only when the best became significantly faster.
   bool significantProgress = kSignificantProgress;
+  long long wrapUpAtLimitPct = kWrapUpAtLimitPct.fallback;  // S-5: 0 = off
   std::string finalizeHint = "run_finalize / kernel_finalize";
   std::string supervisorInstructions; // appended to the rubric
   bool available = true;              // the host composed the loop (agents + llm)
-  // Keys as in the plugin config: defaultBudget, evalsPerTurn, maxNoProgressRounds (a value outside
+  // Keys as in the plugin config: defaultBudget, evalsPerTurn, maxNoProgressRounds, wrapUpAtLimitPct (a value outside
   // its LoopKnob's bounds is left at the default), challengeFinalize, finalizeHint, instructions,
   // available. Unknown keys ignored.
   static LoopSettings from_json(const json& j);
@@ -119,7 +123,7 @@ struct Action {
   std::string system, prompt;
   Route route;
   int attempt = 1;
-  // disarmed: the reason (finalized | converged | budget | no-progress | stopped).
+  // disarmed: the reason (finalized | converged | budget | at-limit | no-progress | stopped).
   std::string reason;
   json to_json() const;
 };

@@ -1,10 +1,12 @@
 // The panel state (spec P-2, P-3): iterations, plans, environments, rounds and the seq lists.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -91,6 +93,11 @@ struct Noise {
   std::optional<long long> samples;
 };
 
+// Distance to the limit (issue 49): the metrics that say how far a point is from the machine's limit
+// (kopt-bench's fractions of the probed memory bandwidth and compute peak). C-4 keeps them past its
+// 12 entries and they do not count toward them, so the panel has them whatever order a payload lists.
+inline bool always_kept_metric(std::string_view key) { return key == "bandwidth_fraction" || key == "compute_fraction"; }
+
 struct Iteration {
   // The fields the rules read of every row (RowTable::update, the report's and the loop's walks) come
   // first, so that a walk over 50k rows touches their first cache lines only (an Iteration is ~740 bytes).
@@ -124,6 +131,18 @@ struct Iteration {
   double time = std::numeric_limits<double>::quiet_NaN();
 
   bool is_replay() const { return channel && *channel == "replay"; }
+  // A metric's value by key (the first entry with it), or nullopt.
+  std::optional<double> metric(std::string_view key) const {
+    for (const auto& [k, v] : metrics)
+      if (k == key) return v;
+    return std::nullopt;
+  }
+  // Spec S-5: how near the machine's limit it ran, the larger of its fractions; nullopt when it has none.
+  std::optional<double> limit_fraction() const {
+    const auto b = metric("bandwidth_fraction"), c = metric("compute_fraction");
+    if (b && c) return std::max(*b, *c);
+    return b ? b : c;
+  }
   // Spec S-1: the latency's interval, or nullopt when the payload gave none.
   std::optional<Interval> latency_ci() const { return noise ? noise->latencyCi : std::nullopt; }
   // I-1 / H-3: correct, no reward hack, no error, measured.

@@ -2,7 +2,7 @@ import { Fragment, h, useEffect, useRef, useState } from './head.js'
 import { activeLang } from './strings.js'
 import { control, useEfforts, useModels } from './data.js'
     // ───────────────────────────── controls ─────────────────────────────
-    function reasonText(t, r) { return ['finalized', 'converged', 'budget', 'no-progress', 'stopped'].includes(r) ? t(`reason.${r}`) : String(r) }
+    function reasonText(t, r) { return ['finalized', 'converged', 'budget', 'at-limit', 'no-progress', 'stopped'].includes(r) ? t(`reason.${r}`) : String(r) }
     export function loopStatus(t, loop) {
       if (!loop) return ''
       if (loop.armed) return t('loop.running', { round: loop.round, done: loop.evalsDone, budget: loop.budget })

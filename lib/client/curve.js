@@ -2,7 +2,7 @@ import { Fragment, h, memo, useCallback, useLayoutEffect, useRef, useState } fro
 import { fmtGap, lastBefore, toneOf, trustOf, verdictOf, versusText, wordOf } from './helpers.js'
 import { activeLang } from './strings.js'
     // ───────────────────────────── the curve ─────────────────────────────
-    export const COLORS = { line: '#4d6bfe', ok: '#4d6bfe', bad: '#d64545', grid: 'rgba(120,128,140,.22)', best: '#1f8f5f', final: '#8a5cf6', prof: '#c27c0e', faint: '#7b8391' }
+    export const COLORS = { line: '#4d6bfe', ok: '#4d6bfe', bad: '#d64545', grid: 'rgba(120,128,140,.22)', best: '#1f8f5f', final: '#8a5cf6', prof: '#c27c0e', faint: '#7b8391', limit: '#b8860b' }
 
     // Where the core's frame puts point i (docs/protocol.md, `chart.frame`): the points carry frame
     // values, so that the axes moving changes only the frame.
@@ -205,6 +205,11 @@ import { activeLang } from './strings.js'
       chart.bestLine ? h('g', null,
         h('line', { x1: P.left, x2: P.right, y1: chart.bestLine.y, y2: chart.bestLine.y, stroke: COLORS.best, strokeDasharray: '6 5', strokeWidth: 1.2, opacity: 0.75 }),
         h('text', { x: P.left + 6 * k, y: chart.bestLine.y - 6 * k, textAnchor: 'start', fontSize: 12 * k, fill: COLORS.best, 'data-kopt': 'bestline-label' }, `${t('axis.best')} ${chart.bestLine.label}`)) : null,
+      // the machine's limit (S-5): where ★'s bytes would move at the probed memory bandwidth
+      chart.limitLine ? h('g', { 'data-kopt': 'limit-line' },
+        h('line', { x1: P.left, x2: P.right, y1: chart.limitLine.y, y2: chart.limitLine.y, stroke: COLORS.limit, strokeDasharray: '2 4', strokeWidth: 1.4, opacity: 0.85 }),
+        h('text', { x: P.right - 6 * k, y: chart.limitLine.y + (chart.limitLine.above ? 14 : -6) * k, textAnchor: 'end', fontSize: 12 * k, fill: COLORS.limit, 'data-kopt': 'limit-label' },
+          [wordOf(chart, 'limit.line', activeLang()), chart.limitLine.label, chart.limitLine.above ? wordOf(chart, 'limit.above', activeLang()) : '', chart.limitLine.below ? wordOf(chart, 'limit.below', activeLang()) : ''].filter(Boolean).join(' '))) : null,
       // the line through successful evaluations, and the points
       h(Curve, { chart }),
       // markers
@@ -271,6 +276,9 @@ import { activeLang } from './strings.js'
           pt.vsBest ? h('div', { 'data-kopt': 'pop-vs-best', 'data-v': pt.vsBest.v, style: pt.vsBest.v === 'faster' ? { color: 'var(--k-ok)' } : pt.vsBest.v === 'slower' ? { color: 'var(--k-bad)' } : undefined },
             versusText(chart, 'best', pt.vsBest, activeLang()), pt.vsBestOf !== undefined ? h('span', { className: 'kopt-note' }, ` (#${pt.vsBestOf + 1})`) : null) : null,
           pt.vsReference ? h('div', { 'data-kopt': 'pop-vs-ref', 'data-v': pt.vsReference.v }, versusText(chart, 'ref', pt.vsReference, activeLang())) : null) : null,
+        pt.bandwidthLabel || pt.computeLabel ? h('div', { className: 'kopt-sec', 'data-kopt': 'pop-limit' },
+          pt.bandwidthLabel ? h('div', { 'data-kopt': 'pop-bandwidth' }, wordOf(chart, 'limit.bandwidth', activeLang()).replace('{pct}', pt.bandwidthLabel)) : null,
+          pt.computeLabel ? h('div', { 'data-kopt': 'pop-compute' }, wordOf(chart, 'limit.compute', activeLang()).replace('{pct}', pt.computeLabel)) : null) : null,
         h('div', { className: 'kopt-sec', 'data-kopt': 'pop-trust', 'data-trust': trust },
           h('b', { style: trust === 'plugin' ? { color: 'var(--k-ok)' } : undefined }, trust === 'plugin' ? '✓ ' : '', wordOf(chart, `trust.${trust}`, activeLang())),
           h('div', { className: 'kopt-note' }, `${it.tool} · seq ${it.seq}${it.jobId ? ` · job ${it.jobId}` : ''}${it.evaluationId ? ` · ${it.evaluationId}` : ''}${it.artifactPath ? ` · ${it.artifactPath}` : ''}`),

@@ -65,6 +65,8 @@ before(async () => {
       // Spec S: points with intervals (labels faster / same / unsure / slower); H-8: a refused finalize.
       noise: { events: vector('s01-compare-rule-labels') },
       refused: { events: vector('h04-final-refused-wrong') },
+      // S-5: points that carry their fractions of the machine's limits (★ at 7.55 % of the bandwidth).
+      limits: { events: vector('s09-limit-fractions-kept') },
       // An evaluation under way: its call logged, no result yet.
       waiting: { events: [...demoEvents({ n: 6, finalize: false }), pendingEvaluation(50_000)] },
       // Issue 48: a shell line relayed by the agent with a four-digit speedup, then an evaluation under way.
@@ -290,6 +292,36 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
         const rows = page.locator('[data-kopt=records] [data-kopt=row-vs]')
         assert.ok((await rows.allInnerTexts()).some(x => x.includes(lang === 'zh' ? '比此前的最佳 ★ 慢' : 'slower than the ★ before it')), 'the record names the slower row')
         await page.screenshot({ path: path.join(artifacts, `noise-${lang}-${viewport.width}.png`) })
+        assert.deepEqual(errors, [])
+        await page.close()
+      }
+    }
+  })
+
+  test('distance to the limit: the popover says the fractions in the core\'s words and the curve draws ★\'s limit line (zh and en, 1100×720 and 1440×900)', async () => {
+    const want = {
+      zh: { bw: '占内存带宽上限的 62%', cf: '占算力峰值的 31%', line: '内存带宽 100% 75.5µs （在图的上方）' },
+      en: { bw: '62% of memory bandwidth', cf: '31% of the compute peak', line: '100 % of memory bandwidth 75.5µs (above the plot)' },
+    }
+    for (const viewport of [{ width: 1100, height: 720 }, { width: 1440, height: 900 }]) {
+      for (const lang of ['zh', 'en']) {
+        const { page, errors } = await open('limits', lang, { viewport })
+        await page.waitForSelector('[data-kopt=chart]')
+        const label = page.locator('[data-kopt=limit-line] [data-kopt=limit-label]')
+        assert.equal(await label.textContent(), want[lang].line)
+        const plot = JSON.parse(host.state.get('limits').body).chart.plot
+        assert.equal(await page.locator('[data-kopt=limit-line] line').getAttribute('y1'), String(plot.top))
+        await page.locator('[data-kopt=chart]').focus()
+        await page.keyboard.press('ArrowRight') // #1: 62 % of the bandwidth, 31 % of the compute peak
+        const pop = page.locator('[data-kopt=popover]')
+        assert.equal(await pop.locator('[data-kopt=pop-bandwidth]').innerText(), want[lang].bw)
+        assert.equal(await pop.locator('[data-kopt=pop-compute]').innerText(), want[lang].cf)
+        const box = await page.locator('[data-kopt=chart]').boundingBox(), pb = await pop.boundingBox()
+        assert.ok(pb.x >= box.x - 1 && pb.x + pb.width <= box.x + box.width + 1, `${lang} ${viewport.width}: popover inside the chart horizontally`)
+        await page.keyboard.press('ArrowRight') // #2 (★): the bandwidth only
+        assert.match(await pop.locator('[data-kopt=pop-bandwidth]').innerText(), /7\.55%/)
+        assert.equal(await pop.locator('[data-kopt=pop-compute]').count(), 0)
+        await page.screenshot({ path: path.join(artifacts, `limits-${lang}-${viewport.width}.png`) })
         assert.deepEqual(errors, [])
         await page.close()
       }

@@ -33,6 +33,7 @@ TEST(LoopWire, DecisionsFromTheWireMatchTheVectors) {
     const json& in = d.at("loopInputs");
     LoopState st = LoopState::from_json(in.at("state"));
     st.significantProgress = in.value("significantProgress", true);
+    st.limitPct = in.value("wrapUpAtLimitPct", 0LL);
     const Decision dec = decide_continuation(s, st, in.at("maxNoProgressRounds").get<long long>());
     EXPECT_EQ(dec.to_json(), d.at("decision")) << name;
     EXPECT_EQ(completed_evals(s), d.at("completedEvals").get<long long>()) << name;

@@ -131,6 +131,11 @@ const std::vector<Word>& words() {
       {"trust.tool", "评测工具直接返回", "returned by the evaluator tool"},
       {"trust.self-reported", "Agent 转述的测量", "relayed by the agent"},
       {"trust.job", "后台任务输出", "background job output"},
+      {"limit.bandwidth", "占内存带宽上限的 {pct}", "{pct} of memory bandwidth"},
+      {"limit.compute", "占算力峰值的 {pct}", "{pct} of the compute peak"},
+      {"limit.line", "内存带宽 100%", "100 % of memory bandwidth"},
+      {"limit.above", "（在图的上方）", "(above the plot)"},
+      {"limit.below", "（在图的下方）", "(below the plot)"},
       {"versus.faster", "更快", "faster"},
       {"versus.same", "噪声内相同", "same within noise"},
       {"versus.slower", "更慢", "slower"},
@@ -170,10 +175,10 @@ const std::vector<const char*>& verdict_names() {
 }
 
 namespace {
-// The tab draws the verdict and provenance words itself; the export words are the core's alone.
+// The tab draws the verdict, provenance and limit words itself; the export words are the core's alone.
 bool sent_to_tab(const Word& w) {
   const std::string_view k = w.key;
-  return k.rfind("verdict.", 0) == 0 || k.rfind("trust.", 0) == 0;
+  return k.rfind("verdict.", 0) == 0 || k.rfind("trust.", 0) == 0 || k.rfind("limit.", 0) == 0;
 }
 }  // namespace
 

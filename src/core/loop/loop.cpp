@@ -37,7 +37,7 @@ bool valid_budget(double v) {
 
 json loop_rules_json() {
   json out = json::object();
-  for (const LoopKnob& k : {kDefaultBudget, kEvalsPerTurn, kMaxNoProgressRounds}) {
+  for (const LoopKnob& k : {kDefaultBudget, kEvalsPerTurn, kMaxNoProgressRounds, kWrapUpAtLimitPct}) {
     json r = json::object();
     r["default"] = k.fallback;
     r["min"] = k.min;
@@ -68,6 +68,7 @@ LoopSettings LoopSettings::from_json(const json& j) {
   knob(kDefaultBudget, s.defaultBudget);
   knob(kEvalsPerTurn, s.evalsPerTurn);
   knob(kMaxNoProgressRounds, s.maxNoProgressRounds);
+  knob(kWrapUpAtLimitPct, s.wrapUpAtLimitPct);
   if (auto it = j.find("challengeFinalize"); it != j.end() && it->is_boolean()) s.challengeFinalize = it->get<bool>();
   if (auto it = j.find("significantProgress"); it != j.end() && it->is_boolean()) s.significantProgress = it->get<bool>();
   if (auto it = j.find("available"); it != j.end() && it->is_boolean()) s.available = it->get<bool>();
@@ -141,6 +142,7 @@ LoopState LoopController::loop_state() const {
   st.challengedFinalizeSeq = challengedFinalizeSeq_;
   if (lastBest_) st.lastBestIndex = static_cast<double>(*lastBest_);
   st.significantProgress = settings_.significantProgress;
+  st.limitPct = settings_.wrapUpAtLimitPct;
   return st;
 }
 

@@ -166,7 +166,9 @@ std::string wrapup_text(Lang lang, long long evals_done, long long budget, std::
   out += ' ' + num(evals_done) + "/" + num(budget);
   out += anchors::kCountersSuffix;
   out += "; stopping (" + std::string(reason) + ").";
-  if (zh) out += reason == "budget" ? " 评测预算已用完。" : " 连续几轮没有新的评测。";
+  if (reason == "at-limit") out += zh ? " 最好的内核已接近这台机器的上限（达到配置的占比）。"
+                                      : " The best kernel runs within the configured fraction of the machine's limit.";
+  else if (zh) out += reason == "budget" ? " 评测预算已用完。" : " 连续几轮没有新的评测。";
   review_block(out, review, lang);
   out += "\n\n";
   out += anchors::kWrapupCloseLine;

@@ -215,7 +215,8 @@ bool ChartWriter::Point::operator==(const Point& o) const {
   return same_number(seq, o.seq) && same_number(latency, o.latency) && same_number(speedup, o.speedup) &&
          flags == o.flags && seq_text == o.seq_text && same_number(ci_lo, o.ci_lo) && same_number(ci_hi, o.ci_hi) &&
          vs_best == o.vs_best && vs_ref == o.vs_ref && same_number(best_pct, o.best_pct) && same_number(best_pm, o.best_pm) &&
-         same_number(ref_pct, o.ref_pct) && same_number(ref_pm, o.ref_pm) && best_of == o.best_of;
+         same_number(ref_pct, o.ref_pct) && same_number(ref_pm, o.ref_pm) && best_of == o.best_of &&
+         same_number(bw, o.bw) && same_number(cf, o.cf);
 }
 
 // One write's geometry: the plot box, the scale and the axes, derived from the rows' facts alone
@@ -421,6 +422,7 @@ ChartWriter::PointsWritten ChartWriter::points(SeriesView s, const RowTable& row
     p.ci_lo = ci ? ci->lo : nan, p.ci_hi = ci ? ci->hi : nan;
     if (const auto c = versus_best(its, i)) p.vs_best = c->verdict, p.best_pct = c->effectPct, p.best_pm = c->pmPct, p.best_of = it.bestBefore;
     if (const auto c = versus_reference(it)) p.vs_ref = c->verdict, p.ref_pct = c->effectPct, p.ref_pm = c->pmPct;
+    if (measured) p.bw = it.metric("bandwidth_fraction").value_or(nan), p.cf = it.metric("compute_fraction").value_or(nan);
     return p;
   };
   // Rows the caller vouches for have the same inputs, but for those labelled by the pooled
@@ -529,6 +531,9 @@ ChartWriter::PointsWritten ChartWriter::points(SeriesView s, const RowTable& row
       versus("vsBest", p.vs_best, p.best_pct, p.best_pm);
       if (p.vs_best != Versus::none) pt.key("vsBestOf").num(static_cast<double>(p.best_of));
       versus("vsReference", p.vs_ref, p.ref_pct, p.ref_pm);
+      // S-5: the fractions of the machine's limits, as the popover reads them ("62.3%").
+      if (std::isfinite(p.bw) && p.bw > 0) pt.key("bandwidthLabel").str(fraction_label(p.bw));
+      if (std::isfinite(p.cf) && p.cf > 0) pt.key("computeLabel").str(fraction_label(p.cf));
     } else {
       pt.key("kind").str("unmeasured");
       if (p.flags & 4u) pt.key("pending").boolean(true);
@@ -619,6 +624,27 @@ void ChartWriter::markers(SeriesView s, const Frame& f, std::string& marks) cons
     m.close('}');
   } else {
     m.null().value_done();
+  }
+  // S-5: the limit as a line, only when ★ carries its fraction of the probed memory bandwidth: the
+  // latency at which its bytes would move at that bandwidth (latency × fraction). Held at the plot's
+  // edge (`above` / `below`) when the axes do not reach it: the axes follow the measured latencies.
+  if (best_drawn) {
+    const RowFacts& b = rs[*s.bestIndex];
+    const auto frac = s.iterations[*s.bestIndex].metric("bandwidth_fraction");
+    if (frac && std::isfinite(*frac) && *frac > 0) {
+      const double lat = b.latency * *frac;
+      std::string label = format_latency(lat);
+      if (speedup_mode) label = speedup_label(*f.ref / lat) + " · " + label;
+      const double y = f.y_of_latency(lat);
+      m.key("limitLine").open('{');
+      m.key("y").num(std::clamp(y, f.top, f.bottom));
+      m.key("latencyMs").num(lat);
+      m.key("label").str(label);
+      m.key("index").num(static_cast<double>(*s.bestIndex));
+      if (y < f.top) m.key("above").boolean(true);
+      if (y > f.bottom) m.key("below").boolean(true);
+      m.close('}');
+    }
   }
 
   // Markers.

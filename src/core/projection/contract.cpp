@@ -315,7 +315,7 @@ void apply_payload_fields(Iteration& it, const json& p, std::vector<FieldNote>* 
   }
 
   if (auto m = p.find("native_metrics"); m != p.end() && m->is_object()) {
-    std::size_t dropped = 0, over = 0;
+    std::size_t dropped = 0, over = 0, kept = 0;
     for (auto e = m->begin(); e != m->end(); ++e) {
       if (e.key() == "slurm") {
         read_slurm(it, e.value(), note);
@@ -323,8 +323,12 @@ void apply_payload_fields(Iteration& it, const json& p, std::vector<FieldNote>* 
       }
       auto n = as_number(e.value());
       if (!n) ++dropped;
-      else if (it.metrics.size() < 12) it.metrics.emplace_back(e.key(), *n);
-      else ++over;
+      else if (kept < 12 || always_kept_metric(e.key())) {
+        it.metrics.emplace_back(e.key(), *n);
+        if (!always_kept_metric(e.key())) ++kept;
+      } else {
+        ++over;
+      }
     }
     if (dropped) note("native_metrics", std::to_string(dropped) + " entr" + (dropped == 1 ? "y is" : "ies are") + " not a number: dropped");
     if (over) note("native_metrics", std::to_string(over) + " entr" + (over == 1 ? "y" : "ies") + " past the first 12: dropped");

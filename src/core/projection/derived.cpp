@@ -660,6 +660,12 @@ bool round_progressed(const Series& s, const LoopState& state) {
   return c.verdict != Versus::same && c.verdict != Versus::slower;  // faster, or unsure (no interval to tell by)
 }
 
+bool at_limit(const Series& s, long long pct) {
+  if (pct <= 0 || !s.bestIndex || *s.bestIndex >= s.iterations.size()) return false;
+  const auto f = s.iterations[*s.bestIndex].limit_fraction();
+  return f && std::isfinite(*f) && *f * 100.0 >= static_cast<double>(pct);
+}
+
 Decision decide_continuation(const Series& s, const LoopState& state, long long max_no_progress_rounds) {
   Decision d;
   d.evalsDone = completed_evals(s);
@@ -670,6 +676,9 @@ Decision decide_continuation(const Series& s, const LoopState& state, long long 
   } else if (d.evalsDone >= state.budget) {
     d.action = "wrap-up";
     d.reason = "budget";
+  } else if (at_limit(s, state.limitPct)) {
+    d.action = "wrap-up";
+    d.reason = "at-limit";
   } else if (state.round > 0 && !round_progressed(s, state) && state.noProgressRounds + 1 >= max_no_progress_rounds) {
     d.action = "wrap-up";
     d.reason = "no-progress";
@@ -686,7 +695,7 @@ long long evals_over_budget(const Series& s, long long budget) {
 
 json derived_json(const Series& s, bool has_user_task, const json& loop_inputs) {
   json state = state_defaults();
-  long long max_np = 2, ept = 3;
+  long long max_np = 2, ept = 3, limit_pct = 0;
   bool significant = true;
   if (loop_inputs.is_object()) {
     if (auto st = loop_inputs.find("state"); st != loop_inputs.end() && st->is_object())
@@ -694,13 +703,16 @@ json derived_json(const Series& s, bool has_user_task, const json& loop_inputs) 
     max_np = int_or(loop_inputs, "maxNoProgressRounds", max_np);
     significant = bool_or(loop_inputs, "significantProgress", significant);
     ept = int_or(loop_inputs, "evalsPerTurn", ept);
+    limit_pct = int_or(loop_inputs, "wrapUpAtLimitPct", limit_pct);
   }
   LoopState ls = LoopState::from_json(state);
   ls.significantProgress = significant;
+  ls.limitPct = limit_pct;
 
   json j = json::object();
   j["loopInputs"] = json{{"state", state}, {"maxNoProgressRounds", max_np}, {"evalsPerTurn", ept}};
   if (!significant) j["loopInputs"]["significantProgress"] = false;
+  if (limit_pct > 0) j["loopInputs"]["wrapUpAtLimitPct"] = limit_pct;
   j["hasUserTask"] = has_user_task;
   j["completedEvals"] = completed_evals(s);
   j["evaluationPhases"] = evaluation_phases(s, ls.budget);

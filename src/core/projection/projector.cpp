@@ -874,6 +874,10 @@ void copy_outline(Iteration& it, const Iteration& src, bool finalized) {
   // The interval and labels (spec S): the chart's whiskers and words read them.
   it.noise = src.noise;
   it.vsBest = src.vsBest, it.vsReference = src.vsReference, it.bestBefore = src.bestBefore;
+  // The fractions of the machine's limits (spec S-5): the chart's labels and limit line and the loop read them.
+  it.metrics.clear();
+  for (const auto& m : src.metrics)
+    if (always_kept_metric(m.first)) it.metrics.push_back(m);
   // A plugin-measured point's hashes (DV-13): the comparison reads the reference's.
   it.plugin = src.plugin;
   if (src.plugin) it.sources = src.sources;
