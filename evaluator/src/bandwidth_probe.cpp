@@ -148,14 +148,23 @@ Limits probe_cpu_limits(size_t array_bytes, int runs) {
   l.detail["llc_mib"] = double(llc) / double(kMiB);
   l.detail["threads"] = threads;
 
-  // A float32 matmul large enough to be compute-bound (2 n^3 FLOPs), best of a few.
+  // A float32 matmul large enough to be compute-bound (2 n^3 FLOPs): n doubles from 256 until one
+  // takes 20 ms (at most 2048), then the best of the runs at that size.
   {
     at::NoGradGuard no_grad;
-    const int64_t mm = 1024;
-    at::Tensor x = at::rand({mm, mm}, at::kFloat), y = at::rand({mm, mm}, at::kFloat);
-    at::Tensor z = at::mm(x, y);
+    int64_t mm = 256;
+    at::Tensor x, y, z;
     double best = 1e30;
-    for (int r = 0; r < std::max(1, runs); ++r) {
+    for (;;) {
+      x = at::rand({mm, mm}, at::kFloat), y = at::rand({mm, mm}, at::kFloat);
+      z = at::mm(x, y);
+      const auto t0 = Clock::now();
+      at::mm_out(z, x, y);
+      best = seconds_since(t0);
+      if (best >= 0.02 || mm >= 2048) break;
+      mm *= 2;
+    }
+    for (int r = 1; r < std::max(1, runs); ++r) {
       const auto t0 = Clock::now();
       at::mm_out(z, x, y);
       best = std::min(best, seconds_since(t0));

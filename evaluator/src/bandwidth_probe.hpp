@@ -1,7 +1,7 @@
 // The judge's probes of the machine's limits (issue 49; machine_limits.hpp keeps and uses them).
 // CPU: a STREAM-like copy and triad over double arrays much larger than the last-level cache, on
 // LibTorch's intra-op threads (at::parallel_for), best of a few runs; and a float32 matmul's GFLOP/s
-// (at::mm). GPU (bandwidth_probe_cuda.hpp): a device copy kernel beside the peak from the device's
+// (at::mm, sized to take at least 20 ms). GPU (bandwidth_probe_cuda.hpp): a device copy kernel beside the peak from the device's
 // properties.
 #pragma once
 #include <cstddef>
@@ -18,7 +18,7 @@ size_t stream_array_bytes(size_t llc_bytes, size_t mem_bytes);
 size_t last_level_cache_bytes();
 
 // The CPU probe. `array_bytes` 0: stream_array_bytes for this machine; `runs` per kernel, best kept.
-Limits probe_cpu_limits(size_t array_bytes = 0, int runs = 5);
+Limits probe_cpu_limits(size_t array_bytes = 0, int runs = 3);
 
 // What the judge uses: this machine's limits for the backend it times on (cached, else probed now).
 MachineLimits judge_machine_limits(const std::string& cache_dir, bool cuda);

@@ -44,6 +44,6 @@ TEST(Limits, TheCpuProbeMeasuresBandwidthAndAMatmul) {
   EXPECT_NE(l.bandwidth_method.find("STREAM-like copy and triad, 3 double arrays of 16 MiB"), std::string::npos) << l.bandwidth_method;
   ASSERT_TRUE(l.compute_gflops.has_value());
   EXPECT_GT(*l.compute_gflops, 0.1);
-  EXPECT_NE(l.compute_method.find("float32 matmul 1024x1024x1024"), std::string::npos);
+  EXPECT_NE(l.compute_method.find("float32 matmul "), std::string::npos) << l.compute_method;
   EXPECT_GT(last_level_cache_bytes(), 0u);
 }
