@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <utility>
 
 #include "baseline.hpp"
@@ -121,324 +122,370 @@ class PendingJudge {
   std::string how_;
 };
 
-// One evaluation: parse, build, judge; its stdout goes to ctx.out. Returns the exit status.
-int evaluate(int argc, char** argv, EvalContext& ctx) {
-  auto emit = [&](const Result& r, int code) {
-    ctx.out += format_output(r);
+// One evaluation in the parent, in named stages as the judge's are: prepare (arguments, paths, the
+// cache and its key, a KernelBench problem's export, the spec), build the reference, build the
+// candidate, the baseline (frozen record and its key), judge (the job, the worker), report (the
+// result line). A stage that ends the evaluation returns its exit status; its stdout goes to ctx.out.
+class ParentRun {
+ public:
+  explicit ParentRun(EvalContext& ctx) : ctx_(ctx) {}
+
+  int run(int argc, char** argv) {
+    if (auto done = prepare(argc, argv)) return *done;
+    stage("build");
+    judge_.emplace(ctx_, exe_dir_ + "kopt-bench-worker", jd_ + "/worker.log");
+    const auto t_build = std::chrono::steady_clock::now();
+    if (auto done = build_reference()) return *done;
+    if (auto done = build_candidate()) return *done;
+    build_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_build).count();
+    baseline();
+    judge();
+    return report();
+  }
+
+ private:
+  using Done = std::optional<int>;
+
+  void stage(const char* name) {
+    if (ctx_.stage) ctx_.stage(name);
+  }
+  int emit(const Result& r, int code) {
+    ctx_.out += format_output(r);
     return code;
-  };
-  auto stage = [&](const char* name) {
-    if (ctx.stage) ctx.stage(name);
-  };
-  Options opt;
-  ParseOutcome po = parse_args(argc, argv, &opt);
-  if (po.help) {
-    ctx.out += usage_text();
-    return 0;
   }
-  // A usage error still ends in a KERNEL_EVAL line (evaluator_failed, exit status 2), like every
-  // other input error: a caller that reads the contract always finds one.
-  auto usage_error = [&](const std::string& msg) {
-    std::fprintf(stderr, "kopt-bench: %s\n(run kopt-bench --help for usage)\n", msg.c_str());
-    const std::string artifact = !opt.artifact.empty() ? opt.artifact : !opt.solution.empty() ? opt.solution.front() : "";
-    ctx.out += input_error_output(artifact, "usage: " + msg);
-    return 2;
-  };
-  if (!po.ok) return usage_error(po.error);
-  // On a Slurm node: this process only submits, streams the lines back and cancels (slurm_client.hpp).
-  if (opt.slurm) {
-    if (ctx.serving) return usage_error("--slurm runs as its own process, not through --serve");
-    return run_slurm(opt);
-  }
-
-  // The judge and the runners work elsewhere (the runner's cwd is its scratch dir): absolute paths.
-  opt.ref = abs_path(opt.ref);
-  if (!opt.inputs.empty()) opt.inputs = abs_path(opt.inputs);
-  for (auto& s : opt.solution) s = abs_path(s);
-  Result res;
-  res.artifact = opt.artifact;
-  auto input_error = [&](const std::string& msg) {
-    res.compiled = false;
-    res.correct = false;
-    res.evaluator_failed = true;
-    res.error = msg;
+  // An input the evaluation cannot start from: evaluator_failed, exit status 2, still a result line.
+  int input_error(const std::string& msg) {
+    if (judge_) judge_->cancel();
+    res_.compiled = false;
+    res_.correct = false;
+    res_.evaluator_failed = true;
+    res_.error = msg;
     std::fprintf(stderr, "kopt-bench: %s\n", msg.c_str());
-    return emit(res, 2);
-  };
+    return emit(res_, 2);
+  }
+  // A candidate that does not build: compiled false, exit status 1.
+  int build_error(const std::string& msg) {
+    judge_->cancel();
+    res_.compiled = false;
+    res_.correct = false;
+    res_.error = msg;
+    res_.notes = integrity_notes_;
+    return emit(res_, 1);
+  }
 
-  if (!readable(opt.ref)) return input_error("cannot read the reference " + opt.ref);
-  for (const auto& s : opt.solution)
-    if (!readable(s)) return input_error("cannot read the solution " + s);
-  if (opt.cache_dir.empty()) opt.cache_dir = default_cache_dir();
-  if (!make_dirs(opt.cache_dir)) return input_error("cannot create the cache directory " + opt.cache_dir);
-  if (std::getenv("KOPT_BENCH_CACHE") && *std::getenv("KOPT_BENCH_CACHE") && !opt.cache_dir_given) opt.cache_dir_given = true;
-  std::string key_path;
-  const std::string mac_key = judge_key(opt.cache_dir, &key_path);
-  // A KernelBench problem: exported once per bytes (TorchScript and the spec its get_inputs() and
-  // get_init_inputs() declare); an explicit --inputs wins over the derived spec.
-  const std::string ref_source = opt.ref;
-  if (is_python_source(opt.ref)) {
-    stage("export");
-    ExportedReference ex = export_reference(opt.ref, opt.cache_dir, mac_key);
-    if (!ex.ok) return input_error("the reference " + opt.ref + " cannot be exported: " + ex.error);
-    if (!ex.python) opt.ref = ex.pt;  // else opt.ref stays the problem: its Model runs as Python
-    if (opt.inputs.empty()) opt.inputs = ex.spec;
+  // ---- prepare: the arguments, absolute paths, the cache and its key, the problem's export, the spec
+  Done prepare(int argc, char** argv) {
+    ParseOutcome po = parse_args(argc, argv, &opt_);
+    if (po.help) {
+      ctx_.out += usage_text();
+      return 0;
+    }
+    // A usage error still ends in a KERNEL_EVAL line (evaluator_failed, exit status 2), like every
+    // other input error: a caller that reads the contract always finds one.
+    auto usage_error = [&](const std::string& msg) {
+      std::fprintf(stderr, "kopt-bench: %s\n(run kopt-bench --help for usage)\n", msg.c_str());
+      const std::string artifact = !opt_.artifact.empty() ? opt_.artifact : !opt_.solution.empty() ? opt_.solution.front() : "";
+      ctx_.out += input_error_output(artifact, "usage: " + msg);
+      return 2;
+    };
+    if (!po.ok) return usage_error(po.error);
+    // On a Slurm node: this process only submits, streams the lines back and cancels (slurm_client.hpp).
+    if (opt_.slurm) {
+      if (ctx_.serving) return usage_error("--slurm runs as its own process, not through --serve");
+      return run_slurm(opt_);
+    }
+    // The judge and the runners work elsewhere (the runner's cwd is its scratch dir): absolute paths.
+    opt_.ref = abs_path(opt_.ref);
+    if (!opt_.inputs.empty()) opt_.inputs = abs_path(opt_.inputs);
+    for (auto& s : opt_.solution) s = abs_path(s);
+    res_.artifact = opt_.artifact;
+    if (!readable(opt_.ref)) return input_error("cannot read the reference " + opt_.ref);
+    for (const auto& s : opt_.solution)
+      if (!readable(s)) return input_error("cannot read the solution " + s);
+    if (opt_.cache_dir.empty()) opt_.cache_dir = default_cache_dir();
+    if (!make_dirs(opt_.cache_dir)) return input_error("cannot create the cache directory " + opt_.cache_dir);
+    if (std::getenv("KOPT_BENCH_CACHE") && *std::getenv("KOPT_BENCH_CACHE") && !opt_.cache_dir_given) opt_.cache_dir_given = true;
+    mac_key_ = judge_key(opt_.cache_dir, &key_path_);
+    // A KernelBench problem: exported once per bytes (TorchScript and the spec its get_inputs() and
+    // get_init_inputs() declare); an explicit --inputs wins over the derived spec.
+    ref_source_ = opt_.ref;
+    if (is_python_source(opt_.ref)) {
+      stage("export");
+      ExportedReference ex = export_reference(opt_.ref, opt_.cache_dir, mac_key_);
+      if (!ex.ok) return input_error("the reference " + opt_.ref + " cannot be exported: " + ex.error);
+      if (!ex.python) opt_.ref = ex.pt;  // else opt.ref stays the problem: its Model runs as Python
+      if (opt_.inputs.empty()) opt_.inputs = ex.spec;
+    }
+    if (!readable(opt_.inputs)) return input_error("cannot read the input spec " + opt_.inputs);
+    try {
+      spec_ = load_spec(opt_.inputs);
+    } catch (const SpecError& e) {
+      return input_error(std::string("bad input spec: ") + e.what());
+    }
+    // The job folder; every way out from here removes it (unless KOPT_BENCH_KEEP_JOB asks to keep it).
+    const char* tmpdir = std::getenv("TMPDIR");
+    std::string tpl = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/kopt-bench-job.XXXXXX";
+    std::vector<char> buf(tpl.begin(), tpl.end());
+    buf.push_back(0);
+    char tmpl[] = "/tmp/kopt-bench-job.XXXXXX";
+    char* dir = mkdtemp(buf.data());
+    if (!dir) dir = mkdtemp(tmpl);
+    if (!dir) return input_error("cannot create a temporary directory");
+    jd_ = dir;
+    job_folder_.path = jd_;
+    scratch_ = jd_ + "/scratch";
+    ::mkdir(scratch_.c_str(), 0700);
+    ::chmod(scratch_.c_str(), 01777);  // the candidate runs as nobody when we are root
+    // The judge and the runner are found beside this binary, never through the environment.
+    const std::string exe = self_exe();
+    exe_dir_ = exe.substr(0, exe.find_last_of('/') + 1);
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    return std::nullopt;
   }
-  if (!readable(opt.inputs)) return input_error("cannot read the input spec " + opt.inputs);
-  InputSpec spec;
-  try {
-    spec = load_spec(opt.inputs);
-  } catch (const SpecError& e) {
-    return input_error(std::string("bad input spec: ") + e.what());
-  }
-  std::vector<std::string> integrity_notes;
-  Toolchain tc = Toolchain::from_build_config();
+
   // A cached .so is used only when its MAC checks out; else it is rebuilt and the output says so.
-  auto build_verified = [&](const std::vector<std::string>& srcs, const char* what) {
-    BuildResult b = build_cached(tc, srcs, opt.cache_dir);
-    if (b.ok && b.cached && !file_mac_ok(mac_key, b.so_path)) {
-      integrity_notes.push_back(std::string("the cached ") + what + " library " + b.so_path +
-                                " failed verification (changed outside kopt-bench, or made by an older version): rebuilt");
+  BuildResult build_verified(const std::vector<std::string>& srcs, const char* what) {
+    BuildResult b = build_cached(tc_, srcs, opt_.cache_dir);
+    if (b.ok && b.cached && !file_mac_ok(mac_key_, b.so_path)) {
+      integrity_notes_.push_back(std::string("the cached ") + what + " library " + b.so_path +
+                                 " failed verification (changed outside kopt-bench, or made by an older version): rebuilt");
       ::unlink(b.so_path.c_str());
-      b = build_cached(tc, srcs, opt.cache_dir);
+      b = build_cached(tc_, srcs, opt_.cache_dir);
       if (b.ok && b.cached) b.ok = false, b.log = "cannot replace the unverified cache entry " + b.so_path;
     }
-    if (b.ok && !b.cached) write_file_mac(mac_key, b.so_path);
+    if (b.ok && !b.cached) write_file_mac(mac_key_, b.so_path);
     return b;
-  };
-  char tmpl[] = "/tmp/kopt-bench-job.XXXXXX";
-  const char* tmpdir = std::getenv("TMPDIR");
-  std::string tpl = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/kopt-bench-job.XXXXXX";
-  std::vector<char> buf(tpl.begin(), tpl.end());
-  buf.push_back(0);
-  char* dir = mkdtemp(buf.data());
-  if (!dir) dir = mkdtemp(tmpl);
-  if (!dir) return input_error("cannot create a temporary directory");
-  std::string jd = dir;
-  std::string scratch = jd + "/scratch";
-  ::mkdir(scratch.c_str(), 0700);
-  ::chmod(scratch.c_str(), 01777);  // the candidate runs as nobody when we are root
-  // Every way out from here removes the job folder (unless KOPT_BENCH_KEEP_JOB asks to keep it).
-  struct JobFolder {
-    std::string path;
-    ~JobFolder() {
-      if (std::getenv("KOPT_BENCH_KEEP_JOB") == nullptr) remove_tree(path);
-      else std::fprintf(stderr, "kopt-bench: job files kept in %s\n", path.c_str());
-    }
-  } job_folder{jd};
-  std::string exe = self_exe();
-  // The judge is found beside this binary, never through the environment.
-  std::string worker = exe.substr(0, exe.find_last_of('/') + 1) + "kopt-bench-worker";
-  const std::string runner_exe = exe.substr(0, exe.find_last_of('/') + 1) + "kopt-bench-runner";
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
-  stage("build");
-  PendingJudge judge(ctx, worker, jd + "/worker.log");
-
-  const auto t_build = std::chrono::steady_clock::now();
+  }
   // What a Python build stage constructs its class with: the reference's seed, constructor arguments
   // and mode (KernelBench's way), on the evaluation's device.
-  auto python_params = [&](const char* cls) {
-    const std::string precision = !opt.precision.empty() ? opt.precision : spec.precision.value_or("float32");
-    const bool cuda = opt.device == "cuda" || (opt.device == "auto" && !std::string(KOPT_CFG_NVCC).empty() &&
-                                               ::access("/dev/nvidiactl", F_OK) == 0);
-    json p = {{"init_args", spec.init_args}, {"seed", spec.seed}, {"train", spec.mode.value_or("eval") == "train"},
+  json python_params(const char* cls) const {
+    const std::string precision = !opt_.precision.empty() ? opt_.precision : spec_.precision.value_or("float32");
+    const bool cuda = opt_.device == "cuda" || (opt_.device == "auto" && !std::string(KOPT_CFG_NVCC).empty() &&
+                                                ::access("/dev/nvidiactl", F_OK) == 0);
+    json p = {{"init_args", spec_.init_args}, {"seed", spec_.seed}, {"train", spec_.mode.value_or("eval") == "train"},
               {"precision", precision}, {"device", cuda ? "cuda" : "cpu"},
-              {"inputs", spec.raw.value("inputs", json::array())},
-              {"allow_weaker_isolation", opt.allow_weaker_isolation}};
+              {"inputs", spec_.raw.value("inputs", json::array())},
+              {"allow_weaker_isolation", opt_.allow_weaker_isolation}};
     if (cls) p["class"] = cls;
     return p;
-  };
-  json ref_job;
-  // Every file the builds read, as the compilers listed them (compile_cache.hpp): reported with the
+  }
+  // Every file a build read, as the compilers listed them (compile_cache.hpp): reported with the
   // result (KOPT_FILES_READ= and native_metrics.files_read) so the caller can bind them to the point.
-  std::vector<FileRead> files_read;
-  std::string files_workspace;
-  if (ends_with(opt.ref, ".pt") || ends_with(opt.ref, ".pth") || ends_with(opt.ref, ".ts")) {
-    ref_job = {{"kind", "torchscript"}, {"path", opt.ref}};
-  } else if (ends_with(opt.ref, ".cpp") || ends_with(opt.ref, ".cc") || ends_with(opt.ref, ".cu")) {
-    BuildResult rb = build_verified({opt.ref}, "reference");
-    if (!rb.ok) {
-      judge.cancel();
-      return input_error("the reference does not compile: " + compile_summary(rb.log));
-    }
-    ref_job = {{"kind", "op"}, {"so", rb.so_path}, {"ns", rb.ns}};
-    files_read.insert(files_read.end(), rb.files_read.begin(), rb.files_read.end());
-    files_workspace = rb.workspace;
-  } else if (is_python_source(opt.ref)) {
-    // A problem that neither scripts nor traces: its Model, built like a solution, runs in the judge.
-    PythonBuild rb = build_python({opt.ref}, python_params("Model"), opt.cache_dir, mac_key, runner_exe);
-    if (!rb.ok) {
-      judge.cancel();
-      return input_error("the reference " + opt.ref + " does not run: " + rb.error);
-    }
-    ref_job = {{"kind", "python"}, {"python", rb.entry}, {"launch", rb.launch}};
-  } else {
-    judge.cancel();
-    return input_error("--ref must be a KernelBench problem (.py), a TorchScript file (.pt) or a C++/CUDA source (.cpp/.cu): " + opt.ref);
+  void bind_files(const std::vector<FileRead>& files, const std::string& workspace) {
+    files_read_.insert(files_read_.end(), files.begin(), files.end());
+    files_workspace_ = workspace;
   }
 
-  // The candidate: a Python solution through its build stage (python_build.hpp), or compiled C++.
-  json cand_job;
-  if (is_python_source(opt.solution.front())) {
-    PythonBuild pb = build_python(opt.solution, python_params(nullptr), opt.cache_dir, mac_key, runner_exe);
-    if (!pb.ok) {
-      res.compiled = false;
-      res.correct = false;
-      res.error = "build error: " + pb.error;
-      res.notes = integrity_notes;
-      judge.cancel();
-      return emit(res, 1);
+  // ---- build the reference: a TorchScript module as is, a C++ op compiled, a problem run as Python
+  Done build_reference() {
+    const std::string& ref = opt_.ref;
+    if (ends_with(ref, ".pt") || ends_with(ref, ".pth") || ends_with(ref, ".ts")) {
+      ref_job_ = {{"kind", "torchscript"}, {"path", ref}};
+    } else if (ends_with(ref, ".cpp") || ends_with(ref, ".cc") || ends_with(ref, ".cu")) {
+      BuildResult rb = build_verified({ref}, "reference");
+      if (!rb.ok) return input_error("the reference does not compile: " + compile_summary(rb.log));
+      ref_job_ = {{"kind", "op"}, {"so", rb.so_path}, {"ns", rb.ns}};
+      bind_files(rb.files_read, rb.workspace);
+    } else if (is_python_source(ref)) {
+      // A problem that neither scripts nor traces: its Model, built like a solution, runs in the judge.
+      PythonBuild rb = build_python({ref}, python_params("Model"), opt_.cache_dir, mac_key_, exe_dir_ + "kopt-bench-runner");
+      if (!rb.ok) return input_error("the reference " + ref + " does not run: " + rb.error);
+      ref_job_ = {{"kind", "python"}, {"python", rb.entry}, {"launch", rb.launch}};
+    } else {
+      return input_error("--ref must be a KernelBench problem (.py), a TorchScript file (.pt) or a C++/CUDA source (.cpp/.cu): " + ref);
     }
-    cand_job = {{"python", pb.entry}, {"launch", pb.launch}, {"cached", pb.cached}};
-    // The build stage reads exactly the files it is given (copied into its build folder, under Landlock).
-    for (const auto& f : files_as_read(opt.solution)) files_read.push_back(f);
-    files_workspace = default_workspace(opt.solution);
-  } else {
-    BuildResult cb = build_verified(opt.solution, "candidate");
-    if (!cb.ok) {
-      res.compiled = false;
-      res.correct = false;
-      res.error = "compile error: " + compile_summary(cb.log);
-      res.notes = integrity_notes;
-      judge.cancel();
-      return emit(res, 1);
-    }
-    cand_job = {{"so", cb.so_path}, {"ns", cb.ns}};
-    files_read.insert(files_read.end(), cb.files_read.begin(), cb.files_read.end());
-    files_workspace = cb.workspace;
+    return std::nullopt;
   }
 
-  const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_build).count();
-  BaselineLoad bl = load_baseline(opt.baseline);
-  if (bl.record && !baseline_mac_ok(mac_key, opt.baseline)) {
-    bl.record.reset();
-    bl.problem = "the frozen baseline " + opt.baseline + " failed verification (edited outside kopt-bench?)";
-  }
-  std::map<std::string, std::string> key;
-  key["ref_sha256"] = sha256_hex(read_file(ref_source));
-  key["inputs_sha256"] = spec_hash(spec);
-  key["torch"] = KOPT_CFG_TORCH_VERSION;
-  key["input_regime"] = opt.fresh_inputs ? "fresh" : "reused";
-  key["stopping_rule"] = opt.stop.describe() + "; warmup=" + std::to_string(opt.warmup);
-
-  std::vector<std::string> hide{abs_path(opt.baseline), key_path, jd + "/job.json", jd + "/stage.json",
-                                jd + "/result.json"};
-  json job = {{"options", opt.to_json()},
-              {"ref", ref_job},
-              {"cand", cand_job},
-              {"baseline", bl.record ? bl.record->to_json() : json(nullptr)},
-              {"baseline_problem", bl.problem},
-              {"baseline_key", key},
-              {"result_path", jd + "/result.json"},
-              {"stage_path", jd + "/stage.json"},
-              {"scratch", scratch},
-              {"hide", hide}};
-  {
-    std::ofstream f(jd + "/job.json");
-    f << job.dump();
-  }
-  const auto t_worker = std::chrono::steady_clock::now();
-  stage("judge");
-  ProcStatus st = judge.run(jd + "/job.json", opt.timeout_s + 10);
-  reap_all_children(3.0, ctx.spare);
-  const double worker_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_worker).count();
-  std::string result_text = read_file(jd + "/result.json");
-  std::string stage_text = read_file(jd + "/stage.json");
-  std::string log = read_file(jd + "/worker.log");
-  json baseline_record;
-  int code = 1;
-  bool have_result = false;
-  if (!result_text.empty()) {
-    try {
-      json rj = json::parse(result_text);
-      res = Result::from_json(rj);
-      if (rj.contains("baseline_record")) baseline_record = rj["baseline_record"];
-      have_result = true;
-      code = st.exited ? st.code : 1;
-      if (code != 0 && code != 1 && code != 2) code = 1;
-    } catch (const std::exception& e) {
-      log += std::string("\n(unreadable worker result: ") + e.what() + ")";
+  // ---- build the candidate: a Python solution through its build stage (python_build.hpp), or C++
+  Done build_candidate() {
+    if (is_python_source(opt_.solution.front())) {
+      PythonBuild pb = build_python(opt_.solution, python_params(nullptr), opt_.cache_dir, mac_key_, exe_dir_ + "kopt-bench-runner");
+      if (!pb.ok) return build_error("build error: " + pb.error);
+      cand_job_ = {{"python", pb.entry}, {"launch", pb.launch}, {"cached", pb.cached}};
+      // The build stage reads exactly the files it is given (copied into its build folder, under Landlock).
+      bind_files(files_as_read(opt_.solution), default_workspace(opt_.solution));
+    } else {
+      BuildResult cb = build_verified(opt_.solution, "candidate");
+      if (!cb.ok) return build_error("compile error: " + compile_summary(cb.log));
+      cand_job_ = {{"so", cb.so_path}, {"ns", cb.ns}};
+      bind_files(cb.files_read, cb.workspace);
     }
+    return std::nullopt;
   }
-  if (!have_result) {
-    res.compiled = true;
-    res.correct = false;
-    res.error = std::string(st.timed_out ? "timeout: " : "") + "the evaluation worker " + st.describe();
-    if (st.timed_out) res.extra_metrics["timeout"] = true;
+
+  // ---- the baseline: the frozen record (verified by its MAC) and the key it must match
+  void baseline() {
+    baseline_ = load_baseline(opt_.baseline);
+    if (baseline_.record && !baseline_mac_ok(mac_key_, opt_.baseline)) {
+      baseline_.record.reset();
+      baseline_.problem = "the frozen baseline " + opt_.baseline + " failed verification (edited outside kopt-bench?)";
+    }
+    key_["ref_sha256"] = sha256_hex(read_file(ref_source_));
+    key_["inputs_sha256"] = spec_hash(spec_);
+    key_["torch"] = KOPT_CFG_TORCH_VERSION;
+    key_["input_regime"] = opt_.fresh_inputs ? "fresh" : "reused";
+    key_["stopping_rule"] = opt_.stop.describe() + "; warmup=" + std::to_string(opt_.warmup);
+  }
+
+  // ---- judge: the job for the worker, which judges; its result, or why there is none
+  void judge() {
+    std::vector<std::string> hide{abs_path(opt_.baseline), key_path_, jd_ + "/job.json", jd_ + "/stage.json",
+                                  jd_ + "/result.json"};
+    json job = {{"options", opt_.to_json()},
+                {"ref", ref_job_},
+                {"cand", cand_job_},
+                {"baseline", baseline_.record ? baseline_.record->to_json() : json(nullptr)},
+                {"baseline_problem", baseline_.problem},
+                {"baseline_key", key_},
+                {"result_path", jd_ + "/result.json"},
+                {"stage_path", jd_ + "/stage.json"},
+                {"scratch", scratch_},
+                {"hide", hide}};
+    {
+      std::ofstream f(jd_ + "/job.json");
+      f << job.dump();
+    }
+    const auto t_worker = std::chrono::steady_clock::now();
+    stage("judge");
+    ProcStatus st = judge_->run(jd_ + "/job.json", opt_.timeout_s + 10);
+    reap_all_children(3.0, ctx_.spare);
+    worker_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_worker).count();
+    const std::string result_text = read_file(jd_ + "/result.json");
+    const std::string stage_text = read_file(jd_ + "/stage.json");
+    std::string log = read_file(jd_ + "/worker.log");
+    bool have_result = false;
+    if (!result_text.empty()) {
+      try {
+        json rj = json::parse(result_text);
+        res_ = Result::from_json(rj);
+        if (rj.contains("baseline_record")) baseline_record_ = rj["baseline_record"];
+        have_result = true;
+        code_ = st.exited ? st.code : 1;
+        if (code_ != 0 && code_ != 1 && code_ != 2) code_ = 1;
+      } catch (const std::exception& e) {
+        log += std::string("\n(unreadable worker result: ") + e.what() + ")";
+      }
+    }
+    if (have_result) return;
+    res_.compiled = true;
+    res_.correct = false;
+    res_.error = std::string(st.timed_out ? "timeout: " : "") + "the evaluation worker " + st.describe();
+    if (st.timed_out) res_.extra_metrics["timeout"] = true;
     std::string t = tail_of(log, 300);
-    if (!t.empty()) res.error += "; its last output: " + t;
+    if (!t.empty()) res_.error += "; its last output: " + t;
     if (!stage_text.empty()) {
       try {
         json sj = json::parse(stage_text);
         if (sj.contains("baseline_record")) {
-          baseline_record = sj["baseline_record"];
-          res.ref_runtime_ms = baseline_record.value("ref_runtime_ms", 0.0);
-          res.ref_source = "measured now (before the worker stopped)";
+          baseline_record_ = sj["baseline_record"];
+          res_.ref_runtime_ms = baseline_record_.value("ref_runtime_ms", 0.0);
+          res_.ref_source = "measured now (before the worker stopped)";
         }
       } catch (const std::exception&) {
       }
     }
-    code = 1;
+    code_ = 1;
   }
-  for (const auto& n : integrity_notes) res.notes.push_back(n);
-  if (!files_workspace.empty()) res.extra_metrics["files_read"] = files_read_record(files_workspace, files_read);
-  if (!judge.how().empty()) {
-    // How this judge started (kopt-bench --serve: from the warm image, or as its own process and why),
-    // before how the runner started.
-    json& iso = res.extra_metrics["isolation"];
-    if (!iso.is_object()) iso = json::object();
-    const std::string runner = iso.contains("start") && iso["start"].is_string() ? iso["start"].get<std::string>() : "";
-    iso["start"] = "judge: " + judge.how() + (runner.empty() ? "" : "; runner: " + runner);
-  }
-  {
-    // The worker's phases, plus this process's own stages: the build (compile, or a verified cache
-    // hit) and the worker process's start and exit (its LibTorch load before "setup" begins).
-    json stages = json::object();
-    stages["build"] = std::round(build_ms * 10) / 10;
-    double inside = 0;
-    if (res.extra_metrics.contains("stage_ms") && res.extra_metrics["stage_ms"].is_object())
-      for (const auto& [name, ms] : res.extra_metrics["stage_ms"].items()) {
-        stages[name] = ms;
-        if (ms.is_number()) inside += ms.get<double>();
+
+  // ---- report: this process's own facts added to the judge's result, the baseline saved, the line
+  int report() {
+    for (const auto& n : integrity_notes_) res_.notes.push_back(n);
+    if (!files_workspace_.empty()) res_.extra_metrics["files_read"] = files_read_record(files_workspace_, files_read_);
+    if (!judge_->how().empty()) {
+      // How this judge started (kopt-bench --serve: from the warm image, or as its own process and why),
+      // before how the runner started.
+      json& iso = res_.extra_metrics["isolation"];
+      if (!iso.is_object()) iso = json::object();
+      const std::string runner = iso.contains("start") && iso["start"].is_string() ? iso["start"].get<std::string>() : "";
+      iso["start"] = "judge: " + judge_->how() + (runner.empty() ? "" : "; runner: " + runner);
+    }
+    {
+      // The worker's phases, plus this process's own stages: the build (compile, or a verified cache
+      // hit) and the worker process's start and exit (its LibTorch load before "setup" begins).
+      json stages = json::object();
+      stages["build"] = std::round(build_ms_ * 10) / 10;
+      double inside = 0;
+      if (res_.extra_metrics.contains("stage_ms") && res_.extra_metrics["stage_ms"].is_object())
+        for (const auto& [name, ms] : res_.extra_metrics["stage_ms"].items()) {
+          stages[name] = ms;
+          if (ms.is_number()) inside += ms.get<double>();
+        }
+      stages["worker start and exit"] = std::round(std::max(0.0, worker_ms_ - inside) * 10) / 10;
+      res_.extra_metrics["stage_ms"] = stages;
+    }
+    json options = opt_.non_defaults();
+    if (const char* nc = std::getenv("KOPT_BENCH_NO_CUPTI"); nc && std::string(nc) == "1") options["no_cupti"] = true;
+    if (!options.empty()) res_.extra_metrics["options"] = options;
+    advise_options();
+    if (!baseline_record_.is_null()) {
+      try {
+        write_baseline_atomic(opt_.baseline, BaselineRecord::from_json(baseline_record_));
+        write_baseline_mac(mac_key_, opt_.baseline);
+      } catch (const std::exception& e) {
+        res_.advisory.push_back(std::string("could not save the baseline: ") + e.what());
       }
-    stages["worker start and exit"] = std::round(std::max(0.0, worker_ms - inside) * 10) / 10;
-    res.extra_metrics["stage_ms"] = stages;
+    }
+    int code = code_;
+    if (res_.correct != (code == 0)) code = res_.correct ? 0 : (code == 0 ? 1 : code);
+    return emit(res_, code);
   }
-  json options = opt.non_defaults();
-  if (const char* nc = std::getenv("KOPT_BENCH_NO_CUPTI"); nc && std::string(nc) == "1") options["no_cupti"] = true;
-  if (!options.empty()) res.extra_metrics["options"] = options;
   // Options that change what "correct" or "fast" means are also said in words, so the panel shows
   // them on the point (advisory) and not only inside native_metrics.
-  {
+  void advise_options() {
     auto num = [](double v) {
       char b[32];
       std::snprintf(b, sizeof b, "%g", v);
       return std::string(b);
     };
-    if (opt.atol) res.advisory.push_back("agent-chosen atol " + num(*opt.atol));
-    if (opt.rtol) res.advisory.push_back("agent-chosen rtol " + num(*opt.rtol));
-    if (opt.tolerance != "auto") res.advisory.push_back("agent-chosen tolerance rule '" + opt.tolerance + "'");
-    if (!opt.fresh_inputs) res.advisory.push_back("agent-chosen --no-fresh-inputs: one input set reused for every timed call");
-    if (opt.seed) res.advisory.push_back("agent-pinned input seed " + std::to_string(*opt.seed) + " (the same inputs on every run with this cache; still unpredictable to the candidate, which cannot read the judge's key)");
-    if (opt.num_correct_trials < Options().num_correct_trials)
-      res.advisory.push_back("agent-chosen " + std::to_string(opt.num_correct_trials) + " correctness trials (default " +
-                             std::to_string(Options().num_correct_trials) + ")");
-    if (opt.off_distribution_trials < Options().off_distribution_trials)
-      res.advisory.push_back("agent-chosen " + std::to_string(opt.off_distribution_trials) +
-                             " correctness trials off the declared distribution (default " +
-                             std::to_string(Options().off_distribution_trials) + ")");
+    const Options d;
+    if (opt_.atol) res_.advisory.push_back("agent-chosen atol " + num(*opt_.atol));
+    if (opt_.rtol) res_.advisory.push_back("agent-chosen rtol " + num(*opt_.rtol));
+    if (opt_.tolerance != "auto") res_.advisory.push_back("agent-chosen tolerance rule '" + opt_.tolerance + "'");
+    if (!opt_.fresh_inputs) res_.advisory.push_back("agent-chosen --no-fresh-inputs: one input set reused for every timed call");
+    if (opt_.seed) res_.advisory.push_back("agent-pinned input seed " + std::to_string(*opt_.seed) + " (the same inputs on every run with this cache; still unpredictable to the candidate, which cannot read the judge's key)");
+    if (opt_.num_correct_trials < d.num_correct_trials)
+      res_.advisory.push_back("agent-chosen " + std::to_string(opt_.num_correct_trials) + " correctness trials (default " +
+                              std::to_string(d.num_correct_trials) + ")");
+    if (opt_.off_distribution_trials < d.off_distribution_trials)
+      res_.advisory.push_back("agent-chosen " + std::to_string(opt_.off_distribution_trials) +
+                              " correctness trials off the declared distribution (default " +
+                              std::to_string(d.off_distribution_trials) + ")");
   }
-  if (!baseline_record.is_null()) {
-    try {
-      write_baseline_atomic(opt.baseline, BaselineRecord::from_json(baseline_record));
-      write_baseline_mac(mac_key, opt.baseline);
-    } catch (const std::exception& e) {
-      res.advisory.push_back(std::string("could not save the baseline: ") + e.what());
+
+  // Removes the job folder on every way out (unless KOPT_BENCH_KEEP_JOB asks to keep it).
+  struct JobFolder {
+    std::string path;
+    ~JobFolder() {
+      if (path.empty()) return;
+      if (std::getenv("KOPT_BENCH_KEEP_JOB") == nullptr) remove_tree(path);
+      else std::fprintf(stderr, "kopt-bench: job files kept in %s\n", path.c_str());
     }
-  }
-  if (res.correct != (code == 0)) code = res.correct ? 0 : (code == 0 ? 1 : code);
-  return emit(res, code);
-}
+  };
+
+  EvalContext& ctx_;
+  Options opt_;
+  Result res_;
+  InputSpec spec_;
+  Toolchain tc_ = Toolchain::from_build_config();
+  std::string mac_key_, key_path_, ref_source_;
+  std::string jd_, scratch_, exe_dir_;
+  std::vector<std::string> integrity_notes_;
+  std::vector<FileRead> files_read_;
+  std::string files_workspace_;
+  json ref_job_, cand_job_;
+  BaselineLoad baseline_;
+  std::map<std::string, std::string> key_;
+  json baseline_record_;
+  double build_ms_ = 0, worker_ms_ = 0;
+  int code_ = 1;
+  // The judge is declared after the folder, so it is ended (cancelled, or its child reaped) before
+  // the folder is removed.
+  JobFolder job_folder_;
+  std::optional<PendingJudge> judge_;
+};
+
+int evaluate(int argc, char** argv, EvalContext& ctx) { return ParentRun(ctx).run(argc, argv); }
 
 }  // namespace
 
@@ -453,6 +500,12 @@ int main(int argc, char** argv) {
     const std::string exe = self_exe();
     return serve(argv[2], exe.substr(0, exe.find_last_of('/') + 1) + "kopt-bench-worker", &evaluate);
   }
+  // A caller's stop (SIGTERM, SIGINT, SIGHUP) ends what this evaluation started, and the evaluation
+  // still ends with its result line and removes its job folder.
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { cancel_all(); };
+  sa.sa_flags = SA_RESTART;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
   EvalContext ctx;
   const int code = evaluate(argc, argv, ctx);
   std::fwrite(ctx.out.data(), 1, ctx.out.size(), stdout);

@@ -145,6 +145,9 @@ Child start_process(const std::vector<std::string>& argv, const std::string& log
   const int log = open_log(log_path);
   o.out = o.err = log >= 0 ? log : kKeep;
   o.group = SpawnOptions::Group::kOwn;
+  // Nothing we start outlives us: a kopt-bench killed outright (SIGKILL, or a caller's timeout) takes
+  // its judge, compiler or build stage with it (their own children follow them the same way).
+  o.die_with_parent = true;
   const pid_t pid = spawn(o);
   if (log >= 0) ::close(log);
   if (pid <= 0) return Child{};

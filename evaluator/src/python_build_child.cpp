@@ -20,14 +20,16 @@ int kopt::bench::pybuild_main(int argc, char** argv) {
     return 2;
   }
   const std::string build = argv[2], python = argv[3], script = argv[4], entry = argv[5];
-  // The interpreter's prefix (a venv's or pyenv's lives outside /usr): two levels above its binary.
+  // The interpreter's prefix (a venv's or pyenv's lives outside /usr): two levels above its binary,
+  // both as named (a venv: its pyvenv.cfg and site-packages) and as resolved (the base interpreter).
   std::vector<std::string> more;
-  char real[PATH_MAX];
-  if (::realpath(python.c_str(), real)) {
-    std::string p = real;
+  auto add_prefix = [&](std::string p) {
     for (int up = 0; up < 2 && p.find_last_of('/') != std::string::npos; ++up) p = p.substr(0, p.find_last_of('/'));
-    if (!p.empty() && p != "/" ) more.push_back(p);
-  }
+    if (!p.empty() && p != "/") more.push_back(p);
+  };
+  if (!python.empty() && python[0] == '/') add_prefix(python);
+  char real[PATH_MAX];
+  if (::realpath(python.c_str(), real)) add_prefix(real);
   const nlohmann::json ll = apply_landlock(runner_landlock_plan(script, build, more));
   if (ll.contains("problem")) {
     // Without Landlock the solution's import-time code would run with this user's rights.

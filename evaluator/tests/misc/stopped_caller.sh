@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Nothing kopt-bench starts outlives it. A candidate that hangs (cheats/reach/hang.cpp) keeps the judge,
+# its zygote and the sandboxed runner busy; then the caller stops kopt-bench:
+#   SIGTERM (a caller's timeout): kopt-bench still prints its result line and exits, and nothing remains;
+#   SIGKILL: kopt-bench cannot answer, and nothing remains either (each child dies with its parent).
+#   bash stopped_caller.sh KOPT_BENCH CACHE_DIR
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+B=$1 CACHE=$2
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+start() {
+  setsid "$B" --ref "$here/fixtures/relu.pt" --inputs "$here/fixtures/relu.json" --solution "$here/cheats/reach/hang.cpp" \
+    --cache-dir "$CACHE" --baseline "$d/baseline-$1.json" --timeout 300 --no-timing >"$d/out-$1" 2>&1 &
+  pid=$!
+  # Until the runner is up (the judge's zygote and the candidate's sandbox exist).
+  for _ in $(seq 1 600); do
+    pgrep -f "kopt-bench-worker" -P "$pid" >/dev/null 2>&1 && [ -n "$(pgrep -f kopt-zygote)" ] && break
+    sleep 0.1
+  done
+  sleep 2
+}
+descendants() {  # every process below $1, by walking /proc
+  local all=() p
+  for p in $(pgrep -P "$1"); do all+=("$p") ; all+=($(descendants "$p")); done
+  echo "${all[@]}"
+}
+for sig in TERM KILL; do
+  start "$sig"
+  kids=$(descendants "$pid")
+  [ -n "$kids" ] || fail "SIG$sig: kopt-bench started no judge"
+  kill -"$sig" "$pid"
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && fail "SIG$sig: kopt-bench did not end"
+  sleep 2
+  left=""
+  for k in $kids; do [ -d "/proc/$k" ] && [ "$(awk '{print $3}' "/proc/$k/stat" 2>/dev/null)" != Z ] && left+=" $k($(tr '\0' ' ' <"/proc/$k/cmdline" | cut -c1-60))"; done
+  [ -z "$left" ] || fail "SIG$sig: processes outlived kopt-bench:$left"
+  if [ "$sig" = TERM ]; then
+    grep -q '^KERNEL_EVAL=' "$d/out-$sig" || fail "SIGTERM: no result line: $(tail -c 400 "$d/out-$sig")"
+  fi
+  echo "SIG$sig: kopt-bench ended, nothing it started remains ($(wc -w <<<"$kids") processes were running)"
+done
+echo "stopped caller checks passed"
