@@ -65,7 +65,12 @@ const script = {
     { match: '[kernel-loop round 2]', steps: [
       { text: '按监督建议，先看 v2 的时间花在哪里。', tool_calls: [{ name: 'bash', arguments: { command: `perf stat -e task-clock,page-faults,context-switches ${bench} 2>&1 | grep -v '^KERNEL_EVAL='`, description: 'profile v2 (perf stat)' } }] },
       edit(2), measure('v3: branchless max'), { text: 'v3 编译失败（漏了分号）；下一轮换成整张量的 clamp_min。' }] },
-    { match: '[kernel-loop round 3]', steps: [edit(3), measure('v4: vectorized clamp_min'), { text: 'v4 整张量 clamp_min：正确，且快于参考。' }] },
+    { match: '[kernel-loop round 3]', steps: [edit(3), measure('v4: vectorized clamp_min'),
+      // The same op as models write kernels: a KernelBench-format ModelNew (solution/kernel.py), judged by
+      // the same evaluator against the same reference and spec, in the same turn.
+      { text: 'v4 整张量 clamp_min：正确，且快于参考。对照：同一个 relu 的 Python 写法（KernelBench 格式的 ModelNew），同一参考、同一规格。', tool_calls: [{ name: 'kernel_evaluate', arguments: {
+        solution: ['solution/kernel.py'], reference: 'ref.pt', inputs: 'inputs.json', options: { max_trials: 40, max_time: 10 } } }] },
+      { text: 'Python 写法正确；每次调用多一层 Python，所以不比 v4 快。' }] },
     { match: '[kernel-loop wrap-up]', steps: [
       { tool_calls: [{ name: 'kernel_finalize', arguments: { artifact_path: FILE, note: 'v4 (vectorized clamp_min) is the fastest correct candidate' } }] },
       { text: '收尾：v4（整张量 clamp_min）最快且正确；v3 编译失败已放弃；定稿复测由插件完成。' }] },

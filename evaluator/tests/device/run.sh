@@ -70,7 +70,7 @@ CACHE="$WORK/cache"
 # Every check this script can report, in order: whatever was not reached is reported SKIP with the
 # reason in WHY_NOT (no GPU, dry run, a failed build, the budget spent), never left out.
 EXPECTED=(prepared cuda_major_match bwrap_namespaces build python_build abi_flags_everywhere cuda_half_linked landlock_library_dirs
-  cuda_unit honest_relu_kernel honest_plain_cu honest_cublas cached_eval noise_intervals confinement_gpu cupti_used cupti_vs_events
+  cuda_unit honest_relu_kernel honest_plain_cu honest_cublas cached_eval limits_probe limits_cached clocks_nvml noise_intervals confinement_gpu cupti_used cupti_vs_events
   side_stream_counted_cupti side_stream_counted_no_cupti async_unsynced cheat_l2_persist cheat_l2_persist_no_cupti
   cheat_host_cache cpu_cheats_cuda_build stability_spread no_throttle device_time_floor
   python_torch_ops python_load_inline_cuda python_triton python_cheat)
@@ -415,6 +415,14 @@ if step honest; then
   t=$(date +%s); bench relu.pt "$HERE/relu_big.json" "$C/relu_kernel.cu" --device cuda --baseline "$WORK/b-relu_kernel.json" > "$WORK/cached.out"
   rc=$?
   check cached_eval $rc "(the whole evaluation with the candidate and reference cached: $(since "$t") s)"
+  # Issue 49: the machine's limits on the GPU (bandwidth_probe_cuda.cpp; never run on a device before):
+  # the probed copy bandwidth within reach of the properties' peak, a fraction for the point, the probe
+  # cached for the next evaluation, and NVML's SM clock read around the timing.
+  LIM=$(kopt_field "json.dumps([d['native_metrics'].get('machine_limits', {}), d['native_metrics'].get('bandwidth_fraction'), d['native_metrics']['stage_ms'].get('probing the machine')])" < "$WORK/honest-relu_kernel.out")
+  check limits_probe "$(ok "$(pyc "import json; ml,f,ms=json.loads('''$LIM'''); bw,pk=ml.get('bandwidth_gbps',0),ml.get('peak_bandwidth_gbps',0); print(int(bw>0 and pk>0 and 0.3<bw/pk<=1.05 and 'failed' not in ml.get('bandwidth_method','') and f is not None and 0<f<1.5))")")" "($LIM)"
+  figure limits_gbps "$(pyc "import json; print(json.loads('''$LIM''')[0].get('bandwidth_gbps'))")"
+  check limits_cached "$(ok "$(kopt_field "int(d['native_metrics']['machine_limits']['source'].startswith('cached') and d['native_metrics']['stage_ms']['probing the machine'] < 50)" < "$WORK/cached.out")")" "($(kopt_field "d['native_metrics']['machine_limits']['source']" < "$WORK/cached.out"))"
+  check clocks_nvml "$(ok "$(kopt_field "int(d['native_metrics']['clocks'].get('before',{}).get('mhz',0) > 0)" < "$WORK/honest-relu_kernel.out")")" "($(kopt_field "json.dumps(d['native_metrics'].get('clocks'))" < "$WORK/honest-relu_kernel.out"))"
   # Issue 49: the intervals on a GPU evaluation, as printed (fresh reference, then the frozen one's ci95_ms):
   # each line "1 ..." when latency_ci_ms holds latency_ms, reference_ci_ms holds latency x speedup and samples = trials.
   NOISE_V=$(for f in honest-relu_kernel cached; do kopt_noise_line "$f" < "$WORK/$f.out"; done)
