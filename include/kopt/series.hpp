@@ -84,6 +84,9 @@ struct SourceHash {
 struct MeasuredSources {
   std::vector<SourceHash> solution;
   std::optional<SourceHash> reference, inputs;
+  // Every file the builds read (issue 51: the compilers' dependency lists, paths relative to the
+  // session's working directory), when the result carried them; empty for older results.
+  std::vector<SourceHash> read;
 };
 
 // A measurement's noise as its payload reported it (issue 49; docs/eval-contract.md): the interval of the

@@ -174,6 +174,31 @@ TEST(EvaluateResult, NoLineCancelledOrVoided) {
   EXPECT_EQ(r["measured_by"], "kernel-opt");
 }
 
+// Every file the builds read (issue 51) rides with the point, so kernel_finalize can compare what it
+// re-measures with what the log says was measured; a list with one bad entry binds nothing of it.
+TEST(EvaluateResult, TheFilesTheBuildReadRideWithThePoint) {
+  json src = kSources;
+  src["read"] = json::array({{{"path", "common/tile.h"}, {"sha256", std::string(64, 'c')}},
+                             {{"path", "k.cpp"}, {"sha256", std::string(64, 'a')}}});
+  json r = json::parse(kopt::evaluate_result({{"artifact", "k.cpp"}, {"sources", src},
+      {"output", "KERNEL_EVAL={\"artifact\":\"k.cpp\",\"correct\":true,\"latency_ms\":0.5}\n"}}));
+  auto m = kopt::measured_sources(r);
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->read.size(), 2u);
+  EXPECT_EQ(m->read[0].path, "common/tile.h");
+  kopt::Iteration it;
+  it.sources = m;
+  const json wire = kopt::to_json(it)["sources"];
+  EXPECT_EQ(wire["read"], src["read"]);
+  src["read"][1]["sha256"] = "not a digest";
+  r["sources"] = src;
+  m = kopt::measured_sources(r);
+  ASSERT_TRUE(m);
+  EXPECT_TRUE(m->read.empty());
+  it.sources = m;
+  EXPECT_FALSE(kopt::to_json(it)["sources"].contains("read"));
+}
+
 // The provenance rule, decided once (projector + trust_of): only the exact tool, a result that is no
 // error, with the plugin's mark.
 json call(int seq, const std::string& id, const std::string& name, const json& args) {

@@ -126,7 +126,11 @@ await main(async () => {
   const shaOf = async (f) => (await run('sha256sum', [join(ws, f)])).stdout.split(' ')[0]
   const [kSha, rSha, iSha] = await Promise.all(['solution/kernel.cpp', 'ref.pt', 'inputs.json'].map(shaOf))
   check('A: sources carry the SHA-256 of the solution, the reference and the input spec', () => {
-    assert.deepEqual(pa.sources, { solution: [{ path: 'solution/kernel.cpp', sha256: kSha }], reference: { path: 'ref.pt', sha256: rSha }, inputs: { path: 'inputs.json', sha256: iSha } })
+    const { read, ...named } = pa.sources
+    assert.deepEqual(named, { solution: [{ path: 'solution/kernel.cpp', sha256: kSha }], reference: { path: 'ref.pt', sha256: rSha }, inputs: { path: 'inputs.json', sha256: iSha } })
+    // ... and every file the build read rides with the point (issue 51), the sibling folder's header included
+    assert.ok(Array.isArray(read) && read.some(f => f.path === 'solution/kernel.cpp' && f.sha256 === kSha), JSON.stringify(read))
+    assert.ok(read.some(f => f.path === 'common/tile.h'), JSON.stringify(read))
   })
   check('A: the shell line with the same payload, computed at run time, stays self-reported (no sources)', () => {
     assert.equal(fa.tool, 'bash')
@@ -173,6 +177,7 @@ await main(async () => {
     assert.ok(pp.latencyMs > 0)
     assert.equal(pp.artifactPath, 'solution/kernel.py')
     assert.deepEqual(pp.sources?.solution, [{ path: 'solution/kernel.py', sha256: pySha }])
+    assert.deepEqual(pp.sources?.read, [{ path: 'solution/kernel.py', sha256: pySha }])
     assert.deepEqual(pp.sources?.reference, { path: 'model.py', sha256: modelSha })
     assert.equal(pp.sources?.inputs, undefined)
   })

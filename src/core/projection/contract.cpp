@@ -383,6 +383,8 @@ namespace {
 
 constexpr std::size_t kMaxSourcePath = 4096;
 constexpr std::size_t kMaxSolutionFiles = 64;
+// The plugin refuses an evaluation whose builds read more (lib/evaluate.mjs): a longer list is no result of ours.
+constexpr std::size_t kMaxReadFiles = 10000;
 
 bool sha256_hex(const std::string& s) {
   if (s.size() != 64) return false;
@@ -422,6 +424,16 @@ std::optional<MeasuredSources> measured_sources(const json& p) {
   }
   if (auto r = src->find("reference"); r != src->end()) out.reference = source_hash(*r);
   if (auto i = src->find("inputs"); i != src->end()) out.inputs = source_hash(*i);
+  if (auto rd = src->find("read"); rd != src->end() && rd->is_array() && rd->size() <= kMaxReadFiles) {
+    for (const auto& f : *rd) {
+      auto h = source_hash(f);
+      if (!h) {  // all or nothing, as for the solution: a partial list would claim fewer bytes
+        out.read.clear();
+        break;
+      }
+      out.read.push_back(std::move(*h));
+    }
+  }
   return out;
 }
 

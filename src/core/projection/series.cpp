@@ -139,6 +139,17 @@ void write_json(std::string& out, const Iteration& it) {
     out.push_back(']');
     if (it.sources->reference) write_source(src, "reference", *it.sources->reference);
     if (it.sources->inputs) write_source(src, "inputs", *it.sources->inputs);
+    if (!it.sources->read.empty()) {
+      src.key("read");
+      out.push_back('[');
+      for (std::size_t i = 0; i < it.sources->read.size(); ++i) {
+        if (i) out.push_back(',');
+        ObjectWriter o(out);
+        o.str("path", it.sources->read[i].path);
+        o.str("sha256", it.sources->read[i].sha256);
+      }
+      out.push_back(']');
+    }
   }
   if (!it.changes.empty()) {
     w.key("changes");
