@@ -29,8 +29,9 @@ export function configLanguage(value) {
   return undefined
 }
 
-/** Whether a human message waits in the agent's inbox (shape-tolerant across host versions). */
-export function humanQueued(agent) {
+/** Whether a human message waits in the agent's inbox (shape-tolerant across host versions); who sent
+ * an entry is the core's one reading of `source` (kopt.messageSender). */
+export function humanQueued(kopt, agent) {
   const inbox = agent?.inbox
   if (!inbox) return false
   const lists = []
@@ -40,10 +41,7 @@ export function humanQueued(agent) {
   }
   const snap = typeof inbox.snapshot === 'function' ? safe(() => inbox.snapshot()) : undefined
   if (snap && typeof snap === 'object') for (const v of Object.values(snap)) if (Array.isArray(v)) lists.push(v)
-  return lists.some(list => list.some((entry) => {
-    const source = entry?.source ?? entry?.message?.source
-    return source?.kind === 'user'
-  }))
+  return lists.some(list => list.some((entry) => sentByHuman(kopt, entry)))
 }
 
 function safe(f) {
@@ -54,14 +52,20 @@ function safe(f) {
   }
 }
 
-function lastHumanText(session) {
+/** A message's `data` (or an inbox entry) sent by the person, as the core reads it. */
+function sentByHuman(kopt, data) {
+  if (!data || typeof data !== 'object') return false
+  return safe(() => kopt.messageSender(JSON.stringify(data))) === 'user'
+}
+
+function lastHumanText(kopt, session) {
   const events = safe(() => session?.events)
   if (!Array.isArray(events)) return ''
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]
-    if (e?.type !== 'user/message') continue
+    if (e?.type !== 'user/message' || !sentByHuman(kopt, e.data)) continue
     const m = e.data?.message && typeof e.data.message === 'object' ? e.data.message : e.data
-    if (m?.source?.kind !== 'user' || !Array.isArray(m.content)) continue
+    if (!Array.isArray(m?.content)) continue
     return m.content.filter(b => typeof b?.text === 'string').map(b => b.text).join('\n')
   }
   return ''
@@ -102,9 +106,9 @@ export function registerLoop(ctx, deps) {
   const hostSessionOf = (id) => safe(() => ctx.sessions?.get(id))
   // The host's two facts, as the loop reads them (the task it finds in the projection itself).
   const idle = (id) => agentOf(id)?.status === 'idle'
-  const queued = (id) => humanQueued(agentOf(id))
+  const queued = (id) => humanQueued(kopt, agentOf(id))
   /** The run language: the config's supervisor.language, else the language the human writes in. */
-  const runLanguage = (id) => configLanguage(sup?.language) ?? kopt.guessLanguage(lastHumanText(hostSessionOf(id)))
+  const runLanguage = (id) => configLanguage(sup?.language) ?? kopt.guessLanguage(lastHumanText(kopt, hostSessionOf(id)))
 
   // actions: the array the session's loop answers with (each an object the addon built; never text).
   const execute = (id, h, actions) => {

@@ -1,6 +1,8 @@
 // The loop's free helpers for JavaScript (the loop itself is the Session's: session_bindings.cpp).
 //   chooseEffort(requested|null, declaredJson, default|null) -> effort | null
 //   guessLanguage(text) -> 'zh'|'en'
+//   messageSender(dataJson) -> 'user'|'loop'|'other'|'none': who sent a message (kopt/events.hpp,
+//   message_from), for the loop's reading of the host's inbox and its last human message
 //   loopRules: the loop settings' defaults and bounds (loop_rules_json), which lib/config.mjs
 //   validates the plugin config with
 //   Test build only (KOPT_TEST_EXPORTS): adviceFromReply(reply) -> {advice, note} JSON;
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "init.hpp"
+#include "kopt/events.hpp"
 #include "kopt/loop.hpp"
 
 namespace kopt::addon {
@@ -29,6 +32,18 @@ Napi::Value ChooseEffort(const Napi::CallbackInfo& info) {
 
 Napi::Value GuessLanguage(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), std::string(lang_code(guess_lang(StringArg(info, 0, "guessLanguage(text)")))));
+}
+
+Napi::Value MessageSender(const Napi::CallbackInfo& info) {
+  const json d = JsonArg(info, 0, "messageSender(dataJson)");
+  const char* who = "none";
+  switch (message_from(d).sender) {
+    case Sender::user: who = "user"; break;
+    case Sender::loop: who = "loop"; break;
+    case Sender::other: who = "other"; break;
+    case Sender::none: break;
+  }
+  return Napi::String::New(info.Env(), who);
 }
 
 #ifdef KOPT_TEST_EXPORTS
@@ -52,6 +67,7 @@ void InitLoop(Napi::Env env, Napi::Object exports) {
   exports.Set("loopRules", ToJs(env, loop_rules_json()));
   Export<ChooseEffort>(env, exports, "chooseEffort");
   Export<GuessLanguage>(env, exports, "guessLanguage");
+  Export<MessageSender>(env, exports, "messageSender");
 #ifdef KOPT_TEST_EXPORTS
   Export<AdviceFromReply>(env, exports, "adviceFromReply");
   Export<LanguageOfMessage>(env, exports, "languageOfMessage");

@@ -359,9 +359,13 @@ test('helpers: config language and queued human messages', () => {
   assert.equal(configLanguage('English'), 'en')
   assert.equal(configLanguage('fr'), undefined)
   assert.equal(configLanguage(undefined), undefined)
-  assert.equal(humanQueued(undefined), false)
-  assert.equal(humanQueued({ inbox: { nextTurn: [{ source: { kind: 'plugin' } }] } }), false)
-  assert.equal(humanQueued({ inbox: { nextStep: [{ message: { source: { kind: 'user' } } }] } }), true)
+  assert.equal(humanQueued(kopt, undefined), false)
+  assert.equal(humanQueued(kopt, { inbox: { nextTurn: [{ source: { kind: 'plugin' } }] } }), false)
+  assert.equal(humanQueued(kopt, { inbox: { nextStep: [{ message: { source: { kind: 'user' } } }] } }), true)
+  // who sent it is the core's one reading (message_from): the loop's own message is not the person's
+  assert.equal(kopt.messageSender(JSON.stringify({ message: { source: { kind: 'user' } } })), 'user')
+  assert.equal(kopt.messageSender(JSON.stringify({ source: { kind: 'plugin', plugin: 'kernel-opt' } })), 'loop')
+  assert.equal(kopt.messageSender(JSON.stringify({ content: [] })), 'none')
 })
 
 test('/supervise commands and errors', () => {
