@@ -162,28 +162,28 @@ bool RemoteOp::spawn(bool use_bwrap) {
   SandboxRequest req;
   // Inside the sandbox /tmp is a fresh tmpfs: the runner and the op's file are bound read-only at
   // fixed places (a checkout or cache under /tmp would otherwise vanish from the sandbox).
-  std::string path = spec_.path, arg3 = spec_.arg3;
+  RunnerLaunch launch = spec_.launch;  // as the runner will see its paths
   std::string exe = spec_.exe;
-  if (use_bwrap && (spec_.mode == "python" || spec_.mode == "ref-python")) {
-    // A Python solution's whole build folder (its copy, its extensions, the launch file beside them).
-    const std::string build = arg3.substr(0, arg3.find_last_of('/'));
+  if (use_bwrap && launch.is_python()) {
+    // A Python op's whole build folder (its copy, its extensions, the launch file beside them).
+    const std::string build = launch.launch_file.substr(0, launch.launch_file.find_last_of('/'));
     req.ro_binds.emplace_back(build, "/tmp/kopt/build");
-    path = "/tmp/kopt/build" + path.substr(build.size());
-    arg3 = "/tmp/kopt/build" + arg3.substr(build.size());
+    launch.op = "/tmp/kopt/build" + launch.op.substr(build.size());
+    launch.launch_file = "/tmp/kopt/build" + launch.launch_file.substr(build.size());
   } else if (use_bwrap) {
-    std::string ext = path.substr(std::min(path.size(), path.find_last_of('.')));
-    path = "/tmp/kopt/op" + ext;
-    req.ro_binds.emplace_back(spec_.path, path);
+    const std::string& op = spec_.launch.op;
+    launch.op = "/tmp/kopt/op" + op.substr(std::min(op.size(), op.find_last_of('.')));
+    req.ro_binds.emplace_back(op, launch.op);
   }
   if (use_bwrap) {
     exe = "/tmp/kopt/kopt-bench-runner";
     req.ro_binds.emplace_back(spec_.exe, exe);
   }
-  req.argv = {exe, spec_.mode, path, arg3, spec_.cuda ? "cuda" : "cpu"};
+  req.argv = launch.argv(exe);
   req.fds = {cmd[0], rep[1], in_->fd, out_region_->fd};
   req.hide = spec_.hide;
   req.scratch = spec_.scratch;
-  req.gpu = spec_.cuda;
+  req.gpu = spec_.launch.cuda;
   // Forked from the zygote when it is there (no second LibTorch start); exec'd otherwise.
   setup_error_.clear();
   SandboxChild c = exec_only_ ? SandboxChild{} : spawn_forked(req, use_bwrap);
@@ -211,7 +211,7 @@ bool RemoteOp::await_loaded(bool use_bwrap, std::string* why) {
   try {
     std::string text;
     ReplyMsg m = receive(&text);
-    if (m.kind == kError) throw RunnerFailure("the runner could not load " + spec_.path + ": " + text, false);
+    if (m.kind == kError) throw RunnerFailure("the runner could not load " + spec_.launch.op + ": " + text, false);
     if (m.kind != kLoaded) throw RunnerFailure("protocol error at start", false);
     loaded_ = nlohmann::json::parse(text, nullptr, false);
     if (loaded_.is_discarded()) loaded_ = nlohmann::json::object();
@@ -285,7 +285,7 @@ void RemoteOp::attach() {
   have_cpu_clock_ = clock_getcpuclockid(runner_, &cpu_clock_) == 0;
   stop_all();
   cpu_mark_ms_ = cpu_now_ms();
-  if (spec_.cuda) return;  // a GPU runner's outputs are in device memory: it copies them out (remote_op.hpp)
+  if (spec_.launch.cuda) return;  // a GPU runner's outputs are in device memory: it copies them out (remote_op.hpp)
   // Where the runner mapped the input region (the kernel's word, by the memfd's inode), and how much
   // of it that one mapping covers.
   uint64_t in_len = 0;
@@ -334,7 +334,7 @@ void RemoteOp::attach() {
     return;
   }
   shutdown();
-  throw RunnerFailure("refused: the judge cannot read the " + std::string(spec_.mode == "candidate" || spec_.mode == "python" ? "candidate's" : "runner's") +
+  throw RunnerFailure("refused: the judge cannot read the " + std::string(spec_.launch.is_candidate() ? "candidate's" : "runner's") +
                           " process memory (" + why +
                           "), and it judges no outputs it cannot read itself; the kernel allows such reads, so the "
                           "process made its own memory unreadable",

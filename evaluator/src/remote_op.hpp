@@ -37,6 +37,7 @@
 #include <nlohmann/json.hpp>
 
 #include "channel.hpp"
+#include "runner_launch.hpp"
 #include "sandbox.hpp"
 #include "timer.hpp"
 
@@ -53,8 +54,7 @@ struct Refused : RunnerFailure {
 
 struct RunnerSpec {
   std::string exe;                  // kopt-bench-runner beside the judge
-  std::string mode, path, arg3;     // see runner_main.cpp
-  bool cuda = false;
+  RunnerLaunch launch;              // what it runs, as the runner reads it (runner_launch.hpp)
   size_t in_bytes = 0, out_bytes = 0;
   std::vector<std::string> hide;
   std::string scratch;

@@ -1,6 +1,7 @@
 // kopt-bench-runner: the process that runs one op for the judge and nothing else. Forked from the
 // judge's zygote (zygote.hpp) or exec'd as its own binary (runner_exe.cpp), inside the sandbox, with
-// fds 3 (commands in), 4 (replies out), 5 (input region) and 6 (output region). It confines itself
+// the channel's descriptors and argv as runner_launch.hpp describes them (one description, both
+// sides). It confines itself
 // (no_new_privs + seccomp + Landlock) before loading any code it was given.
 //
 // Everything in this process is the candidate's to rewrite, so it decides nothing: it maps the
@@ -11,7 +12,7 @@
 // stand-in on the CPU) is a claim the judge bounds with its own floor.
 //   kopt-bench-runner candidate SO NS DEVICE     a candidate op (KOPT_LIBRARY)
 //   kopt-bench-runner ref-op SO NS DEVICE        a C++ reference op (timing only)
-//   kopt-bench-runner ref-script PT PRECISION DEVICE   a TorchScript reference (timing only)
+//   kopt-bench-runner ref-script PT PRECISION[/train] DEVICE   a TorchScript reference (timing only)
 //   kopt-bench-runner python PY LAUNCH DEVICE    a Python candidate (python_op.hpp); LAUNCH: the
 //                                                build stage's launch file (python_build.hpp)
 //   kopt-bench-runner ref-python PY LAUNCH DEVICE   a reference run as Python (timing only)
@@ -35,6 +36,7 @@
 #include "landlock.hpp"
 #include "proc.hpp"
 #include "python_op.hpp"
+#include "runner_launch.hpp"
 #include "runner.hpp"
 #include "timer.hpp"
 
@@ -43,7 +45,8 @@ using IVals = std::vector<c10::IValue>;
 
 namespace {
 
-constexpr int kCmdFd = 3, kReplyFd = 4, kInFd = 5, kOutFd = 6;
+constexpr int kCmdFd = RunnerLaunch::kCommandsFd, kReplyFd = RunnerLaunch::kRepliesFd, kInFd = RunnerLaunch::kInputsFd,
+              kOutFd = RunnerLaunch::kOutputsFd;
 
 bool read_full(int fd, void* p, size_t n) {
   auto* c = static_cast<char*>(p);
@@ -94,12 +97,15 @@ void append_descs(std::string* text, const std::vector<at::Tensor>& outs) {
 }  // namespace
 
 int kopt::bench::runner_main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fprintf(stderr, "kopt-bench-runner: started by kopt-bench, not meant to be run by hand\n");
+  std::string why;
+  const auto launch_arg = RunnerLaunch::from_argv(argc, argv, &why);
+  if (!launch_arg) {
+    std::fprintf(stderr, "kopt-bench-runner: %s\n", why.c_str());
     return 2;
   }
-  const std::string mode = argv[1], path = argv[2], arg3 = argv[3];
-  const at::Device dev = std::string(argv[4]) == "cuda" ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
+  const RunnerLaunch& l = *launch_arg;
+  const std::string& path = l.op;
+  const at::Device dev = l.cuda ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
   at::NoGradGuard no_grad;
   SharedRegion in, out;
   if (!in.map(kInFd) || !out.map(kOutFd)) return 3;
@@ -110,18 +116,18 @@ int kopt::bench::runner_main(int argc, char** argv) {
   loaded["seccomp"] = seccomp_on;
   if (!confine_problem.empty()) loaded["confine_problem"] = confine_problem;
   // Landlock after no_new_privs, before anything of the op is read or loaded.
-  const char* scratch = std::getenv("KOPT_RUNNER_SCRATCH");
+  const char* scratch = std::getenv(RunnerLaunch::kScratchEnv);
   // A Python candidate reads its interpreter's folders and its build stage's output as well.
-  const bool python = mode == "python" || mode == "ref-python";
+  const bool python = l.is_python();
   std::string launch;
   std::vector<std::string> python_dirs;
   if (python) {
     try {
-      const nlohmann::json resolved = resolve_launch(read_file(arg3), arg3);
+      const nlohmann::json resolved = resolve_launch(read_file(l.launch_file), l.launch_file);
       launch = resolved.dump();
       python_dirs = python_read_dirs(resolved);
     } catch (const std::exception& e) {
-      reply_error(std::string("unreadable launch file ") + arg3 + ": " + e.what());
+      reply_error(std::string("unreadable launch file ") + l.launch_file + ": " + e.what());
       return 0;
     }
   }
@@ -131,22 +137,21 @@ int kopt::bench::runner_main(int argc, char** argv) {
   Callable op;
   DispatcherSnapshot before;
   TorchState state_before;
-  const std::string own = mode == "ref-script" || python ? "" : arg3 + "::";
+  const std::string own = l.ns.empty() ? "" : l.ns + "::";
   try {
     if (python) PythonOp::start(launch);
     // Snapshots first: changes made by the code we load (at load time or later) show against them.
     before = snapshot_dispatcher();
     state_before = snapshot_torch_state();
-    if (mode == "ref-script") {
-      // arg3: PRECISION, or PRECISION/train for a module judged in training mode (the spec's mode)
-      const auto sl = arg3.find('/');
-      op = Callable::script(path, dev, sl != std::string::npos && arg3.substr(sl + 1) == "train", arg3.substr(0, sl));
+    if (l.mode == RunnerLaunch::Mode::RefScript) {
+      // in the spec's precision, and in training mode where the spec says so
+      op = Callable::script(path, dev, l.train, l.precision);
     } else if (python) {
       op = Callable::python(path, launch, dev);
       std::vector<std::string> foreign;
       loaded["load_changes"] = dispatcher_changes(before, snapshot_dispatcher(), own, &foreign);
     } else {
-      op = Callable::library(path, arg3);
+      op = Callable::library(path, l.ns);
       std::vector<std::string> foreign;
       loaded["load_changes"] = dispatcher_changes(before, snapshot_dispatcher(), own, &foreign);
     }
@@ -169,7 +174,7 @@ int kopt::bench::runner_main(int argc, char** argv) {
     reply(m, loaded.dump());
   }
 
-  const char* who = mode == "candidate" || mode == "python" ? "candidate" : "reference";
+  const char* who = l.is_candidate() ? "candidate" : "reference";
   IVals args;
   // The outputs a caller still holds: numbered calls, released when the judge says so.
   std::deque<std::pair<uint64_t, std::vector<at::Tensor>>> held;

@@ -12,6 +12,7 @@
 #include <functional>
 
 #include "kopt_bench_config.hpp"
+#include "runner_launch.hpp"
 #include "zygote.hpp"
 
 namespace kopt::bench {
@@ -37,7 +38,7 @@ std::vector<std::string> nvidia_nodes() {
 // The runner's environment: what LibTorch and the driver need, nothing that steers the judge.
 // scratch: the runner's writable folder as the runner sees it (/tmp/scratch inside bubblewrap).
 std::vector<std::string> runner_env(const std::string& scratch) {
-  std::vector<std::string> env{"TMPDIR=" + scratch, "HOME=" + scratch, "KOPT_RUNNER_SCRATCH=" + scratch};
+  std::vector<std::string> env{"TMPDIR=" + scratch, "HOME=" + scratch, std::string(RunnerLaunch::kScratchEnv) + "=" + scratch};
   for (const char* k : {"PATH", "LD_LIBRARY_PATH", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
                         "CUDA_DEVICE_ORDER", "LANG", "KOPT_BENCH_NO_CUPTI"})
     if (const char* v = std::getenv(k)) env.push_back(std::string(k) + "=" + v);

@@ -222,7 +222,7 @@ class Evaluation {
   void enter(Phase next);
   [[noreturn]] void finish(int code);
   [[noreturn]] void fail(const std::exception& e, bool runner_failure, bool timeout);
-  RunnerSpec spec_for(const std::string& mode, const std::string& path, const std::string& arg3) const;
+  RunnerSpec spec_for(RunnerLaunch launch) const;
   RunnerSpec ref_runner_spec() const;
   RunnerSpec cand_runner_spec() const;
   bool python_candidate() const { return job_.at("cand").contains("python"); }
@@ -461,13 +461,11 @@ void Evaluation::setup() {
 }
 
 // ---------------------------------------------------------------- runners
-RunnerSpec Evaluation::spec_for(const std::string& mode, const std::string& path, const std::string& arg3) const {
+RunnerSpec Evaluation::spec_for(RunnerLaunch launch) const {
   RunnerSpec s;
   s.exe = runner_exe_;
-  s.mode = mode;
-  s.path = path;
-  s.arg3 = arg3;
-  s.cuda = use_cuda_;
+  launch.cuda = use_cuda_;
+  s.launch = std::move(launch);
   s.in_bytes = in_bytes_;
   s.out_bytes = out_bytes_;
   s.hide = job_.value("hide", std::vector<std::string>{});
@@ -481,18 +479,39 @@ RunnerSpec Evaluation::spec_for(const std::string& mode, const std::string& path
 // The candidate's runner: a compiled op, or a Python solution with its build stage's launch file.
 RunnerSpec Evaluation::cand_runner_spec() const {
   const json& c = job_.at("cand");
-  if (c.contains("python")) return spec_for("python", c.at("python"), c.at("launch"));
-  return spec_for("candidate", c.at("so"), c.at("ns"));
+  RunnerLaunch l;
+  if (c.contains("python")) {
+    l.mode = RunnerLaunch::Mode::Python;
+    l.op = c.at("python");
+    l.launch_file = c.at("launch");
+  } else {
+    l.mode = RunnerLaunch::Mode::Candidate;
+    l.op = c.at("so");
+    l.ns = c.at("ns");
+  }
+  return spec_for(l);
 }
 
 // The reference's timing runner; a TorchScript reference runs in the spec's mode (training mode
 // for BatchNorm problems as KernelBench defines them), as in the judge.
 RunnerSpec Evaluation::ref_runner_spec() const {
   const json& rj = job_.at("ref");
-  if (rj.at("kind") == "python") return spec_for("ref-python", rj.at("python"), rj.at("launch"));
-  return rj.at("kind") == "torchscript"
-             ? spec_for("ref-script", rj.at("path"), precision_ + (spec_.mode.value_or("eval") == "train" ? "/train" : ""))
-             : spec_for("ref-op", rj.at("so"), rj.at("ns"));
+  RunnerLaunch l;
+  if (rj.at("kind") == "python") {
+    l.mode = RunnerLaunch::Mode::RefPython;
+    l.op = rj.at("python");
+    l.launch_file = rj.at("launch");
+  } else if (rj.at("kind") == "torchscript") {
+    l.mode = RunnerLaunch::Mode::RefScript;
+    l.op = rj.at("path");
+    l.precision = precision_;
+    l.train = spec_.mode.value_or("eval") == "train";
+  } else {
+    l.mode = RunnerLaunch::Mode::RefOp;
+    l.op = rj.at("so");
+    l.ns = rj.at("ns");
+  }
+  return spec_for(l);
 }
 
 // Why the stored baseline cannot be used now (empty: it can); *stored receives it when there is one.

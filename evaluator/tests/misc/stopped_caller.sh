@@ -9,21 +9,22 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 B=$1 CACHE=$2
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-start() {
-  setsid "$B" --ref "$here/fixtures/relu.pt" --inputs "$here/fixtures/relu.json" --solution "$here/cheats/reach/hang.cpp" \
-    --cache-dir "$CACHE" --baseline "$d/baseline-$1.json" --timeout 300 --no-timing >"$d/out-$1" 2>&1 &
-  pid=$!
-  # Until the runner is up (the judge's zygote and the candidate's sandbox exist).
-  for _ in $(seq 1 600); do
-    pgrep -f "kopt-bench-worker" -P "$pid" >/dev/null 2>&1 && [ -n "$(pgrep -f kopt-zygote)" ] && break
-    sleep 0.1
-  done
-  sleep 2
-}
 descendants() {  # every process below $1, by walking /proc
   local all=() p
   for p in $(pgrep -P "$1"); do all+=("$p") ; all+=($(descendants "$p")); done
   echo "${all[@]}"
+}
+start() {
+  setsid "$B" --ref "$here/fixtures/relu.pt" --inputs "$here/fixtures/relu.json" --solution "$here/cheats/reach/hang.cpp" \
+    --cache-dir "$CACHE" --baseline "$d/baseline-$1.json" --timeout 300 --no-timing >"$d/out-$1" 2>&1 &
+  pid=$!
+  # Until the runner is up: the judge, its zygote, the sandbox's holder and the runner (5 or more
+  # processes below kopt-bench), for at most 60 s.
+  for _ in $(seq 1 600); do
+    [ "$(descendants "$pid" | wc -w)" -ge 5 ] && break
+    sleep 0.1
+  done
+  sleep 1
 }
 for sig in TERM KILL; do
   start "$sig"
