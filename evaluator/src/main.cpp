@@ -203,6 +203,8 @@ class ParentRun {
     for (const auto& s : opt_.solution)
       if (!readable(s)) return input_error("cannot read the solution " + s);
     if (opt_.cache_dir.empty()) opt_.cache_dir = default_cache_dir();
+    // Absolute, as every path here: builds run in folders of their own (a relative cache would move).
+    opt_.cache_dir = abs_path(opt_.cache_dir);
     if (!make_dirs(opt_.cache_dir)) return input_error("cannot create the cache directory " + opt_.cache_dir);
     if (std::getenv("KOPT_BENCH_CACHE") && *std::getenv("KOPT_BENCH_CACHE") && !opt_.cache_dir_given) opt_.cache_dir_given = true;
     mac_key_ = judge_key(opt_.cache_dir, &key_path_);
