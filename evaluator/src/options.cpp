@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "python_build.hpp"
+
 namespace kopt::bench {
 
 using nlohmann::json;
@@ -280,8 +282,7 @@ ParseOutcome parse_args(int argc, char** argv, Options* o) {
   if (o->ref.empty()) return bad("--ref is required");
   if (o->solution.empty()) return bad("--solution is required");
   // A KernelBench problem (.py) declares its inputs itself (get_inputs, get_init_inputs).
-  const bool py_ref = o->ref.size() > 3 && o->ref.compare(o->ref.size() - 3, 3, ".py") == 0;
-  if (o->inputs.empty() && !py_ref) return bad("--inputs is required (or give a KernelBench problem .py as --ref)");
+  if (o->inputs.empty() && !is_python_source(o->ref)) return bad("--inputs is required (or give a KernelBench problem .py as --ref)");
   if (o->stop.max_trials < o->stop.min_trials) return bad("--max-trials must be >= --min-trials");
   if (o->slurm && o->candidates.size() > 1 && o->artifact_given)
     return bad("--artifact names one candidate; with --slurm and several --solution each line is named by its solution");

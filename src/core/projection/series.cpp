@@ -53,6 +53,19 @@ void write_source(ObjectWriter& w, std::string_view key, const SourceHash& h) {
   o.str("sha256", h.sha256);
 }
 
+// A list of them under `key`, as [{path, sha256}, …].
+void write_sources(ObjectWriter& w, std::string& out, std::string_view key, const std::vector<SourceHash>& list) {
+  w.key(key);
+  out.push_back('[');
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (i) out.push_back(',');
+    ObjectWriter o(out);
+    o.str("path", list[i].path);
+    o.str("sha256", list[i].sha256);
+  }
+  out.push_back(']');
+}
+
 void write_change(std::string& out, const Change& c) {
   ObjectWriter w(out);
   w.raw("seq", c.seq.raw);
@@ -128,28 +141,10 @@ void write_json(std::string& out, const Iteration& it) {
   if (it.sources) {
     w.key("sources");
     ObjectWriter src(w.out());
-    src.key("solution");
-    out.push_back('[');
-    for (std::size_t i = 0; i < it.sources->solution.size(); ++i) {
-      if (i) out.push_back(',');
-      ObjectWriter o(out);
-      o.str("path", it.sources->solution[i].path);
-      o.str("sha256", it.sources->solution[i].sha256);
-    }
-    out.push_back(']');
+    write_sources(src, out, "solution", it.sources->solution);
     if (it.sources->reference) write_source(src, "reference", *it.sources->reference);
     if (it.sources->inputs) write_source(src, "inputs", *it.sources->inputs);
-    if (!it.sources->read.empty()) {
-      src.key("read");
-      out.push_back('[');
-      for (std::size_t i = 0; i < it.sources->read.size(); ++i) {
-        if (i) out.push_back(',');
-        ObjectWriter o(out);
-        o.str("path", it.sources->read[i].path);
-        o.str("sha256", it.sources->read[i].sha256);
-      }
-      out.push_back(']');
-    }
+    if (!it.sources->read.empty()) write_sources(src, out, "read", it.sources->read);
   }
   if (!it.changes.empty()) {
     w.key("changes");
