@@ -104,7 +104,7 @@ class RemoteOp {
   // What backs the runner's memory [lo, hi) of the input region: the region's offset ranges that
   // any mapping of it covers there (the first one, or a second the process made by mremap or mmap
   // of the same pages, at any address), from the kernel's /proc/<pid>/maps (file and offset, not
-  // the address). `second` is set when a covering mapping is not the one the runner was given.
+  // the address; asked mapping by mapping with PROCMAP_QUERY where the kernel has it, else read whole). `second` is set when a covering mapping is not the one the runner was given.
   std::vector<std::pair<uint64_t, uint64_t>> input_backing(uint64_t lo, uint64_t hi, bool* second = nullptr) const;
 
   void set_args(const std::vector<c10::IValue>& args);  // decoded (copied) by the runner
@@ -153,6 +153,7 @@ class RemoteOp {
   std::map<pid_t, int> task_fds_;   // /proc/<runner>/task/<tid>/stat, kept open
   uint64_t in_base_ = 0;            // the input region in the runner's address space
   uint64_t in_ino_ = 0, in_dev_ = 0;  // the input region's file (memfd), as /proc/<pid>/maps names it
+  int maps_fd_ = -1;                // /proc/<runner>/maps, kept open where the kernel answers PROCMAP_QUERY
   bool judge_reads_ = false;        // outputs read by the judge (else copied by the runner)
   double cpu_mark_ms_ = 0, cpu_outside_ms_ = 0, cpu_inside_ms_ = 0;
   std::string setup_error_;  // bubblewrap failed to start a forked runner's sandbox
