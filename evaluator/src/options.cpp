@@ -15,6 +15,7 @@ json Options::to_json() const {
             {"off_distribution_trials", off_distribution_trials},
             {"warmup", warmup}, {"min_trials", stop.min_trials}, {"max_trials", stop.max_trials},
             {"target_rel_ci", stop.target_rel_ci}, {"target_abs_ms", stop.target_abs_ms}, {"max_seconds", stop.max_seconds},
+            {"budget_s", stop.budget_s},
             {"fresh_inputs", fresh_inputs}, {"tolerance", tolerance}, {"baseline", baseline},
             {"refresh_baseline", refresh_baseline}, {"cache_dir", cache_dir}, {"timeout_s", timeout_s}, {"no_timing", no_timing}, {"namespaces", namespaces},
             {"allow_weaker_isolation", allow_weaker_isolation}};
@@ -41,6 +42,7 @@ Options Options::from_json(const json& j) {
   o.stop.target_rel_ci = j.value("target_rel_ci", 0.005);
   o.stop.target_abs_ms = j.value("target_abs_ms", 0.002);
   o.stop.max_seconds = j.value("max_seconds", 30.0);
+  o.stop.budget_s = j.value("budget_s", StopRule{}.budget_s);
   o.fresh_inputs = j.value("fresh_inputs", true);
   o.tolerance = j.value("tolerance", "auto");
   o.baseline = j.value("baseline", ".bench-baseline.json");
@@ -70,6 +72,7 @@ json Options::non_defaults() const {
   if (stop.target_rel_ci != d.stop.target_rel_ci) j["target_ci"] = stop.target_rel_ci;
   if (stop.target_abs_ms != d.stop.target_abs_ms) j["target_ci_abs_ms"] = stop.target_abs_ms;
   if (stop.max_seconds != d.stop.max_seconds) j["max_time_s"] = stop.max_seconds;
+  if (stop.budget_s != d.stop.budget_s) j["time_budget_s"] = stop.budget_s;
   if (!fresh_inputs) j["fresh_inputs"] = false;
   if (tolerance != d.tolerance) j["tolerance"] = tolerance;
   if (atol) j["atol"] = *atol;
@@ -114,6 +117,9 @@ usage: kopt-bench --ref REF --solution SRC [--solution SRC ...] [--inputs SPEC.j
   --target-ci F              stop when the median's 95% CI half-width / median <= F (default 0.005)
   --target-ci-abs MS         ... or when that half-width is <= MS milliseconds (default 0.002; 0: off)
   --max-time S               wall-time cap of one timed loop in seconds (default 30)
+  --time-budget S            a fast op's budget: an op whose max-trials samples fit in S seconds stops
+                             after S seconds of timing when neither target is in reach by max-trials
+                             (default 0.05; 0: off, time it to max-trials)
   --no-fresh-inputs          reuse one input set for all timed calls (the older regime)
   --tolerance auto|fixed     auto (fp32 default): fixed tolerance, else an fp64 oracle check
   --atol F --rtol F          override the per-dtype tolerance
@@ -243,6 +249,9 @@ ParseOutcome parse_args(int argc, char** argv, Options* o) {
     } else if (a == "--max-time") {
       if (!need(&v) || !to_double(v, &d) || d <= 0) return bad("--max-time needs seconds > 0");
       o->stop.max_seconds = d;
+    } else if (a == "--time-budget") {
+      if (!need(&v) || !to_double(v, &d) || d < 0) return bad("--time-budget needs seconds >= 0");
+      o->stop.budget_s = d;
     } else if (a == "--no-namespaces") {
       o->namespaces = false;
     } else if (a == "--allow-weaker-isolation") {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 
 namespace kopt::bench {
@@ -76,6 +77,7 @@ std::string StopRule::describe() const {
   std::ostringstream o;
   o << "median; ci95<=" << target_rel_ci << " or " << target_abs_ms << "ms; exact ranks; min=" << min_trials << "; max=" << max_trials
     << "; cap=" << max_seconds << "s";
+  if (budget_s > 0) o << "; fast-op budget=" << budget_s << "s unless projected to converge";
   return o.str();
 }
 
@@ -84,8 +86,21 @@ const char* to_string(StopReason r) {
     case StopReason::Converged: return "converged";
     case StopReason::MaxTrials: return "max_trials";
     case StopReason::TimeCap: return "time_cap";
+    case StopReason::Budget: return "budget";
   }
   return "?";
+}
+
+size_t projected_trials(const StopRule& rule, const Summary& s) {
+  if (!s.ci.reaches || s.n == 0 || s.median <= 0) return SIZE_MAX;
+  const double half = (s.ci.hi - s.ci.lo) / 2;
+  auto need = [&](double h, double target) -> double {
+    if (target <= 0) return INFINITY;
+    if (h <= target) return double(s.n);
+    return double(s.n) * (h / target) * (h / target);
+  };
+  const double n = std::min(need(s.rel_ci_half, rule.target_rel_ci), need(half, rule.target_abs_ms));
+  return n >= 1e18 ? SIZE_MAX : size_t(std::ceil(n));
 }
 
 bool should_stop(const StopRule& rule, const std::vector<double>& samples, double elapsed_s,
@@ -96,6 +111,11 @@ bool should_stop(const StopRule& rule, const std::vector<double>& samples, doubl
   const Summary s = summarize(samples);
   if (s.ci.reaches && (s.rel_ci_half <= rule.target_rel_ci || (s.ci.hi - s.ci.lo) / 2 <= rule.target_abs_ms)) {
     *why = StopReason::Converged;
+    return true;
+  }
+  if (rule.budget_s > 0 && elapsed_s >= rule.budget_s && s.median * double(rule.max_trials) <= rule.budget_s * 1e3 &&
+      projected_trials(rule, s) > rule.max_trials) {
+    *why = StopReason::Budget;
     return true;
   }
   return false;

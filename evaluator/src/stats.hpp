@@ -42,12 +42,22 @@ struct StopRule {
   // channel, whose microsecond jitter no number of trials makes comparable across evaluations.
   double target_abs_ms = 0.002;
   double max_seconds = 30.0;     // wall-time cap for the timed loop
+  // A fast op's budget (s; 0: off): an op whose max_trials windows would fit in it (median * max_trials
+  // <= budget) stops once its loop has run this long, if its interval is not projected to reach
+  // either target within max_trials at the spread seen so far. Its loop is then mostly the judge's
+  // own per-call work, and the samples left would narrow an interval that stays wider than the
+  // target anyway (by sqrt(n / max_trials)). The result still says noisy, with its interval.
+  double budget_s = 0.05;
   // The text that goes into the baseline key: a change of rule re-measures the reference.
   std::string describe() const;
 };
 
-enum class StopReason { Converged, MaxTrials, TimeCap };
+enum class StopReason { Converged, MaxTrials, TimeCap, Budget };
 const char* to_string(StopReason r);
+
+// How many samples the interval needs to reach either target, projected from `s` (the half-width
+// shrinks as 1/sqrt(n)); SIZE_MAX where no projection can be made.
+size_t projected_trials(const StopRule& rule, const Summary& s);
 
 // Decides after each sample; `elapsed_s` is the timed loop's wall time so far.
 bool should_stop(const StopRule& rule, const std::vector<double>& samples, double elapsed_s,

@@ -838,6 +838,7 @@ double Evaluation::channel_ms(RemoteOp& op) {
 void Evaluation::time_loop(RemoteOp& op, bool is_candidate, Timed* out, RemoteOp* fresh) {
   struct Pending {
     size_t trial;
+    IVals in;  // the inputs it was called on, kept (the same draw: not drawn again for the check)
     Outputs outs;
     std::vector<c10::DeviceType> devices;
     std::map<size_t, at::Tensor> mutated;
@@ -849,7 +850,7 @@ void Evaluation::time_loop(RemoteOp& op, bool is_candidate, Timed* out, RemoteOp
   };
   auto check_pending = [&]() {
     for (auto& p : pending) {
-      IVals in = timed_input(p.trial);
+      const IVals& in = p.in;
       RefRun rr = opt_.fresh_inputs ? ref_call(in) : reused_ref_;
       LazyOracle lo = opt_.fresh_inputs ? oracle_for(in) : reused_oracle_;
       Verdict v = judge(p.outs, rr.out, lo, tol_, p.devices);
@@ -900,6 +901,10 @@ void Evaluation::time_loop(RemoteOp& op, bool is_candidate, Timed* out, RemoteOp
     if (is_candidate) mutated = check_call(op, cr.calls.at(0), p, in);
     return std::make_pair(std::move(cr), std::move(mutated));
   };
+  // The fast-op budget (stats.hpp) is the candidate's: the reference is timed once for the frozen
+  // baseline that later evaluations reuse, so it keeps the whole rule.
+  StopRule rule = opt_.stop;
+  if (!is_candidate) rule.budget_s = 0;
   fresh_block(kFreshSamples / 2);
   for (int i = 0; i < opt_.warmup; ++i) one_call(size_t(i) % kTimedSlots, warm);
   const auto t_loop = Clock::now();
@@ -912,8 +917,10 @@ void Evaluation::time_loop(RemoteOp& op, bool is_candidate, Timed* out, RemoteOp
     const double ms = device_timing_ ? std::min(cr.runner_ms, cr.judge_ms) : cr.judge_ms;
     if (is_candidate) {
       last_timed_slot_ = slot;
-      pending.push_back({trial, std::move(cr.calls.at(0).tensors), std::move(cr.calls.at(0).devices), std::move(mutated)});
+      pending.push_back({trial, std::move(in), std::move(cr.calls.at(0).tensors), std::move(cr.calls.at(0).devices), std::move(mutated)});
       for (const auto& t : pending.back().outs) pending_bytes += t.defined() ? t.nbytes() : 0;
+      for (const auto& v : pending.back().in)
+        pending_bytes += v.isTensor() && v.toTensor().defined() ? v.toTensor().nbytes() : 0;
       if (pending_bytes > (size_t(256) << 20) && !check_pending()) break;
     }
     // Measured on every GPU trial, CUPTI or not.
@@ -929,7 +936,7 @@ void Evaluation::time_loop(RemoteOp& op, bool is_candidate, Timed* out, RemoteOp
     }
     if (trial > 0) out->samples.push_back(ms);  // the first timed trial is dropped
     double el = std::chrono::duration<double>(Clock::now() - t_loop).count();
-    if (trial > 0 && should_stop(opt_.stop, out->samples, el, &out->reason)) break;
+    if (trial > 0 && should_stop(rule, out->samples, el, &out->reason)) break;
   }
   fresh_block(kFreshSamples - kFreshSamples / 2);
   if (is_candidate) check_pending();
@@ -1268,7 +1275,7 @@ void Evaluation::time_candidate() {
     std::snprintf(b, sizeof b,
                   "timing NOISY: stopped at %s after %zu trials; the times vary by CV %.1f%% (median CI "
                   "+-%.2f%%, target +-%.2f%%). A busy machine or a very short op: rerun on a quieter machine, "
-                  "raise --max-trials/--max-time, or loosen --target-ci",
+                  "raise --max-trials/--max-time (--time-budget for a fast op), or loosen --target-ci",
                   res_.stop_reason.c_str(), s.n, 100 * s.cv, 100 * s.rel_ci_half, 100 * opt_.stop.target_rel_ci);
     res_.advisory.push_back(b);
   }

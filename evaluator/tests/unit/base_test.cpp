@@ -187,6 +187,7 @@ TEST(Stats, SummaryAndStopping) {
   StopRule r;
   r.min_trials = 15;
   r.max_trials = 40;
+  r.budget_s = 0;  // the fast-op budget off: the caps alone (its own test below)
   StopReason why;
   std::vector<double> flat(14, 1.0);
   EXPECT_FALSE(should_stop(r, flat, 0.1, &why));  // below the minimum
@@ -286,6 +287,7 @@ TEST(Stats, StopsOnTheIntervalRelativeOrAbsolute) {
   r.max_trials = 1000;
   r.target_rel_ci = 0.005;
   r.target_abs_ms = 0.002;
+  r.budget_s = 0;  // the interval's targets alone (the fast-op budget has its own test)
   StopReason why;
   // A fast op (0.01 ms) with +-10 % jitter: 0.5 % is far, 2 us is near.
   std::vector<double> fast;
@@ -300,6 +302,50 @@ TEST(Stats, StopsOnTheIntervalRelativeOrAbsolute) {
   for (double x : fast) slow.push_back(x * 1000);
   EXPECT_FALSE(should_stop(r, slow, 0.1, &why));
   EXPECT_NE(r.describe().find("0.002ms"), std::string::npos);
+}
+
+// A fast op's budget (issue 49): a noisy op whose max_trials windows fit in the budget stops once
+// the loop has run that long, only when neither target is projected in reach by max_trials.
+TEST(Stats, FastOpStopsAtItsBudgetOnlyWhenTheTargetIsOutOfReach) {
+  StopRule r;
+  r.min_trials = 15;
+  r.max_trials = 100;
+  r.target_rel_ci = 0.005;
+  r.target_abs_ms = 0.002;
+  r.budget_s = 0.05;
+  StopReason why;
+  // 0.3 ms with +-15 % spread: 100 windows are 30 ms, within the 50 ms budget; 0.5 % needs thousands.
+  std::vector<double> noisy;
+  for (int i = 0; i < 20; ++i) noisy.push_back(0.3 * (0.85 + 0.3 * double((i * 7) % 20) / 19.0));
+  const Summary s = summarize(noisy);
+  EXPECT_GT(projected_trials(r, s), r.max_trials);
+  EXPECT_FALSE(should_stop(r, noisy, 0.049, &why));  // before the budget: on
+  EXPECT_TRUE(should_stop(r, noisy, 0.05, &why));
+  EXPECT_EQ(why, StopReason::Budget);
+  EXPECT_STREQ(to_string(why), "budget");
+  // Below min_trials the budget does not stop it.
+  std::vector<double> few(noisy.begin(), noisy.begin() + 14);
+  EXPECT_FALSE(should_stop(r, few, 1.0, &why));
+  // A slow op (3 ms: 100 windows are 300 ms, past the budget) with the same spread runs on to max_trials.
+  std::vector<double> slow;
+  for (double x : noisy) slow.push_back(x * 10);
+  EXPECT_FALSE(should_stop(r, slow, 1.0, &why));
+  // A fast op whose interval is projected to reach the target within max_trials runs on: +-2 %.
+  r.target_abs_ms = 0;
+  std::vector<double> quiet;
+  for (int i = 0; i < 20; ++i) quiet.push_back(0.3 * (0.98 + 0.04 * double((i * 7) % 20) / 19.0));
+  const Summary q = summarize(quiet);
+  EXPECT_GT(q.rel_ci_half, r.target_rel_ci);
+  EXPECT_GT(projected_trials(r, q), q.n);
+  EXPECT_LE(projected_trials(r, q), r.max_trials);
+  EXPECT_FALSE(should_stop(r, quiet, 1.0, &why));
+  // Off: to max_trials as before.
+  r.budget_s = 0;
+  EXPECT_FALSE(should_stop(r, noisy, 1.0, &why));
+  r.budget_s = 0.05;
+  EXPECT_NE(r.describe().find("budget=0.05s"), std::string::npos);
+  r.budget_s = 0;
+  EXPECT_EQ(r.describe().find("budget"), std::string::npos);
 }
 
 namespace {
