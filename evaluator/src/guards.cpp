@@ -31,6 +31,16 @@ DispatcherSnapshot snapshot_dispatcher() {
   return s;
 }
 
+namespace {
+DispatcherSnapshot* g_pristine = nullptr;  // inherited through fork; never freed (the process's own)
+}  // namespace
+
+void take_pristine_dispatcher() {
+  if (!g_pristine) g_pristine = new DispatcherSnapshot(snapshot_dispatcher());
+}
+
+const DispatcherSnapshot* pristine_dispatcher() { return g_pristine; }
+
 std::vector<std::string> dispatcher_changes(const DispatcherSnapshot& before, const DispatcherSnapshot& after,
                                             const std::string& own_prefix,
                                             std::vector<std::string>* new_foreign_ops) {

@@ -11,6 +11,14 @@ struct DispatcherSnapshot {
 };
 DispatcherSnapshot snapshot_dispatcher();
 
+// The dispatcher before any job, taken once in a process that never holds one (the warm image,
+// else the zygote as it starts) and inherited by the runners forked from it: a forked runner's
+// own snapshot before it loads a library reads the same tables (nothing between the fork and the
+// load registers an operator), so it compares against this one instead of taking it again.
+// nullptr where none was taken (an exec'd runner takes its own).
+void take_pristine_dispatcher();
+const DispatcherSnapshot* pristine_dispatcher();
+
 // Operators (outside `own_prefix`, e.g. "kopt_ab12::") whose tables changed or that disappeared.
 std::vector<std::string> dispatcher_changes(const DispatcherSnapshot& before, const DispatcherSnapshot& after,
                                             const std::string& own_prefix,

@@ -141,7 +141,10 @@ int kopt::bench::runner_main(int argc, char** argv) {
   try {
     if (python) PythonOp::start(launch);
     // Snapshots first: changes made by the code we load (at load time or later) show against them.
-    before = snapshot_dispatcher();
+    // A runner forked from the zygote has the tables it was forked with (guards.hpp: pristine);
+    // Python's start above may register operators, so a Python runner takes its own.
+    const DispatcherSnapshot* pristine = python ? nullptr : pristine_dispatcher();
+    before = pristine ? *pristine : snapshot_dispatcher();
     state_before = snapshot_torch_state();
     if (l.mode == RunnerLaunch::Mode::RefScript) {
       // in the spec's precision, and in training mode where the spec says so

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <string>
 
+#include "guards.hpp"
 #include "judge_image.hpp"
 #include "python_op.hpp"
 #include "runner.hpp"
@@ -20,7 +21,9 @@ namespace {
 // are forked from (zygote.hpp); then the job ("-": its path comes on stdin, once the parent's builds are
 // done; end of input without one means there is no job).
 int judge(std::string job) {
-  kopt::bench::zygote::start(&kopt::bench::runner_main);
+  // The zygote keeps the dispatcher's tables as its runners start with them (guards.hpp), once,
+  // unless it inherited them from the warm image.
+  kopt::bench::zygote::start(&kopt::bench::runner_main, &kopt::bench::take_pristine_dispatcher);
   if (job == "-") {
     if (!std::getline(std::cin, job) || job.empty()) return 0;
   }
@@ -47,6 +50,8 @@ int main(int argc, char** argv) {
       const std::string why = kopt::bench::PythonOp::preload_in_image();
       if (!why.empty()) std::fprintf(stderr, "kopt-bench: the warm image runs without Python preloaded: %s\n", why.c_str());
     }
+    // The dispatcher's tables as every runner forked from here starts with them (guards.hpp), once.
+    kopt::bench::take_pristine_dispatcher();
     return kopt::bench::judge_image::serve(pid_t(service), 3, &judge_from_stdin);
   }
   if (argc != 2) {

@@ -108,7 +108,8 @@ void wipe_environment() {
   clearenv();
 }
 
-[[noreturn]] void serve(Entry entry, int sock, pid_t judge) {
+[[noreturn]] void serve(Entry entry, int sock, pid_t judge, void (*before_serving)()) {
+  if (before_serving) before_serving();  // once, inherited by every runner forked below
   std::vector<char> buf(kMaxRequest);
   for (;;) {
     int fds[5] = {-1, -1, -1, -1, -1};
@@ -207,7 +208,7 @@ int fork_behind_mirror(int held) {
   return die_with_parent(me) ? 1 : 0;
 }
 
-void start(Entry runner_main) {
+void start(Entry runner_main, void (*before_serving)()) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return;
   const pid_t judge = getpid();
@@ -223,7 +224,7 @@ void start(Entry runner_main) {
     // stdin /dev/null, not the judge's (its job arrives there); the channel at 3; nothing else.
     if (!place_fds(kNull, kKeep, kKeep, &sv[1], 1, true)) _exit(0);
     wipe_environment();
-    serve(runner_main, 3, judge);
+    serve(runner_main, 3, judge, before_serving);
   }
   ::close(sv[1]);
   g_sock = sv[0];

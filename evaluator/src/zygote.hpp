@@ -23,7 +23,9 @@ using Entry = int (*)(int argc, char** argv);
 
 // Forks the zygote. Call once, first thing in the judge's main: what the judge holds at this
 // moment is what every runner will hold.
-void start(Entry runner_main);
+// before_serving: run once in the zygote before it forks any runner (the judge's dispatcher
+// snapshot, guards.hpp), so that every runner inherits what it made.
+void start(Entry runner_main, void (*before_serving)() = nullptr);
 
 struct Launch {
   pid_t holder = 0;               // a process inside the sandbox whose namespaces to join; 0: none
