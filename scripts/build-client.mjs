@@ -1,5 +1,7 @@
 // Builds lib/client.js, the browser half the host serves as one CommonJS file, from its parts in
-// lib/client/ (in the order below) and writes the plugin id in from lib/anchors.json (through lib/config.mjs).
+// lib/client/ (in the order below), writes the plugin id in from lib/anchors.json (through lib/config.mjs)
+// and the page words from the core's table (kopt.pageWords(): the addon must load, as lib/native/load.mjs
+// finds it).
 //   node scripts/build-client.mjs           write lib/client.js
 //   node scripts/build-client.mjs --check   exit 1 when lib/client.js is not what the parts build
 //
@@ -12,11 +14,13 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PLUGIN_ID } from '../lib/config.mjs'
+import { loadKopt } from '../lib/native/load.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 // The module loader's wrapper opens in head.js and closes in apply.js; each part between draws one thing.
 export const PARTS = ['head', 'strings', 'data', 'helpers', 'styles', 'curve', 'controls', 'cards', 'compare', 'tab', 'composer', 'apply']
 const TOKEN = '__PLUGIN_ID__'
+const WORDS = '__PAGE_WORDS__'
 const IMPORT = /^import \{([^}]*)\} from '\.\/([a-z-]+)\.js'\n/
 const EXPORT = /^( *)export (?=(?:async function|function|const|let|class) )/gm
 const DECLARED = /^ *export (?:async function|function|const|let|class) (?:([A-Za-z_$][\w$]*)|\{([^}]*)\})/gm
@@ -72,10 +76,16 @@ export function joinParts(parts) {
   return parts.map(p => p.code).join('')
 }
 
-export function buildClient(read = (p) => readFileSync(join(root, 'lib/client', `${p}.js`), 'utf8')) {
+// The words the tab shares with the HTML report, from the core's one table (kopt/labels.hpp).
+export function pageWords() {
+  return loadKopt().mod.pageWords()
+}
+
+export function buildClient(read = (p) => readFileSync(join(root, 'lib/client', `${p}.js`), 'utf8'), words = pageWords()) {
   const text = joinParts(PARTS.map((p) => readPart(p, read(p))))
   if (text.split(TOKEN).length !== 2) throw new Error(`lib/client/: expected ${TOKEN} exactly once`)
-  return text.replace(TOKEN, JSON.stringify(PLUGIN_ID).replace(/"/g, "'"))
+  if (text.split(WORDS).length !== 2) throw new Error(`lib/client/: expected ${WORDS} exactly once`)
+  return text.replace(TOKEN, JSON.stringify(PLUGIN_ID).replace(/"/g, "'")).replace(WORDS, () => words)
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -36,12 +36,17 @@ std::string_view verdict_tone(std::string_view verdict);
 
 // One word of the shared table: `key` is "verdict.<v>", "trust.<t>", "limit.<part>" (distance to the
 // machine's limit, issue 49: the popover's "{pct} of memory bandwidth", the curve's limit line), "versus.<v>"
-// (a comparison's short word, faster / same / slower / unsure) or "md.<part>" (the markdown export's headers
-// and notes).
+// (a comparison's short word, faster / same / slower / unsure), "md.<part>" (the markdown export's headers
+// and notes), or a page word (`page`): a legend, header, chip, phase or review word that the tab and the
+// HTML report both show (the tab's bundle carries them, written in at build time from page_words_json).
 struct Word {
   const char* key;
   const char* zh;
   const char* en;
+  // How the Chinese report puts the English beside the word: the separator between them, or nullptr for
+  // the Chinese alone (a sentence, a tooltip).
+  const char* beside = " ";
+  bool page = false;
 };
 const std::vector<Word>& words();
 // The word for `key` in zh or en; "" where the table has none.
@@ -52,5 +57,8 @@ const std::vector<const char*>& verdict_names();
 // "tone":{verdict:tone…}} (js_stringify form); the export words (versus.*, md.*) are written by the core
 // alone and stay out of the chart.
 std::string words_json();
+// The page words (Word::page) as {"zh":{key:word…},"en":{…}} (js_stringify form): what
+// scripts/build-client.mjs writes into the tab's bundle, so the tab and the report read one table.
+std::string page_words_json();
 
 }  // namespace kopt

@@ -53,7 +53,7 @@ import { COLORS, slurmWhere } from './curve.js'
     const RecordRow = memo(function RecordRow({ it, index, isBest, phase, label, speedupLabel, verdictWord, tone, trustWord, vsV, vsText, plan, review, selected, onPick, t, full }) {
       return h('tr', { className: `clickable${selected ? ' sel' : ''}`, onClick: () => onPick(index), 'data-kopt': 'row' },
         h('td', null, `#${index + 1}`, isBest ? h('span', { style: { color: 'var(--k-ok)', marginLeft: 4 } }, '★') : null, it.finalized ? h('span', { style: { color: COLORS.final, marginLeft: 4 } }, '⚑') : null),
-        h('td', null, h('span', { className: `kopt-tag ${tone}`, 'data-kopt': 'row-verdict' }, verdictWord), phase && phase !== 'optimization' ? h('span', { className: 'kopt-tag warn', style: { marginLeft: 4 } }, t(`pop.phase.${phase}`)) : null,
+        h('td', null, h('span', { className: `kopt-tag ${tone}`, 'data-kopt': 'row-verdict' }, verdictWord), phase && phase !== 'optimization' ? h('span', { className: 'kopt-tag warn', style: { marginLeft: 4 } }, t(`phase.${phase}`)) : null,
           // A failed row says why (the compiler's or the run's error), whole on hover.
           it.error && full ? h('div', { className: 'kopt-err kopt-row-err', 'data-kopt': 'row-error', title: it.error }, it.error.length > 240 ? `${it.error.slice(0, 240)}…` : it.error) : null),
         h('td', null, label ?? '—', vsV ? h('div', { className: 'kopt-note', 'data-kopt': 'row-vs', 'data-v': vsV }, vsText) : null),

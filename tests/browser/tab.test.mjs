@@ -343,8 +343,21 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
         await page.waitForSelector('[data-kopt=chart]')
         await page.locator('[data-kopt=full-record]').click()
         const tab = await cells(page, '[data-kopt=full-table]')
+        // The legend's and the record table's headers: page words of the one table (kopt/labels.hpp).
+        // (its first six: the markers; the entries after them are the tab's own, the interval's and the limit's)
+        const tabLegend = (await page.locator('.kopt-legend > span').allInnerTexts()).slice(0, 6)
+        const tabHeads = await page.locator('[data-kopt=full-table] thead th').allInnerTexts()
         await page.goto(reportOf(log, lang))
         const report = await cells(page, '')
+        const reportLegend = (await page.locator('.legend > span').allInnerTexts()).slice(0, 6)
+        const reportHeads = await page.locator('table.rec thead th').allInnerTexts()
+        assert.equal(tabLegend.length, 6, `${lang}: six marker entries in the tab's legend`)
+        assert.deepEqual(reportLegend.map(s => s.trim()).map((s, i) => s.startsWith(tabLegend[i]?.trim())), tabLegend.map(() => true),
+          `${lang}: the report's legend «${reportLegend.join(' | ')}» begins with the tab's words «${tabLegend.join(' | ')}»`)
+        for (const w of lang === 'zh' ? ['结论', '延迟', '加速比', '该轮监督', '改动'] : ['Verdict', 'Latency', 'Speedup', 'Supervision', 'Changes']) {
+          assert.ok(tabHeads.some(h => h.trim() === w), `${lang}: the tab's header «${w}» (${tabHeads.join(' | ')})`)
+          assert.ok(reportHeads.some(h => h.trim().startsWith(w)), `${lang}: the report's header «${w}» (${reportHeads.join(' | ')})`)
+        }
         assert.equal(tab.length, 4, 'four rows in the tab')
         assert.equal(report.length, 4, 'four rows in the report')
         for (const [i, row] of tab.entries()) {

@@ -68,3 +68,27 @@ TEST(Labels, IntervalsEffectsAndFractions) {
   EXPECT_STREQ(kopt::word("versus.same", true), "噪声内相同");
   EXPECT_STREQ(kopt::word("md.vsBest", false), "vs ★");
 }
+
+// Issue 48: the words the tab and the HTML report both show live in the one table; the tab's bundle
+// carries page_words_json, and nothing else of the table.
+TEST(Labels, PageWordsAreOneTableForTheTabAndTheReport) {
+  const auto j = kopt::json::parse(kopt::page_words_json());
+  std::size_t pages = 0;
+  for (const auto& w : kopt::words()) {
+    if (!w.page) {
+      EXPECT_FALSE(j["zh"].contains(w.key)) << w.key;
+      continue;
+    }
+    ++pages;
+    EXPECT_EQ(j["zh"][w.key], w.zh);
+    EXPECT_EQ(j["en"][w.key], w.en);
+    EXPECT_STRNE(w.zh, "") << w.key;
+    EXPECT_STRNE(w.en, "") << w.key;
+  }
+  EXPECT_EQ(j["zh"].size(), pages);
+  EXPECT_EQ(j["en"].size(), pages);
+  EXPECT_STREQ(kopt::word("rev.failed", true), "监督失败");
+  EXPECT_STREQ(kopt::word("legend.best", false), "best");
+  // The chart's words stay the verdicts', provenance's and limit's: the page words travel in the bundle.
+  EXPECT_FALSE(kopt::json::parse(kopt::words_json())["en"].contains("legend.best"));
+}

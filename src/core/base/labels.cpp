@@ -140,6 +140,68 @@ const std::vector<Word>& words() {
       {"versus.same", "噪声内相同", "same within noise"},
       {"versus.slower", "更慢", "slower"},
       {"versus.unsure", "无法判断", "unsure"},
+      // The page words: the tab and the HTML report show these alike (Word::page). A nullptr `beside`
+      // keeps the Chinese report to the Chinese (sentences, tooltips, a word standing alone).
+      {"legend.ok", "通过", "passed", " ", true},
+      {"legend.failed", "失败", "failed", " ", true},
+      {"legend.unmeasured", "未测得", "not measured", " ", true},
+      {"legend.best", "最佳", "best", " ", true},
+      {"legend.profiled", "做过性能剖析", "profiled", " ", true},
+      {"legend.final", "最终提交", "finalized", " ", true},
+      {"axis.best", "最佳", "best", nullptr, true},
+      {"phase.over-budget", "超预算", "over budget", " ", true},
+      {"phase.wrap-up", "收尾", "wrap-up", " ", true},
+      {"chip.opt.tip", "循环预算内的优化评测（不含收尾与复测）",
+       "Optimization evaluations within the loop budget (wrap-up and replays excluded)", nullptr, true},
+      {"chip.over.tip", "超出预算后仍进行的评测", "Evaluations run after the budget was used up", nullptr, true},
+      {"chip.wrap.tip", "收尾阶段的验证评测与插件复测，不计入预算",
+       "Validation and replays in the wrap-up phase; not counted against the budget", nullptr, true},
+      {"chip.remeasured", "已复测", "re-measured", " ", true},
+      {"chip.notRemeasured", "未复测", "not re-measured", " ", true},
+      {"chip.gap", "自报 {self}，复测相差 {pct}", "self-reported {self}, re-measured {pct} off", " · ", true},
+      {"chip.gap.plugin", "实测 {self}，复测相差 {pct}", "measured {self}, re-measured {pct} off", " · ", true},
+      {"chip.final.re", "插件按记录的命令重新运行测得", "Re-measured by the plugin, re-running the recorded command",
+       nullptr, true},
+      {"chip.final.self", "最终数字来自 Agent 自己的测量，未经插件复测",
+       "The final number is the agent's own measurement; the plugin did not re-run it", nullptr, true},
+      {"curve.title", "优化曲线", "Optimization curve", " ", true},
+      {"curve.axisSpeedup", "纵轴：相对参考实现的加速比，越高越快", "Y axis: speedup over the reference — higher is faster",
+       nullptr, true},
+      {"curve.axisLatency", "纵轴：延迟（越高越快）；本次 run 没有报告加速比",
+       "Y axis: latency (higher is faster); this run reports no speedup", nullptr, true},
+      {"curve.log", "对数刻度", "log scale", nullptr, true},
+      {"table.n", "#", "#", nullptr, true},
+      {"table.verdict", "结论", "Verdict", " ", true},
+      {"table.latency", "延迟", "Latency", " ", true},
+      {"table.speedup", "加速比", "Speedup", " ", true},
+      {"table.review", "该轮监督", "Supervision", " ", true},
+      {"table.changes", "改动", "Changes", " ", true},
+      {"approach.inForce", "当时方案", "Approach in force", " ", true},
+      {"ch.write", "写入", "write", " ", true},
+      {"ch.edit", "编辑", "edit", " ", true},
+      {"detail.blocking", "阻断项", "Blocking", " ", true},
+      {"detail.advisory", "提示项", "Advisory", " ", true},
+      {"detail.notMeasured", "未测得", "Not measured", " ", true},
+      {"env.title", "评测环境", "Evaluation environment", " ", true},
+      {"env.location", "位置", "Location", " ", true},
+      {"env.device", "设备", "Device", " ", true},
+      {"env.constraint", "约束", "Constraint", " ", true},
+      {"env.versions", "版本", "Versions", " ", true},
+      {"env.probe", "来源命令", "Probe", " ", true},
+      {"env.notes", "备注", "Notes", " ", true},
+      {"plan.hypothesis", "假设", "Hypothesis", " ", true},
+      {"plan.next", "下一步", "Next", " ", true},
+      {"rev.round", "第 {n} 轮", "Round {n}", nullptr, true},
+      {"rev.wrapup", "收尾复审", "Wrap-up review", nullptr, true},
+      {"rev.audit", "终审", "Final review", nullptr, true},
+      {"rev.challenge", "早停质询", "Early-stop challenge", nullptr, true},
+      {"rev.failed", "监督失败", "Review failed", " ", true},
+      {"rev.ok", "✓ 无异议", "✓ no objection", nullptr, true},
+      {"note.echoed", "有 {n} 行评测结果只是被 echo 打印出来的，不算测量。", "{n} evaluation line(s) were only echoed, not measured.",
+       nullptr, true},
+      {"note.uncollected", "⚠ 有 {n} 个评测结果来自不收录的通道，未计入记录。",
+       "⚠ {n} evaluation result(s) came through a channel that is not collected; they are not in the record.", nullptr,
+       true},
       {"md.title", "算子优化记录", "Kernel optimization run"},
       {"md.n", "#", "#"},
       {"md.approach", "方案", "approach"},
@@ -180,15 +242,14 @@ bool sent_to_tab(const Word& w) {
   const std::string_view k = w.key;
   return k.rfind("verdict.", 0) == 0 || k.rfind("trust.", 0) == 0 || k.rfind("limit.", 0) == 0;
 }
-}  // namespace
-
-std::string words_json() {
-  std::string o = "{";
+bool is_page(const Word& w) { return w.page; }
+// {"zh":{key:word…},"en":{…} for the words `pick` takes, appended to `o` after its opening brace.
+void append_words(std::string& o, bool (*pick)(const Word&)) {
   for (const bool zh : {true, false}) {
     o += zh ? "\"zh\":{" : ",\"en\":{";
     bool first = true;
     for (const auto& w : words()) {
-      if (!sent_to_tab(w)) continue;
+      if (!pick(w)) continue;
       if (!first) o += ',';
       first = false;
       js_quote_to(o, w.key);
@@ -197,6 +258,18 @@ std::string words_json() {
     }
     o += '}';
   }
+}
+}  // namespace
+
+std::string page_words_json() {
+  std::string o = "{";
+  append_words(o, is_page);
+  return o + "}";
+}
+
+std::string words_json() {
+  std::string o = "{";
+  append_words(o, sent_to_tab);
   o += ",\"tone\":{";
   bool first = true;
   for (const char* v : verdict_names()) {

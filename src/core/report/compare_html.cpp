@@ -131,11 +131,11 @@ void table(std::string& o, const json& cmp, ReportLang lang) {
     }
     o += "</td><td>";
     if (const json& f = at(s, "final"); f.is_object()) {
-      o += html_escape(jstr(f, "label")) + " · " + (at(f, "remeasured") == true ? "<span class=\"okc\">" + std::string(T(lang, "remeasured")) + "</span>" : std::string(T(lang, "notRemeasured")));
+      o += html_escape(jstr(f, "label")) + " · " + (at(f, "remeasured") == true ? "<span class=\"okc\">" + std::string(T(lang, "chip.remeasured")) + "</span>" : std::string(T(lang, "chip.notRemeasured")));
       if (at(f, "gapPct").is_number()) {
         const double g = jnum(f, "gapPct");
         o += "<span class=\"sub\">" + std::string(at(f, "gapFlag") == true ? "⚠ " : "") +
-             fill(T(lang, at(f, "selfPlugin") == true ? "final.gap.plugin" : "final.gap"), {{"{self}", html_escape(jstr(f, "selfLabel"))}, {"{pct}", (g > 0 ? "+" : "") + num(g) + "%"}}) + "</span>";
+             fill(T(lang, at(f, "selfPlugin") == true ? "chip.gap.plugin" : "chip.gap"), {{"{self}", html_escape(jstr(f, "selfLabel"))}, {"{pct}", (g > 0 ? "+" : "") + num(g) + "%"}}) + "</span>";
       }
     } else if (const json& fr = at(s, "finalRefused"); fr.is_object()) {
       o += "<span class=\"nre\" data-kopt=\"final-refused\">⚑ " + html_escape(jstr(at(fr, "text"), lang == ReportLang::Zh ? "zh" : "en")) + "</span>";

@@ -40,7 +40,7 @@ void svg_curve(std::string& o, const Report& r, ReportLang lang) {
            "\"/>";
       if (x1 - x0 > 40)
         o += "<text class=\"band-label\" x=\"" + num(x0 + 6) + "\" y=\"" + num(Tp + 13) + "\">" +
-             html_escape(T(lang, over ? "curve.budgetBand" : "curve.wrapBand")) + "</text>";
+             html_escape(word_alone(lang, over ? "phase.over-budget" : "phase.wrap-up")) + "</text>";
       o += "\n";
     }
     i = j + 1;
@@ -137,7 +137,7 @@ std::string final_gap(const json& fin, const Series& s, ReportLang lang) {
   const double pct = jnum(fin, "gapPct");
   std::string p = (pct > 0 ? "+" : "") + num(pct) + "%";
   return std::string(" · <span data-kopt=\"final-gap\" data-flag=\"") + (flag ? "1\" class=\"nre\">⚠ " : "0\">") +
-         fill(T(lang, plugin ? "final.gap.plugin" : "final.gap"), {{"{self}", html_escape(jstr(fin["selfReported"], "label"))}, {"{pct}", p}}) +
+         fill(T(lang, plugin ? "chip.gap.plugin" : "chip.gap"), {{"{self}", html_escape(jstr(fin["selfReported"], "label"))}, {"{pct}", p}}) +
          "</span>";
 }
 
@@ -177,9 +177,9 @@ void chips(std::string& o, const Report& r, ReportLang lang) {
     const bool re = fin.value("remeasured", false);
     const std::size_t idx = static_cast<std::size_t>(jnum(fin, "index"));
     chip("final", "chip-final", "⚑ " + html_escape(jstr(fin, "label")),
-         std::string(T(lang, "chip.final")) + " · #" + std::to_string(idx + 1), T(lang, re ? "final.re" : "final.self"),
+         std::string(T(lang, "chip.final")) + " · #" + std::to_string(idx + 1), T(lang, re ? "chip.final.re" : "chip.final.self"),
          std::string(" · <span class=\"") + (re ? "re" : "nre") + "\" data-kopt=\"" +
-             (re ? "remeasured" : "not-remeasured") + "\">" + T(lang, re ? "remeasured" : "notRemeasured") + "</span>" +
+             (re ? "remeasured" : "not-remeasured") + "\">" + T(lang, re ? "chip.remeasured" : "chip.notRemeasured") + "</span>" +
              final_gap(fin, s, lang));
   } else if (const json& claim = c["finalClaim"]; claim.is_object() && claim["refusedText"].is_object()) {
     // A finalize the Final rule refused (H-8): the agent asked, and why the headline is not its number.

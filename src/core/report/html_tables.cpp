@@ -68,7 +68,7 @@ void record_table(std::string& o, const Report& r, ReportLang lang) {
     return;
   }
   o += "<div class=\"tablewrap\"><table class=\"rec\"><thead><tr>";
-  for (const char* k : {"table.n", "table.verdict", "table.latency", "table.speedup", "table.trust", "table.approach",
+  for (const char* k : {"table.n", "table.verdict", "table.latency", "table.speedup", "table.trust", "approach.inForce",
                         "table.review", "table.changes"})
     o += std::string("<th>") + T(lang, k) + "</th>";
   o += "</tr></thead><tbody>\n";

@@ -33,28 +33,7 @@ const Text kTexts[] = {
     {"chip.final", "最终 Final", "Final"},
     {"chip.noFinal", "未提交最终结果 No final result", "No final result"},
     {"chip.noBest", "没有可信的最佳结果 No honest best", "No honest best"},
-    {"chip.opt.tip", "循环预算内的优化评测（不含收尾与复测）",
-     "Optimization evaluations within the loop budget (wrap-up and replays excluded)"},
-    {"chip.over.tip", "超出预算后仍进行的评测", "Evaluations run after the budget was used up"},
-    {"chip.wrap.tip", "收尾阶段的验证评测与插件复测，不计入预算",
-     "Validation and replays in the wrap-up phase; not counted against the budget"},
-    {"remeasured", "已复测 re-measured", "re-measured"},
-    {"final.gap.plugin", "实测 {self}，复测相差 {pct} · measured {self}, re-measured {pct} off", "measured {self}, re-measured {pct} off"},
-    {"final.gap", "自报 {self}，复测相差 {pct} · self-reported {self}, re-measured {pct} off",
-     "self-reported {self}, re-measured {pct} off"},
-    {"notRemeasured", "未复测 not re-measured", "not re-measured"},
-    {"final.re", "插件按记录的命令重新运行测得", "Re-measured by the plugin, re-running the recorded command"},
-    {"final.self", "最终数字来自 Agent 自己的测量，未经插件复测",
-     "The final number is the agent's own measurement; the plugin did not re-run it"},
-    {"curve.title", "优化曲线 Curve", "Optimization curve"},
-    {"curve.axisSpeedup", "纵轴：相对参考实现的加速比，越高越快",
-     "Y axis: speedup over the reference — higher is faster"},
-    {"curve.axisLatency", "纵轴：延迟（越高越快）；本次 run 没有报告加速比",
-     "Y axis: latency (higher is faster); this run reports no speedup"},
-    {"curve.log", "对数刻度", "log scale"},
     {"curve.unmeasured", "未测得", "n/a"},
-    {"curve.budgetBand", "超预算", "over budget"},
-    {"curve.wrapBand", "收尾", "wrap-up"},
     {"curve.note",
      "分母说明：加速比按汇总的参考耗时 {ref} 换算（{n} "
      "次评测隐含参考耗时的中位数），因此曲线严格随延迟单调；每次评测自报的倍数见记录表。",
@@ -67,68 +46,28 @@ const Text kTexts[] = {
      "reported speedups are not comparable with each other."},
     {"curve.empty", "这个会话没有评测。", "This session has no evaluations."},
     {"curve.hint", "点击曲线上的点跳到记录表中的那一行。", "Click a point to jump to its row in the table."},
-    {"legend.ok", "通过 passed", "passed"},
-    {"legend.failed", "失败 failed", "failed"},
-    {"legend.unmeasured", "未测得 not measured", "not measured"},
-    {"legend.best", "最佳 best", "best"},
-    {"legend.profiled", "做过性能剖析 profiled", "profiled"},
-    {"legend.final", "最终提交 finalized", "finalized"},
-    {"axis.best", "最佳", "best"},
-    {"phase.over-budget", "超预算 over budget", "over budget"},
-    {"phase.wrap-up", "收尾 wrap-up", "wrap-up"},
     {"cmd.full", "完整命令 Full command", "Full command"},
     {"cmd.chars", "字符", "characters"},
     {"table.title", "评测记录 Record", "Record"},
-    {"table.n", "#", "#"},
-    {"table.verdict", "结论 Verdict", "Verdict"},
-    {"table.latency", "延迟 Latency", "Latency"},
-    {"table.speedup", "加速比 Speedup", "Speedup"},
     {"table.trust", "可信度 Trust", "Trust"},
-    {"table.approach", "当时方案 Approach", "Approach in force"},
-    {"table.review", "该轮监督 Supervision", "Supervision"},
-    {"table.changes", "改动 Changes", "Changes"},
     {"table.pooled", "按汇总参考换算", "against the pooled reference"},
     {"table.metrics", "指标", "metrics"},
     {"changes.n", "处改动 changes", "changes"},
     {"changes.1", "处改动 change", "change"},
     {"details", "详情 details", "details"},
     {"changes.truncated", "（已截断 truncated）", " (truncated)"},
-    {"ch.write", "写入 write", "write"},
-    {"ch.edit", "编辑 edit", "edit"},
     {"ch.replaceAll", "全部替换 replace all", "replace all"},
-    {"detail.blocking", "阻断项 Blocking", "Blocking"},
-    {"detail.advisory", "提示项 Advisory", "Advisory"},
-    {"detail.notMeasured", "未测得 Not measured", "Not measured"},
     {"detail.evaluatorFailed", "评测器故障", "evaluator failed"},
     {"detail.workloads", "工作负载子集 Workloads", "Workloads"},
-    {"env.title", "评测环境 Environment", "Environment"},
     {"env.none", "Agent 没有汇报评测在哪里运行。", "The agent did not report where evaluations ran."},
-    {"env.location", "位置 Location", "Location"},
-    {"env.device", "设备 Device", "Device"},
-    {"env.constraint", "约束 Constraint", "Constraint"},
-    {"env.versions", "版本 Versions", "Versions"},
-    {"env.probe", "来源命令 Probe", "Probe"},
-    {"env.notes", "备注 Notes", "Notes"},
     {"env.earlier", "此前的环境汇报 Earlier reports", "Earlier reports"},
     {"plan.title", "方案记录 Plans", "Plans"},
     {"plan.none", "Agent 没有汇报方案。", "The agent reported no approach."},
-    {"plan.hypothesis", "假设 Hypothesis", "Hypothesis"},
-    {"plan.next", "下一步 Next", "Next"},
     {"rev.title", "监督记录 Supervision", "Supervision records"},
     {"rev.none", "没有监督记录。", "No supervision records."},
-    {"rev.round", "第 {n} 轮", "Round {n}"},
-    {"rev.wrapup", "收尾复审", "Wrap-up review"},
-    {"rev.audit", "终审", "Final review"},
-    {"rev.failed", "监督失败 Review failed", "Review failed"},
-    {"rev.challenge", "早停质询", "Challenge"},
-    {"rev.ok", "✓ 无异议 OK", "✓ OK"},
     {"rev.advice", "建议 advice", "advice"},
     {"rev.used", "已用 {d}/{b} 次评测", "{d}/{b} evaluations used"},
     {"note.title", "说明 Notes", "Notes"},
-    {"note.uncollected", "⚠ 有 {n} 个评测结果来自报告不收录的通道，未计入记录。",
-     "⚠ {n} evaluation results came through a channel this report does not collect; they are not in the record."},
-    {"note.echoed", "有 {n} 行评测结果只是被 echo 打印出来的，不算测量。",
-     "{n} result lines were only echoed, not measured."},
     {"note.skipped", "⚠ 读取日志时跳过了 {n} 行无法解析的内容、{m} 个格式错误的事件。",
      "⚠ Reading the log skipped {n} unreadable line(s) and {m} malformed event(s)."},
     {"note.truncated", "⚠ 日志不完整：{e}。报告只包含读到的部分。",
@@ -169,20 +108,23 @@ const Text kTexts[] = {
 
 }  // namespace
 
+// The report's own words first; then the shared table (kopt/labels.hpp), where the Chinese report puts the
+// English beside a word by the word's own `beside`.
 const char* T(ReportLang lang, std::string_view key) {
   for (const auto& t : kTexts)
     if (key == t.key) return lang == ReportLang::Zh ? t.zh : t.en;
-  // The shared words (the tab's too); the Chinese report puts the English beside, as its labels do.
   if (lang == ReportLang::En) return word(key, false);
   static const std::vector<std::string> kBoth = [] {
     std::vector<std::string> v;
-    for (const auto& w : words()) v.push_back(std::string(w.zh) + " " + w.en);
+    for (const auto& w : words()) v.push_back(w.beside ? std::string(w.zh) + w.beside + w.en : std::string(w.zh));
     return v;
   }();
   for (std::size_t i = 0; i < words().size(); ++i)
     if (key == words()[i].key) return kBoth[i].c_str();
   return "";
 }
+
+const char* word_alone(ReportLang lang, std::string_view key) { return word(key, lang == ReportLang::Zh); }
 
 std::string fill(std::string s, std::initializer_list<std::pair<const char*, std::string>> subs) {
   for (const auto& [k, v] : subs) {

@@ -13,8 +13,11 @@
 namespace kopt::report_parts {
 
 // Words: the text for `key` in `lang` ("" when unknown), with {name} placeholders to fill.
-// The report's words; "verdict.*" and "trust.*" are the shared table's (kopt/labels.hpp), the tab's too.
+// The report's own words first, then the shared table's (kopt/labels.hpp: verdicts, provenance, the page words
+// the tab shows too), the Chinese with the English beside as each word says.
 const char* T(ReportLang lang, std::string_view key);
+// A shared word (kopt/labels.hpp) without the English beside it: where the page has no room for both.
+const char* word_alone(ReportLang lang, std::string_view key);
 std::string fill(std::string s, std::initializer_list<std::pair<const char*, std::string>> subs);
 // Formatters.
 std::string num(double v);             // as JavaScript writes it
