@@ -30,9 +30,12 @@
 //             of MB and are no one's data), with its parts (rss, heap used/total, external)
 // With --host-only, first a `dsh web` with only the feeder (no kernel-opt plugin) gets the same
 // events in a session of the default preset: its RSS is the host's own share, which no plugin can
-// take below (printed as plugin "host-only"), and each plugin gets a line with plugin_over_host_mb:
-// its held_mb less the host-only's at the same size (the plugin's share of the process, its
-// sessions of every size so far included; its session has up to (changed + 20) × 100 more events).
+// take below (printed as plugin "host-only"), and each plugin gets a line with plugin_over_host_rss_mb,
+// the plain measure: its Node process's RSS after the two full collections less the host-only's after
+// its own, and beside it plugin_over_host_mb: its held_mb less the host-only's (which reads lower: V8's
+// free pages are left out on both sides, and the host alone's are the more). Both are the plugin's share
+// of the process, its sessions of every size so far included; its session has up to (changed + 20) × 100
+// more events.
 // Then `dsh web` is restarted on the same DSH_HOME, left to settle (settle_ms until a 3 s window
 // without a ping over 50 ms; settle_worst_ms, its own start-up's worst), and each session, now past
 // (read from the host's persistence), is opened like the tab opens it (asking again through 202
@@ -347,8 +350,15 @@ for (const v of variants) {
     const alone = results[`host-only/${n}`]
     if (alone !== undefined) {
       const mine = results[`${v.label}/${n}`]
-      const over = mine.held !== null && alone.held !== null ? mine.held.held_mb - alone.held.held_mb : null
-      console.log(JSON.stringify({ plugin: v.label, events: n, plugin_over_host_mb: over, held_mb: mine.held?.held_mb ?? null, host_only_held_mb: alone.held?.held_mb ?? null }))
+      const both = mine.held !== null && alone.held !== null
+      const over = both ? mine.held.held_mb - alone.held.held_mb : null
+      // The plain measure beside it: the Node process's RSS after the two full collections, with the
+      // plugin, less the host alone's after its collections (V8's free pages counted on both sides).
+      const overRss = both ? mine.held.rss - alone.held.rss : null
+      console.log(JSON.stringify({
+        plugin: v.label, events: n, plugin_over_host_rss_mb: overRss, plugin_over_host_mb: over, rss_after_gc_mb: mine.held?.rss ?? null,
+        host_only_rss_after_gc_mb: alone.held?.rss ?? null, held_mb: mine.held?.held_mb ?? null, host_only_held_mb: alone.held?.held_mb ?? null,
+      }))
     }
   }
   const past = await restartHost(host)

@@ -298,6 +298,8 @@ ChartWriter::Frame ChartWriter::frame(const RowTable& rows, const ChartOptions& 
   refs_.update(rows, rows_same_before);
   // The per-row facts in prefix form, kept for the rows vouched for and taken on from there.
   const std::size_t rows_kept = std::min({rows_same_before, lat_min_before_.empty() ? 0 : lat_min_before_.size() - 1, n});
+  reserve_room(lat_min_before_, n + 1);
+  reserve_room(lat_max_before_, n + 1);
   lat_min_before_.resize(rows_kept + 1, std::numeric_limits<double>::infinity());
   lat_max_before_.resize(rows_kept + 1, 0);
   for (std::size_t i = rows_kept; i < n; ++i) {
@@ -311,6 +313,7 @@ ChartWriter::Frame ChartWriter::frame(const RowTable& rows, const ChartOptions& 
   // Suffix minima of the seqs (the profile marks' places): from the end down to the kept rows, then
   // on down only while they change.
   auto seq_key = [&](std::size_t i) { return std::isnan(rs[i].seq) ? std::numeric_limits<double>::infinity() : rs[i].seq; };
+  reserve_room(suffix_min_, n);
   suffix_min_.resize(n);
   std::size_t suffix_from = n;  // the first suffix minimum written again
   for (std::size_t i = n; i-- > 0;) {
@@ -469,6 +472,9 @@ ChartWriter::PointsWritten ChartWriter::points(SeriesView s, const RowTable& row
     line_head += line_text_.item(j);
     line_head_ends.push_back(line_head.size());
   }
+  reserve_room(points_, n);
+  reserve_room(ok_before_, n + 1);
+  reserve_room(ci_before_, n + 1);
   points_.resize(start);
   points_.insert(points_.end(), std::make_move_iterator(fresh.begin()), std::make_move_iterator(fresh.end()));
   if (n_old == 0) ok_before_.assign(1, 0), ci_before_.assign(1, 0);

@@ -190,8 +190,9 @@ template <class BudgetOf>
 void phases_with(const RowTable& rows, const RoundIndex& rounds, BudgetOf budget_of, std::size_t from, long long counted,
                  std::vector<Phase>& out) {
   out.resize(std::min(from, rows.size()));
-  // Not when taking on from a row: an exact reserve for one more entry would copy every entry each time.
-  if (out.empty()) out.reserve(rows.size());
+  // Grown by a quarter when taking on from a row (reserve_room): an exact reserve for one more entry
+  // would copy every entry each time, a doubling leaves as much room again.
+  reserve_room(out, rows.size());
   for (std::size_t i = out.size(); i < rows.size(); ++i) {
     const RowFacts& r = rows.rows[i];
     if (r.replay() || rounds.in_wrap_up(r.seq)) {
@@ -267,8 +268,9 @@ std::vector<std::string> evaluation_phases_fixed(const Series& s, long long budg
 
 void rounds_in_force(const RowTable& rows, const RoundIndex& rounds, std::size_t from, std::vector<std::optional<std::size_t>>& out) {
   out.resize(std::min(from, rows.size()));
-  // Not when taking on from a row: an exact reserve for one more entry would copy every entry each time.
-  if (out.empty()) out.reserve(rows.size());
+  // Grown by a quarter when taking on from a row (reserve_room): an exact reserve for one more entry
+  // would copy every entry each time, a doubling leaves as much room again.
+  reserve_room(out, rows.size());
   for (std::size_t i = out.size(); i < rows.size(); ++i) out.push_back(rounds.in_force(rows.rows[i].seq));
 }
 

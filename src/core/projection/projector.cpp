@@ -207,7 +207,10 @@ struct Projector::Impl {
     in_text[point] = 0;
     min_dirty = std::min(min_dirty, point);
     outline_from = std::min(outline_from, point);
-    if (touched_mark.size() <= point) touched_mark.resize(iterations.size(), 0);
+    if (touched_mark.size() <= point) {
+      reserve_room(touched_mark, iterations.size());
+      touched_mark.resize(iterations.size(), 0);
+    }
     if (touched_mark[point]) return;
     if (touched.size() >= kMaxTouched) {
       touched_overflow = true;
@@ -229,6 +232,9 @@ struct Projector::Impl {
   // Appends a point; `settled` when its measurement is complete (everything but a pending bench call).
   std::size_t add_point(Iteration it, bool settled = true) {
     it.time = event_time;
+    reserve_room(iterations, iterations.size() + 1);
+    reserve_room(in_text, in_text.size() + 1);
+    reserve_room(fin_refs, fin_refs.size() + 1);
     iterations.push_back(std::move(it));
     in_text.push_back(0);
     fin_refs.push_back(0);

@@ -24,6 +24,7 @@ std::uint32_t RowTable::node_of(const Iteration& it) {
 
 void RowTable::update(const std::vector<Iteration>& its, std::size_t from) {
   from = std::min(from, rows.size());
+  reserve_room(rows, its.size());
   rows.resize(its.size());
   for (std::size_t i = from; i < its.size(); ++i) rows[i] = facts_of(its[i], its[i].finalized, node_of(its[i]));
 }
