@@ -1,6 +1,7 @@
 // Spec S (issue 49): the comparison rule, the labels' readers (chart whiskers and words, the finalize gap,
 // the digest). The vectors s01…s08 cover the projection and the loop.
 #include <gtest/gtest.h>
+#include "kopt/labels.hpp"
 
 #include <filesystem>
 
@@ -101,6 +102,19 @@ TEST(S_Digest, TheReviewerIsToldWhichGainsAreWithinNoise) {
   EXPECT_NE(d.find("[1.499..1.501 ms]"), std::string::npos) << d;
   const std::string s3 = kopt::supervisor_digest(from_vector("s03-loop-no-significant-progress"), {});
   EXPECT_NE(s3.find("The best row is within noise of the best before it"), std::string::npos) << s3;
+}
+
+// S-5: the reviewer reads how far the best runs from the machine's limit, in the table's words.
+TEST(S_Digest, TheReviewerIsToldTheBestsDistanceToTheLimit) {
+  const kopt::Series s = from_vector("s09-limit-fractions-kept");
+  ASSERT_TRUE(s.bestIndex.has_value());
+  const auto& b = s.iterations[*s.bestIndex];
+  const std::string d = kopt::supervisor_digest(s, {});
+  const auto bw = b.metric("bandwidth_fraction");
+  ASSERT_TRUE(bw.has_value());
+  EXPECT_NE(d.find("Best row's distance to the limit: " + kopt::fraction_label(*bw) + " of memory bandwidth"), std::string::npos) << d;
+  const std::string none = kopt::supervisor_digest(from_vector("s01-compare-rule-labels"), {});
+  EXPECT_NE(none.find("Best row's distance to the limit: unknown"), std::string::npos) << none;
 }
 
 TEST(S_Words, EveryLabelHasItsWordsAndTheyFillOneDecimal) {

@@ -177,6 +177,23 @@ TEST(Report, CsvOfZ03IsStrictRfc4180WithOneRecordPerEvaluation) {
 
 // ───────────────────────────── the page ─────────────────────────────
 
+// Spec S: the report's curve draws each point's interval as the tab does (one path of whiskers in frame
+// units, under the line's transform), and a point's tooltip names its interval.
+TEST(Report, CurveDrawsTheIntervalsAsWhiskers) {
+  const auto r = report_of(std::string(KOPT_FIXTURES_DIR) + "/vectors/s01-compare-rule-labels.events.json");
+  std::size_t with_ci = 0;
+  for (const auto& p : r.chart["points"]) with_ci += p.contains("ci");
+  ASSERT_GT(with_ci, 0u);
+  const std::string html = kopt::report_html(r);
+  EXPECT_NE(html.find("data-kopt=\"whiskers\" data-n=\"" + std::to_string(with_ci) + "\""), std::string::npos);
+  EXPECT_EQ(count(html, "<path class=\"whisker\""), 1u);
+  const auto first = std::find_if(r.chart["points"].begin(), r.chart["points"].end(), [](const kopt::json& p) { return p.contains("ciLabel"); });
+  ASSERT_NE(first, r.chart["points"].end());
+  EXPECT_NE(html.find("[" + (*first)["ciLabel"].get<std::string>() + "]"), std::string::npos);
+  // A run without intervals draws none.
+  EXPECT_EQ(kopt::report_html(report_of(kZ03)).find("data-kopt=\"whiskers\""), std::string::npos);
+}
+
 TEST(Report, HtmlStructureIsSelfContained) {
   const auto r = report_of(kZ03);
   const std::string html = kopt::report_html(r);

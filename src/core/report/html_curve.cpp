@@ -83,6 +83,22 @@ void svg_curve(std::string& o, const Report& r, ReportLang lang) {
     // In frame units, under the frame's transform; the stroke keeps its width.
     o += "<g transform=\"matrix(" + num(f.dx) + " 0 0 " + num(f.dy) + " " + num(f.x0) + " " + num(f.y0) +
          ")\"><path class=\"line\" vector-effect=\"non-scaling-stroke\" d=\"" + html_escape(line) + "\"/></g>\n";
+  {
+    // Each point's interval (spec S) as a whisker: one path in frame units (`ci` is [v at the interval's low
+    // latency, v at its high one]) under the line's transform, thin and faint as the tab draws it.
+    std::string d;
+    std::size_t with_ci = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const json& ci = pts[i].is_object() && pts[i].contains("ci") ? pts[i]["ci"] : json();
+      if (!ci.is_array() || ci.size() != 2 || !ci[0].is_number() || !ci[1].is_number()) continue;
+      d += "M" + std::to_string(i) + " " + num(ci[0].get<double>()) + "L" + std::to_string(i) + " " + num(ci[1].get<double>());
+      ++with_ci;
+    }
+    if (with_ci)
+      o += "<g data-kopt=\"whiskers\" data-n=\"" + std::to_string(with_ci) + "\" transform=\"matrix(" + num(f.dx) + " 0 0 " +
+           num(f.dy) + " " + num(f.x0) + " " + num(f.y0) + ")\"><path class=\"whisker\" vector-effect=\"non-scaling-stroke\" d=\"" +
+           d + "\"/></g>\n";
+  }
   o += "<g data-kopt=\"points\" data-n=\"" + std::to_string(n) + "\">\n";
   for (std::size_t i = 0; i < n; ++i) {
     const json& p = pts[i];
@@ -101,6 +117,7 @@ void svg_curve(std::string& o, const Report& r, ReportLang lang) {
     tip += std::to_string(i + 1);
     if (i < r.rows.size()) tip += " · " + std::string(T(lang, ("verdict." + r.rows[i].verdict).c_str()));
     if (auto lab = jstr(p, "label"); !lab.empty()) tip += " · " + lab;
+    if (auto ci = jstr(p, "ciLabel"); !ci.empty()) tip += " [" + ci + "]";
     if (i < its.size() && its[i].speedup)
       tip += " · " + speedup_label(*its[i].speedup);
     else if (auto sl = jstr(p, "speedupLabel"); speedup && !sl.empty())

@@ -38,6 +38,7 @@ svg.curve .frame{stroke:var(--border);fill:none}
 svg.curve .band-over{fill:var(--band)}svg.curve .band-wrap{fill:var(--band2)}
 svg.curve .band-label{fill:var(--faint);font-size:11px}
 svg.curve .line{fill:none;stroke:var(--accent);stroke-width:1.8;stroke-linejoin:round;opacity:.9}
+svg.curve .whisker{fill:none;stroke:var(--accent);stroke-width:1.2;opacity:.45}
 svg.curve .bestline{stroke:var(--ok);stroke-width:1.2;stroke-dasharray:6 5;opacity:.8}
 svg.curve .bestlabel{fill:var(--ok);font-size:12px}
 svg.curve .baseline{stroke:var(--border);stroke-dasharray:2 4}

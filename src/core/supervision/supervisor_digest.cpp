@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "kopt/derived.hpp"
+#include "kopt/labels.hpp"
 #include "kopt/supervisor.hpp"
 #include "kopt/utf16.hpp"
 #include "kopt/verdict.hpp"
@@ -104,6 +105,18 @@ std::string supervisor_digest(const Series& s, const DigestInputs& in) {
     if (b.speedup) o << ", speedup " << fmt(*b.speedup) << "x";
     if (b.artifactPath) o << ", artifact " << *b.artifactPath;
     o << ".\n";
+    // S-5: how far the best is from the machine's limit, in the table's words (kopt/labels.hpp), so the
+    // reviewer can tell "nothing left to win" from "a 2x over a slow reference".
+    const auto bw = b.metric("bandwidth_fraction"), cf = b.metric("compute_fraction");
+    if (bw || cf) {
+      o << "Best row's distance to the limit:";
+      if (bw) o << " " << fill_word(word("limit.bandwidth", false), "pct", fraction_label(*bw));
+      if (bw && cf) o << ",";
+      if (cf) o << " " << fill_word(word("limit.compute", false), "pct", fraction_label(*cf));
+      o << ".\n";
+    } else {
+      o << "Best row's distance to the limit: unknown (no bandwidth or compute fraction measured).\n";
+    }
   } else {
     o << "Best honest row: none yet.\n";
   }
