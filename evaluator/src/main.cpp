@@ -262,7 +262,9 @@ class ParentRun {
   // and mode (KernelBench's way), on the evaluation's device.
   json python_params(const char* cls) const {
     const std::string precision = !opt_.precision.empty() ? opt_.precision : spec_.precision.value_or("float32");
-    const bool cuda = opt_.device == "cuda" || (opt_.device == "auto" && !std::string(KOPT_CFG_NVCC).empty() &&
+    // The parent links no CUDA: it expects the judge's choice (a LibTorch with CUDA, a driver's node) and the
+    // judge, which decides, refuses a build made for another device (worker.cpp).
+    const bool cuda = opt_.device == "cuda" || (opt_.device == "auto" && std::string(KOPT_CFG_TORCH_CUDA) == "ON" &&
                                                 ::access("/dev/nvidiactl", F_OK) == 0);
     json p = {{"init_args", spec_.init_args}, {"seed", spec_.seed}, {"train", spec_.mode.value_or("eval") == "train"},
               {"precision", precision}, {"device", cuda ? "cuda" : "cpu"},

@@ -422,6 +422,21 @@ void Evaluation::setup() {
   device_timing_ = use_cuda_ || opt_.timer == "device";
   dev_ = use_cuda_ ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
   res_.backend = use_cuda_ ? "cuda" : "cpu";
+  // The device is decided here, once. A Python build stage ran before the judge, on the device kopt-bench's
+  // parent expected (it links no CUDA, so it can only guess); a build made for another device is refused,
+  // never run on this one (a Triton kernel warmed on no GPU would have to compile under seccomp).
+  for (const char* side : {"cand", "ref"}) {
+    const json& j = job_.at(side);
+    if (!j.contains("launch") || !j.at("launch").is_string()) continue;
+    const json launch = json::parse(read_file(j.at("launch").get<std::string>()), nullptr, false);
+    if (!launch.is_object()) continue;  // unreadable: the runner that loads it says why
+    const std::string built = launch.value("device", "cpu");
+    if (built != res_.backend)
+      throw std::runtime_error(std::string("the Python build stage prepared the ") + (side == std::string("cand") ? "solution" : "reference") +
+                               " on " + built + ", but the judge runs on " + res_.backend +
+                               (use_cuda_ ? "" : " (no usable CUDA device for this kopt-bench)") + ": pass --device " +
+                               res_.backend + " so both use one device");
+  }
   key_ = job_.at("baseline_key").get<std::map<std::string, std::string>>();
   key_["precision"] = precision_;
   key_["seed"] = opt_.seed ? std::to_string(*opt_.seed) : "per-run";
