@@ -1,5 +1,7 @@
 #include "baseline.hpp"
 
+#include "proc.hpp"  // UniqueFd
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -88,22 +90,22 @@ void write_baseline_atomic(const std::string& path, const BaselineRecord& r) {
   std::random_device rd;
   std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(rd());
   std::string body = r.to_json().dump(1) + "\n";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
+  if (!fd) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
   size_t off = 0;
   while (off < body.size()) {
-    ssize_t n = ::write(fd, body.data() + off, body.size() - off);
+    ssize_t n = ::write(fd.get(), body.data() + off, body.size() - off);
     if (n < 0) {
       if (errno == EINTR) continue;
       int e = errno;
-      ::close(fd);
+      fd.reset();
       ::unlink(tmp.c_str());
       throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(e));
     }
     off += size_t(n);
   }
-  ::fsync(fd);
-  ::close(fd);
+  ::fsync(fd.get());
+  fd.reset();
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int e = errno;
     ::unlink(tmp.c_str());

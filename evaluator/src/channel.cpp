@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 
 namespace kopt::bench {
@@ -70,23 +71,18 @@ std::vector<c10::IValue> read_block(const SharedRegion& r, size_t offset, OnTens
 
 SharedRegion::~SharedRegion() {
   if (base) ::munmap(base, size);
-  if (fd >= 0) ::close(fd);
+  // fd: closed by its owner
 }
 
 SharedRegion* SharedRegion::create(const char* name, size_t bytes) {
-  int fd = memfd_create(name, 0);  // inherited on purpose: the runner maps it
-  if (fd < 0) throw std::runtime_error("memfd_create failed");
+  UniqueFd fd(memfd_create(name, 0));  // inherited on purpose: the runner maps it
+  if (!fd) throw std::runtime_error("memfd_create failed");
   bytes = page_align(std::max(bytes, kTableBytes + kPage));
-  if (ftruncate(fd, off_t(bytes)) != 0) {
-    ::close(fd);
-    throw std::runtime_error("cannot size the shared region");
-  }
-  auto* r = new SharedRegion;
-  if (!r->map(fd)) {
-    delete r;
-    throw std::runtime_error("cannot map the shared region");
-  }
-  return r;
+  if (ftruncate(fd.get(), off_t(bytes)) != 0) throw std::runtime_error("cannot size the shared region");
+  auto r = std::make_unique<SharedRegion>();
+  if (!r->map(fd.get())) throw std::runtime_error("cannot map the shared region");
+  fd.release();  // the region's now
+  return r.release();
 }
 
 bool SharedRegion::map(int f) {
@@ -94,7 +90,7 @@ bool SharedRegion::map(int f) {
   if (end <= 0) return false;
   void* p = mmap(nullptr, size_t(end), PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
   if (p == MAP_FAILED) return false;
-  fd = f;
+  fd.reset(f);
   base = p;
   size = size_t(end);
   return true;

@@ -16,11 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "proc.hpp"  // UniqueFd
+
 namespace kopt::bench {
 
-// A shared region, mapped by whoever holds it.
+// A shared region, mapped by whoever holds it; it owns its descriptor and its mapping (unmapped
+// and closed when it is dropped).
 struct SharedRegion {
-  int fd = -1;
+  UniqueFd fd;
   void* base = nullptr;
   size_t size = 0;
   SharedRegion() = default;
@@ -28,7 +31,7 @@ struct SharedRegion {
   SharedRegion& operator=(const SharedRegion&) = delete;
   ~SharedRegion();
   static SharedRegion* create(const char* name, size_t bytes);  // memfd + mmap (judge)
-  bool map(int fd);                                             // map an inherited fd (runner)
+  bool map(int fd);  // maps an inherited fd (runner) and owns it from then on; false: not mapped, fd not taken
   char* at(size_t offset) const { return static_cast<char*>(base) + offset; }
 };
 // A block: [table of kTableBytes][tensor data, each 64-byte aligned].

@@ -45,10 +45,10 @@ std::string judge_key(const std::string& cache_dir, std::string* key_path) {
   std::string fresh;
   for (int i = 0; i < 64; ++i) fresh.push_back(hexd[rd() & 15]);
   std::string tmp = p + ".tmp." + std::to_string(getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (fd < 0) return "";
-  bool ok = ::write(fd, fresh.data(), fresh.size()) == ssize_t(fresh.size());
-  ::close(fd);
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600));
+  if (!fd) return "";
+  bool ok = ::write(fd.get(), fresh.data(), fresh.size()) == ssize_t(fresh.size());
+  fd.reset();
   if (!ok || ::rename(tmp.c_str(), p.c_str()) != 0) {
     ::unlink(tmp.c_str());
     return "";
@@ -64,11 +64,11 @@ bool file_mac_ok(const std::string& key, const std::string& path) {
 void write_file_mac(const std::string& key, const std::string& path) {
   if (key.empty()) return;
   std::string tmp = path + ".mac.tmp." + std::to_string(getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) return;
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
+  if (!fd) return;
   std::string mac = hmac_sha256_hex(key, read_file(path));
-  bool ok = ::write(fd, mac.data(), mac.size()) == ssize_t(mac.size());
-  ::close(fd);
+  bool ok = ::write(fd.get(), mac.data(), mac.size()) == ssize_t(mac.size());
+  fd.reset();
   if (ok) ::rename(tmp.c_str(), (path + ".mac").c_str());
   else ::unlink(tmp.c_str());
 }

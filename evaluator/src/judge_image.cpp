@@ -86,26 +86,28 @@ bool Image::start(const std::string& worker_exe, const std::string& log_path, st
     *why = std::string("socketpair: ") + std::strerror(errno);
     return false;
   }
+  UniqueFd ours(sv[0]), its(sv[1]);
   const std::string me = std::to_string(getpid());
   // Its own output (nothing, unless it fails): a file when one is named, else our stderr.
-  const int out = log_path.empty() ? 2 : open_log(log_path, 0600);
+  // (our stderr, fd 2, is borrowed, not owned)
+  UniqueFd log(log_path.empty() ? -1 : open_log(log_path, 0600));
+  const int out = log_path.empty() ? 2 : log.get();
   SpawnOptions o;
   o.argv = {worker_exe, "--image", me};
   o.out = o.err = out >= 0 ? out : kKeep;
-  o.pass = {sv[1]};                             // fd 3: the only way in
+  o.pass = {its.get()};                         // fd 3: the only way in
   o.group = SpawnOptions::Group::kOwn;          // not in the group a cancel kills
   o.die_with_parent = true;
   const pid_t pid = spawn(o);
-  if (out > 2) ::close(out);
+  const int spawn_errno = errno;
+  log.reset();
+  its.reset();  // the image's end: ours closed either way
   if (pid < 0) {
-    *why = std::string("fork: ") + std::strerror(errno);
-    ::close(sv[0]);
-    ::close(sv[1]);
-    return false;
+    *why = std::string("fork: ") + std::strerror(spawn_errno);
+    return false;  // ours closed by its owner
   }
-  ::close(sv[1]);
   pid_ = pid;
-  sock_ = sv[0];
+  sock_ = std::move(ours);
   return true;
 }
 
@@ -116,7 +118,7 @@ pid_t Image::fork_judge(int stdin_fd, int log_fd, std::string* why) {
   }
   const int fds[2] = {stdin_fd, log_fd};
   // The first request may wait for the image's LibTorch start (it was started with the service).
-  const int32_t reply = zygote::ask_with_fds(sock_, kForkJudge, fds, 2, 30000);
+  const int32_t reply = zygote::ask_with_fds(sock_.get(), kForkJudge, fds, 2, 30000);
   if (reply == 0) {
     *why = std::string("the warm image did not answer (") + std::strerror(errno) + ")";
     stop();
@@ -133,8 +135,7 @@ pid_t Image::fork_judge(int stdin_fd, int log_fd, std::string* why) {
 }
 
 void Image::stop() {
-  if (sock_ >= 0) ::close(sock_);
-  sock_ = -1;
+  sock_.reset();
   kill_and_reap(pid_, false, -1);
   pid_ = -1;
 }

@@ -15,6 +15,8 @@
 
 #include <string>
 
+#include "proc.hpp"  // UniqueFd
+
 namespace kopt::bench::judge_image {
 
 // The image's side, in kopt-bench-worker --image SERVICE_PID (fd 3: its end of the channel). `judge`
@@ -42,7 +44,7 @@ class Image {
 
  private:
   pid_t pid_ = -1;
-  int sock_ = -1;
+  UniqueFd sock_;
 };
 
 }  // namespace kopt::bench::judge_image

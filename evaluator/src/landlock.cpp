@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "kopt_bench_config.hpp"
+#include "proc.hpp"  // UniqueFd
 
 namespace kopt::bench {
 namespace {
@@ -125,7 +126,8 @@ nlohmann::json apply_landlock(const LandlockPlan& plan) {
   if (abi >= 4) attr.handled_access_net = kNetBindTcp | kNetConnectTcp;
   if (abi >= 6) attr.scoped = kScopeAbstractUnix | kScopeSignal;
   const size_t attr_size = abi >= 6 ? sizeof(RulesetAttr) : abi >= 4 ? 2 * sizeof(uint64_t) : sizeof(uint64_t);
-  int fd = int(syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0));
+  const UniqueFd ruleset(int(syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0)));
+  const int fd = ruleset.get();
   if (fd < 0) {
     r["problem"] = std::string("landlock_create_ruleset: ") + std::strerror(errno);
     return r;
@@ -133,7 +135,8 @@ nlohmann::json apply_landlock(const LandlockPlan& plan) {
   int rules = 0, missing = 0;
   std::string problems;
   auto add = [&](const std::string& path, uint64_t access) {
-    int pfd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
+    const UniqueFd owned(::open(path.c_str(), O_PATH | O_CLOEXEC));
+    const int pfd = owned.get();
     if (pfd < 0) {
       ++missing;
       return;
@@ -144,8 +147,7 @@ nlohmann::json apply_landlock(const LandlockPlan& plan) {
     PathBeneath pb{access & attr.handled_access_fs, pfd};
     if (syscall(SYS_landlock_add_rule, fd, kRulePathBeneath, &pb, 0) == 0) ++rules;
     else problems += path + ": " + std::strerror(errno) + "; ";
-    ::close(pfd);
-  };
+  };  // pfd closed by its owner
   const uint64_t read = kFsReadFile | kFsReadDir, read_exec = read | kFsExecute;
   for (const auto& d : plan.read_exec_dirs) add(d, read_exec);
   for (const auto& d : plan.library_dirs) add(d, read_exec);
@@ -158,10 +160,8 @@ nlohmann::json apply_landlock(const LandlockPlan& plan) {
   r["threads"] = threads_now();  // the restriction covers this thread and the threads it starts
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || syscall(SYS_landlock_restrict_self, fd, 0) != 0) {
     r["problem"] = std::string("landlock_restrict_self: ") + std::strerror(errno);
-    ::close(fd);
-    return r;
+    return r;  // the ruleset closed by its owner
   }
-  ::close(fd);
   r["filesystem"] =
       "read and execute: system paths, the folders of loaded libraries and library_dirs; read: the op file, /sys, this "
       "process's own /proc entries; write: /dev nodes and the scratch folder only";

@@ -186,8 +186,8 @@ MachineLimits machine_limits(const std::string& cache_dir, const std::string& ke
     return ml;
   }
   // One probe per machine: a judge that finds another probing waits for it and reads its record.
-  const int lock = ::open((path + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-  if (lock >= 0) ::flock(lock, LOCK_EX);
+  const UniqueFd lock(::open((path + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600));  // released when closed
+  if (lock) ::flock(lock.get(), LOCK_EX);
   if (CachedLimits again = read_limits(path, key, id); again.limits) {
     ml.limits = std::move(again.limits);
     ml.cached = true;
@@ -210,7 +210,6 @@ MachineLimits machine_limits(const std::string& cache_dir, const std::string& ke
     if (!c.refused.empty()) ml.note = "the cached probe " + path + " was refused: " + c.refused + "; probed again" +
                                       (ml.note.empty() ? "" : "; " + ml.note);
   }
-  if (lock >= 0) ::close(lock);
   ml.this_ms = ms_since(t0);
   return ml;
 }

@@ -78,17 +78,17 @@ void write_baseline_mac(const std::string& key, const std::string& path) { write
 class PendingJudge {
  public:
   PendingJudge(const EvalContext& ctx, const std::string& exe, const std::string& log_path) : spare_(ctx.spare) {
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) return;
+    UniqueFd judge_in, write_end;
+    if (!open_pipe(&judge_in, &write_end)) return;
     if (ctx.start_judge) {
-      JudgeStart js = ctx.start_judge(log_path, p[0]);
+      JudgeStart js = ctx.start_judge(log_path, judge_in.get());
       child_ = std::move(js.child);
       how_ = js.how;
     } else {
-      child_ = start_process({exe, "-"}, log_path, {}, p[0]);
+      child_ = start_process({exe, "-"}, log_path, {}, judge_in.get());
     }
-    ::close(p[0]);
-    write_fd_ = p[1];
+    judge_in.reset();  // the judge's end: ours closed
+    write_fd_ = std::move(write_end);
   }
   // How the judge started, for native_metrics.isolation.start ("" when started the usual way).
   const std::string& how() const { return how_; }
@@ -99,9 +99,8 @@ class PendingJudge {
   // Hands the job over and waits for the judge to finish (timeout_s from now).
   ProcStatus run(const std::string& job_path, double timeout_s) {
     const std::string line = job_path + "\n";
-    const bool sent = write_fd_ >= 0 && ::write(write_fd_, line.data(), line.size()) == ssize_t(line.size());
-    ::close(write_fd_);
-    write_fd_ = -1;
+    const bool sent = write_fd_ && ::write(write_fd_.get(), line.data(), line.size()) == ssize_t(line.size());
+    write_fd_.reset();
     if (!sent) {
       cancel();
       return ProcStatus{};
@@ -110,14 +109,13 @@ class PendingJudge {
   }
   // No job after all (a build failed): the judge goes, before the result line is printed.
   void cancel() {
-    if (write_fd_ >= 0) ::close(write_fd_);
-    write_fd_ = -1;
+    write_fd_.reset();
     if (child_.end()) reap_all_children(1.0, spare_);  // its zygote, reparented to us (the subreaper)
   }
 
  private:
   Child child_;
-  int write_fd_ = -1;
+  UniqueFd write_fd_;
   pid_t spare_ = 0;
   std::string how_;
 };

@@ -65,6 +65,18 @@ std::string ProcStatus::describe() const {
   return "killed by " + describe_signal(signal);
 }
 
+bool open_pipe(UniqueFd* read_end, UniqueFd* write_end) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) {
+    read_end->reset();
+    write_end->reset();
+    return false;
+  }
+  read_end->reset(p[0]);
+  write_end->reset(p[1]);
+  return true;
+}
+
 bool die_with_parent(pid_t parent) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   return getppid() == parent;
@@ -85,7 +97,7 @@ bool place_fds(int in, int out, int err, const int* pass, int n, bool close_othe
     if (std_fds[i] == kNull) high[i] = ::open("/dev/null", (i == 0 ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
   for (int i = 0; i < 3 + n; ++i)
     if (high[i] >= 0) dup2(high[i], i);
-  if (close_others)
+  if (close_others)  // in the forked child: raw close() (async-signal-safe), no owner
     for (int fd = 3 + n; fd < 1024; ++fd) ::close(fd);
   return true;
 }
@@ -142,14 +154,13 @@ Child start_process(const std::vector<std::string>& argv, const std::string& log
   o.search_path = true;
   o.env = extra_env;
   o.in = stdin_fd >= 0 ? stdin_fd : kNull;
-  const int log = open_log(log_path);
-  o.out = o.err = log >= 0 ? log : kKeep;
+  const UniqueFd log(open_log(log_path));
+  o.out = o.err = log ? log.get() : kKeep;
   o.group = SpawnOptions::Group::kOwn;
   // Nothing we start outlives us: a kopt-bench killed outright (SIGKILL, or a caller's timeout) takes
   // its judge, compiler or build stage with it (their own children follow them the same way).
   o.die_with_parent = true;
   const pid_t pid = spawn(o);
-  if (log >= 0) ::close(log);
   if (pid <= 0) return Child{};
   track_group(pid);
   return Child{pid};

@@ -4,13 +4,53 @@
 // (ProcStatus, describe_signal). The commands kopt-bench runs (compilers, the judge, scancel) use
 // start_process/wait_process/run_process: output in a file, a timeout, the whole process group killed.
 // The sandbox (sandbox.cpp), the zygote, the warm judge image and sbatch build on the same pieces.
+// UniqueFd: the owner of a descriptor, for the judge's side and the runner's alike.
 #pragma once
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
 
 namespace kopt::bench {
+
+// An owned file descriptor: closed when dropped or reset. close() is called once and not retried on
+// EINTR (on Linux the descriptor is released either way; a retry could close one that another
+// thread has just been given). Not for code between fork and exec in the child (place_fds, the
+// zygote's child): that code closes raw descriptors itself and runs no destructors.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() { reset(); }
+  UniqueFd(UniqueFd&& o) noexcept : fd_(o.release()) {}
+  UniqueFd& operator=(UniqueFd&& o) noexcept {
+    if (this != &o) reset(o.release());
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  // The descriptor, no longer owned (-1 when none).
+  int release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  // Closes the one owned (if any) and owns `fd` instead.
+  void reset(int fd = -1) {
+    const int old = fd_;
+    fd_ = fd;
+    if (old >= 0) ::close(old);
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// A close-on-exec pipe, both ends owned; false (both left empty) when pipe2 fails.
+bool open_pipe(UniqueFd* read_end, UniqueFd* write_end);
 
 struct ProcStatus {
   bool started = false;
@@ -33,7 +73,8 @@ inline constexpr int kNull = -1;
 inline constexpr int kKeep = -2;
 // Puts in/out/err at 0/1/2 and pass[i] at 3+i (each lifted above them first, so no placement
 // overwrites a descriptor still to be placed); close_others: closes every other descriptor below
-// 1024. False when a descriptor could not be lifted.
+// 1024. False when a descriptor could not be lifted. Runs in the forked child: raw close()/dup2 only,
+// no UniqueFd (no allocation, no destructors there).
 bool place_fds(int in, int out, int err, const int* pass, int n, bool close_others);
 
 // --- the fork/exec primitive ---

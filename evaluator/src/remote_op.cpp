@@ -151,13 +151,10 @@ RemoteOp::~RemoteOp() { shutdown(); }
 uint64_t RemoteOp::hold_budget_bytes() { return kHoldBudget; }
 
 void RemoteOp::shutdown() {
-  if (cmd_fd_ >= 0) ::close(cmd_fd_);
-  if (reply_fd_ >= 0) ::close(reply_fd_);
-  cmd_fd_ = reply_fd_ = -1;
-  for (auto& [tid, fd] : task_fds_) ::close(fd);
-  task_fds_.clear();
-  if (maps_fd_ >= 0) ::close(maps_fd_);
-  maps_fd_ = -1;
+  cmd_fd_.reset();
+  reply_fd_.reset();
+  task_fds_.clear();  // each closed by its owner
+  maps_fd_.reset();
   if (pid_ > 0) kill_and_reap(pid_);
   pid_ = -1;
   runner_ = -1;
@@ -173,8 +170,8 @@ void RemoteOp::end_holder() {
 
 bool RemoteOp::spawn(bool use_bwrap) {
   shutdown();
-  int cmd[2], rep[2];
-  if (pipe2(cmd, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0) return false;
+  UniqueFd cmd_r, cmd_w, rep_r, rep_w;
+  if (!open_pipe(&cmd_r, &cmd_w) || !open_pipe(&rep_r, &rep_w)) return false;
   SandboxRequest req;
   // Inside the sandbox /tmp is a fresh tmpfs: the runner and the op's file are bound read-only at
   // fixed places (a checkout or cache under /tmp would otherwise vanish from the sandbox).
@@ -196,7 +193,7 @@ bool RemoteOp::spawn(bool use_bwrap) {
     req.ro_binds.emplace_back(spec_.exe, exe);
   }
   req.argv = launch.argv(exe);
-  req.fds = {cmd[0], rep[1], in_->fd, out_region_->fd};
+  req.fds = {cmd_r.get(), rep_w.get(), in_->fd.get(), out_region_->fd.get()};
   req.hide = spec_.hide;
   req.scratch = spec_.scratch;
   req.gpu = spec_.launch.cuda;
@@ -206,19 +203,16 @@ bool RemoteOp::spawn(bool use_bwrap) {
   setup_error_ = c.setup_error;
   forked_ = c.pid > 0;
   if (c.pid <= 0 && setup_error_.empty()) c = spawn_sandboxed(req, use_bwrap);
-  ::close(cmd[0]);
-  ::close(rep[1]);
-  if (c.pid <= 0) {
-    ::close(cmd[1]);
-    ::close(rep[0]);
-    return false;
-  }
-  pid_ = c.pid;
-  holder_ = c.holder;
-  cmd_fd_ = cmd[1];
-  reply_fd_ = rep[0];
+  cmd_r.reset();  // the runner's ends: ours closed
+  rep_w.reset();
+  if (c.pid <= 0) return false;  // the judge's ends closed by their owners
+  // Handed off: from here shutdown() ends the runner and its holder, not c.
+  pid_ = c.take_pid();
+  holder_ = c.take_holder();
+  cmd_fd_ = std::move(cmd_w);
+  reply_fd_ = std::move(rep_r);
   out_ = std::make_unique<OutputTail>();
-  out_->start(c.out_fd);
+  out_->start(std::move(c.out_fd));
   isolation_ = c.isolation;
   return true;
 }
@@ -279,7 +273,7 @@ std::vector<std::pair<uint64_t, uint64_t>> RemoteOp::input_backing(uint64_t lo, 
   if (!in_ino_ || runner_ <= 0 || hi <= lo) return out;
   // The kernel's query, mapping by mapping from `lo` (the runner is stopped: its map cannot change
   // meanwhile). Any answer but "no further mapping" falls back to reading the whole list.
-  if (maps_fd_ >= 0) {
+  if (maps_fd_) {
     bool ok = true;
     std::vector<std::pair<uint64_t, uint64_t>> q_out;
     bool q_second = false;
@@ -288,7 +282,7 @@ std::vector<std::pair<uint64_t, uint64_t>> RemoteOp::input_backing(uint64_t lo, 
       q.size = sizeof q;
       q.query_flags = kCoveringOrNextVma;
       q.query_addr = addr;
-      if (::ioctl(maps_fd_, kProcmapQuery, &q) != 0) {
+      if (::ioctl(maps_fd_.get(), kProcmapQuery, &q) != 0) {
         ok = errno == ENOENT;
         break;
       }
@@ -337,7 +331,7 @@ void RemoteOp::attach() {
   // of it that one mapping covers.
   uint64_t in_len = 0;
   struct stat st {};
-  if (::fstat(in_->fd, &st) == 0) {
+  if (::fstat(in_->fd.get(), &st) == 0) {
     in_ino_ = st.st_ino;
     in_dev_ = st.st_dev;
     for (const Mapping& m : mappings_of(runner_, st.st_ino)) {
@@ -347,16 +341,13 @@ void RemoteOp::attach() {
       break;
     }
     // Kept open for input_backing's queries when the kernel answers them (else the text is read).
-    if (maps_fd_ >= 0) ::close(maps_fd_);
-    maps_fd_ = ::open(("/proc/" + std::to_string(runner_) + "/maps").c_str(), O_RDONLY | O_CLOEXEC);
-    if (maps_fd_ >= 0) {
+    maps_fd_.reset();
+    maps_fd_.reset(::open(("/proc/" + std::to_string(runner_) + "/maps").c_str(), O_RDONLY | O_CLOEXEC));
+    if (maps_fd_) {
       ProcmapQuery q{};
       q.size = sizeof q;
       q.query_flags = kCoveringOrNextVma;
-      if (::ioctl(maps_fd_, kProcmapQuery, &q) != 0) {
-        ::close(maps_fd_);
-        maps_fd_ = -1;
-      }
+      if (::ioctl(maps_fd_.get(), kProcmapQuery, &q) != 0) maps_fd_.reset();
     }
   }
   // The judge reads the outputs itself, so it must be able to read this process: probed on the input
@@ -438,7 +429,7 @@ void RemoteOp::send(const CmdMsg& m) {
   const char* p = reinterpret_cast<const char*>(&m);
   size_t n = sizeof m;
   while (n) {
-    ssize_t r = ::write(cmd_fd_, p, n);
+    ssize_t r = ::write(cmd_fd_.get(), p, n);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) fail("the candidate process closed its channel", false);
     p += r;
@@ -453,11 +444,11 @@ ReplyMsg RemoteOp::receive(std::string* text) {
     while (n) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(spec_.deadline - Clock::now()).count();
       if (left <= 0) fail("timeout: the candidate process did not answer before the wall-clock limit", true);
-      pollfd pf{reply_fd_, POLLIN, 0};
+      pollfd pf{reply_fd_.get(), POLLIN, 0};
       int pr = ::poll(&pf, 1, int(std::min<long long>(left, 1000)));
       if (pr < 0 && errno == EINTR) continue;
       if (pr == 0) continue;
-      ssize_t r = ::read(reply_fd_, p, n);
+      ssize_t r = ::read(reply_fd_.get(), p, n);
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0) fail("the candidate process ended before answering", false);
       p += r;
@@ -489,20 +480,21 @@ void RemoteOp::stop_all() {
     DIR* d = opendir(dir.c_str());
     if (!d) return;  // gone: the next receive says how
     bool all = true;
-    std::map<pid_t, int> seen;
+    std::map<pid_t, UniqueFd> seen;
     while (dirent* e = readdir(d)) {
       if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
       const pid_t tid = pid_t(std::atoi(e->d_name));
-      int fd;
+      UniqueFd owned;
       auto it = task_fds_.find(tid);
       if (it != task_fds_.end()) {
-        fd = it->second;
+        owned = std::move(it->second);
         task_fds_.erase(it);
       } else {
-        fd = ::open((dir + "/" + e->d_name + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+        owned.reset(::open((dir + "/" + e->d_name + "/stat").c_str(), O_RDONLY | O_CLOEXEC));
       }
-      if (fd < 0) continue;
-      seen[tid] = fd;
+      if (!owned) continue;
+      const int fd = owned.get();
+      seen[tid] = std::move(owned);
       if (!all) continue;
       char buf[512];
       ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
@@ -513,8 +505,7 @@ void RemoteOp::stop_all() {
       if (state != 'T' && state != 't' && state != 'Z' && state != 'X') all = false;
     }
     closedir(d);
-    for (auto& [tid, fd] : task_fds_) ::close(fd);  // threads that are gone
-    task_fds_ = std::move(seen);
+    task_fds_ = std::move(seen);  // what is left of the old map (threads that are gone) is closed
     if (all) return;
     if (Clock::now() > spec_.deadline) fail("timeout: the candidate process did not stop before the wall-clock limit", true);
     if (round > 50) usleep(50);

@@ -150,14 +150,14 @@ class RemoteOp {
   pid_t runner_ = -1;               // the runner process itself (pid_ may be its launcher)
   clockid_t cpu_clock_{};
   bool have_cpu_clock_ = false;
-  std::map<pid_t, int> task_fds_;   // /proc/<runner>/task/<tid>/stat, kept open
+  std::map<pid_t, UniqueFd> task_fds_;  // /proc/<runner>/task/<tid>/stat, kept open
   uint64_t in_base_ = 0;            // the input region in the runner's address space
   uint64_t in_ino_ = 0, in_dev_ = 0;  // the input region's file (memfd), as /proc/<pid>/maps names it
-  int maps_fd_ = -1;                // /proc/<runner>/maps, kept open where the kernel answers PROCMAP_QUERY
+  UniqueFd maps_fd_;                // /proc/<runner>/maps, kept open where the kernel answers PROCMAP_QUERY
   bool judge_reads_ = false;        // outputs read by the judge (else copied by the runner)
   double cpu_mark_ms_ = 0, cpu_outside_ms_ = 0, cpu_inside_ms_ = 0;
   std::string setup_error_;  // bubblewrap failed to start a forked runner's sandbox
-  int cmd_fd_ = -1, reply_fd_ = -1;
+  UniqueFd cmd_fd_, reply_fd_;
   nlohmann::json loaded_, isolation_;
   bool try_bwrap_ = false, loaded_ok_ = false;
   bool forked_ = false;     // the running runner came from the zygote

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <utility>
 
 #include "kopt_bench_config.hpp"
 #include "runner_launch.hpp"
@@ -49,6 +50,35 @@ std::vector<std::string> runner_env(const std::string& scratch) {
 constexpr const char* kHolderReady = "kopt-sandbox-ready";
 
 }  // namespace
+
+SandboxChild::SandboxChild(SandboxChild&& o) noexcept
+    : pid(std::exchange(o.pid, -1)),
+      holder(std::exchange(o.holder, -1)),
+      out_fd(std::move(o.out_fd)),
+      isolation(std::move(o.isolation)),
+      setup_error(std::move(o.setup_error)) {}
+
+SandboxChild& SandboxChild::operator=(SandboxChild&& o) noexcept {
+  if (this != &o) {
+    end();
+    pid = std::exchange(o.pid, -1);
+    holder = std::exchange(o.holder, -1);
+    out_fd = std::move(o.out_fd);
+    isolation = std::move(o.isolation);
+    setup_error = std::move(o.setup_error);
+  }
+  return *this;
+}
+
+pid_t SandboxChild::take_pid() { return std::exchange(pid, -1); }
+pid_t SandboxChild::take_holder() { return std::exchange(holder, -1); }
+
+void SandboxChild::end() {
+  if (pid > 0) kill_and_reap(pid);
+  if (holder > 0) kill_and_reap(holder);
+  pid = holder = -1;
+  out_fd.reset();
+}
 
 std::string bwrap_path() {
   // KOPT_CFG_BWRAP: a bubblewrap named when kopt-bench was built (-DKOPT_BENCH_BWRAP=, e.g. one
@@ -101,13 +131,13 @@ nlohmann::json process_isolation() {
 SandboxChild fork_exec(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                        const std::vector<int>& req_fds, bool own_session) {
   SandboxChild c;
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return c;
+  UniqueFd out_r, out_w;
+  if (!open_pipe(&out_r, &out_w)) return c;
   SpawnOptions o;
   o.argv = argv;
   o.own_env = true;
   o.env = env;
-  o.out = o.err = out[1];
+  o.out = o.err = out_w.get();
   o.pass = req_fds;
   o.close_others = true;
   if (own_session) {
@@ -115,13 +145,10 @@ SandboxChild fork_exec(const std::vector<std::string>& argv, const std::vector<s
     o.die_with_parent = true;
   }
   const pid_t pid = spawn(o);
-  ::close(out[1]);
-  if (pid <= 0) {
-    ::close(out[0]);
-    return c;
-  }
+  out_w.reset();
+  if (pid <= 0) return c;  // out_r closed by its owner
   c.pid = pid;
-  c.out_fd = out[0];
+  c.out_fd = std::move(out_r);
   return c;
 }
 
@@ -172,58 +199,57 @@ SandboxChild spawn_forked(const SandboxRequest& req, bool use_bwrap) {
   if (use_bwrap) {
     // The holder: bubblewrap's namespaces and mounts around a `sleep`, pid 1 of its PID namespace.
     // "ready" on its output means the mounts are done; --info-fd says its pid.
-    int info[2];
-    if (pipe2(info, O_CLOEXEC) != 0) return c;
+    UniqueFd info_r, info_w;
+    if (!open_pipe(&info_r, &info_w)) return c;
     std::vector<std::string> argv = bwrap_args(req, &iso);
     argv.insert(argv.end(), {"--as-pid-1", "--info-fd", "3", "--", "/bin/sh", "-c",
                              std::string("echo ") + kHolderReady + "; exec /bin/sleep infinity"});
     const std::string ready_line = std::string(kHolderReady) + "\n";
-    SandboxChild h = fork_exec(argv, l.env, {info[1]}, false);
-    ::close(info[1]);
-    if (h.pid <= 0) {
-      ::close(info[0]);
-      return c;
-    }
-    const std::string said = read_until(h.out_fd, 10, [&](const std::string& t) { return t.find(ready_line) != std::string::npos; });
-    const std::string info_text = read_until(info[0], 2, [](const std::string& t) {
+    // h owns the holder until it is ready: every return below before that kills and reaps it.
+    SandboxChild h = fork_exec(argv, l.env, {info_w.get()}, false);
+    info_w.reset();
+    if (h.pid <= 0) return c;
+    const std::string said = read_until(h.out_fd.get(), 10, [&](const std::string& t) { return t.find(ready_line) != std::string::npos; });
+    const std::string info_text = read_until(info_r.get(), 2, [](const std::string& t) {
       return nlohmann::json::accept(t);
     });
-    ::close(info[0]);
-    ::close(h.out_fd);
+    info_r.reset();
+    h.out_fd.reset();
     auto info_json = nlohmann::json::parse(info_text, nullptr, false);
     l.holder = info_json.is_object() ? info_json.value("child-pid", 0) : 0;
     if (said.find(ready_line) == std::string::npos || l.holder <= 0) {
-      kill_and_reap(h.pid);
+      h.end();  // killed and reaped before the error is returned
       c.setup_error = said.empty() ? "bubblewrap did not start the sandbox" : said.substr(0, 300);
       return c;
     }
-    holder = h.pid;
+    holder = h.take_pid();
   }
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) {
-    kill_and_reap(holder);
+  // The holder is c's from here: a return without a runner kills and reaps it (c is dropped, or
+  // handed back empty below).
+  c.holder = holder;
+  UniqueFd out_r, out_w;
+  if (!open_pipe(&out_r, &out_w)) {
+    c.end();
     return c;
   }
   std::string why;
-  const pid_t pid = zygote::spawn(l, {req.fds[0], req.fds[1], req.fds[2], req.fds[3], out[1]}, &why);
-  ::close(out[1]);
+  const pid_t pid = zygote::spawn(l, {req.fds[0], req.fds[1], req.fds[2], req.fds[3], out_w.get()}, &why);
+  out_w.reset();
   if (pid <= 0) {
-    ::close(out[0]);
-    kill_and_reap(holder);
+    c.end();  // out_r closed by its owner
     return c;  // the caller execs the runner instead
   }
   c.pid = pid;
-  c.holder = holder;
-  c.out_fd = out[0];
+  c.out_fd = std::move(out_r);
   c.isolation = iso;
   c.isolation["start"] = use_bwrap ? "forked from the judge's pre-loaded zygote; joined the sandbox's namespaces, no capabilities"
                                    : "forked from the judge's pre-loaded zygote";
   return c;
 }
 
-void OutputTail::start(int fd) {
-  fd_ = fd;
-  th_ = std::thread([this] {
+void OutputTail::start(UniqueFd fd) {
+  fd_ = std::move(fd);
+  th_ = std::thread([this, fd = fd_.get()] {
     char b[8192];
     std::chrono::steady_clock::time_point give_up{};
     for (;;) {
@@ -234,11 +260,11 @@ void OutputTail::start(int fd) {
         if (give_up == std::chrono::steady_clock::time_point{}) give_up = now + std::chrono::milliseconds(300);
         else if (now >= give_up) break;
       }
-      pollfd p{fd_, POLLIN, 0};
+      pollfd p{fd, POLLIN, 0};
       int ready = ::poll(&p, 1, 50);
       if (ready < 0 && errno != EINTR) break;
       if (ready <= 0) continue;
-      ssize_t n = ::read(fd_, b, sizeof b);
+      ssize_t n = ::read(fd, b, sizeof b);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       total_ += uint64_t(n);
@@ -252,8 +278,7 @@ void OutputTail::start(int fd) {
 void OutputTail::stop() {
   stopping_ = true;
   if (th_.joinable()) th_.join();
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
+  fd_.reset();
 }
 
 std::string OutputTail::tail() const {

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "proc.hpp"  // kill_and_reap, reap_all_children
+#include "proc.hpp"  // kill_and_reap, reap_all_children, UniqueFd
 
 namespace kopt::bench {
 
@@ -28,12 +28,25 @@ struct SandboxRequest {
   bool allow_bwrap = true;
 };
 
+// A started runner, owned: dropped while it still holds pid or holder, both are killed and reaped
+// (kill_and_reap, as RemoteOp::shutdown does) and out_fd is closed. Its owner takes them over with
+// take_pid()/take_holder()/out_fd.release(); what was taken is not touched again.
 struct SandboxChild {
   pid_t pid = -1;
   pid_t holder = -1;           // forked runners: the bubblewrap process holding the namespaces
-  int out_fd = -1;             // the runner's stdout+stderr (read end)
+  UniqueFd out_fd;             // the runner's stdout+stderr (read end)
   nlohmann::json isolation;    // what was achieved: {"level": "namespaces"|"process", ...}
   std::string setup_error;     // bubblewrap could not set up the namespaces (then pid is -1)
+
+  SandboxChild() = default;
+  ~SandboxChild() { end(); }
+  SandboxChild(SandboxChild&& o) noexcept;
+  SandboxChild& operator=(SandboxChild&& o) noexcept;
+  SandboxChild(const SandboxChild&) = delete;
+  SandboxChild& operator=(const SandboxChild&) = delete;
+  pid_t take_pid();     // the runner, no longer owned here
+  pid_t take_holder();  // the holder, no longer owned here
+  void end();           // kills and reaps what is still owned (the runner, then the holder), closes out_fd
 };
 
 // Execs the runner (req.argv) under bubblewrap, or in a new session without it.
@@ -52,7 +65,7 @@ class OutputTail {
  public:
   explicit OutputTail(size_t cap = 4096) : cap_(cap) {}
   ~OutputTail() { stop(); }
-  void start(int fd);
+  void start(UniqueFd fd);  // owns fd from now on (closed by stop)
   // Waits for EOF (every holder of the write end gone) for at most a moment, then stops reading:
   // without a PID namespace a descendant the candidate left running may still hold the pipe (it is
   // killed by reap_all_children); the judge does not wait for it.
@@ -62,7 +75,7 @@ class OutputTail {
 
  private:
   size_t cap_;
-  int fd_ = -1;
+  UniqueFd fd_;
   std::thread th_;
   mutable std::mutex mu_;
   std::string buf_;

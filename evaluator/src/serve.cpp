@@ -75,10 +75,10 @@ int serve(const char* parent_pid, const std::string& worker_exe, Evaluate evalua
     ctx.stage = [&](const char* s) { write_line({{"id", id}, {"stage", s}}); };
     ctx.start_judge = [&](const std::string& log_path, int stdin_fd) -> JudgeStart {
       std::string why_cold = why;
-      const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      UniqueFd log(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
       pid_t pid = -1;
-      if (log >= 0 && image.running() && !cancel_requested()) pid = image.fork_judge(stdin_fd, log, &why_cold);
-      if (log >= 0) ::close(log);
+      if (log && image.running() && !cancel_requested()) pid = image.fork_judge(stdin_fd, log.get(), &why_cold);
+      log.reset();
       if (pid > 0) {
         track_group(pid);
         return {Child{pid}, "forked from the plugin's warm judge image (no LibTorch start)"};

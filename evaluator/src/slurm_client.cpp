@@ -299,25 +299,21 @@ int run_slurm(const Options& opt) {
   sigemptyset(&sa.sa_mask);
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, nullptr);
 
-  int out_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0) return fail_usage(opt, "pipe failed");
+  UniqueFd out_r, out_w;
+  if (!open_pipe(&out_r, &out_w)) return fail_usage(opt, "pipe failed");
   // sbatch in its own process group: a terminal's Ctrl-C reaches us, and we cancel the array.
   SpawnOptions so;
   so.argv = argv;
   so.search_path = true;
   so.in = kKeep;
-  so.out = out_pipe[1];
-  const int err_fd = open_log(dir + "/sbatch.err", 0600);
-  so.err = err_fd >= 0 ? err_fd : kKeep;
+  so.out = out_w.get();
+  UniqueFd err_fd(open_log(dir + "/sbatch.err", 0600));
+  so.err = err_fd ? err_fd.get() : kKeep;
   so.group = SpawnOptions::Group::kOwn;
   const pid_t pid = spawn(so);
-  if (err_fd >= 0) ::close(err_fd);
-  if (pid < 0) {
-    ::close(out_pipe[0]);
-    ::close(out_pipe[1]);
-    return fail_usage(opt, "fork failed");
-  }
-  ::close(out_pipe[1]);
+  err_fd.reset();
+  out_w.reset();  // sbatch's end: EOF once it is gone
+  if (pid < 0) return fail_usage(opt, "fork failed");
 
   // Past this the array is cancelled: every element's own limit, one after another, plus queueing room.
   const auto start = std::chrono::steady_clock::now();
@@ -348,11 +344,11 @@ int run_slurm(const Options& opt) {
       timed_out = true;
       break;
     }
-    pollfd p{out_pipe[0], POLLIN, 0};
+    pollfd p{out_r.get(), POLLIN, 0};
     if (!sbatch_out.empty() && sbatch_out.find('\n') != std::string::npos) p.fd = -1;
     if (::poll(&p, 1, 250) > 0 && (p.revents & (POLLIN | POLLHUP))) {
       char b[256];
-      ssize_t k = ::read(out_pipe[0], b, sizeof b);
+      ssize_t k = ::read(out_r.get(), b, sizeof b);
       if (k > 0) sbatch_out.append(b, size_t(k));
     }
     take_job_id();
@@ -385,9 +381,9 @@ int run_slurm(const Options& opt) {
     // Whatever sbatch wrote before it exited (its write end is closed now: read to EOF).
     char b[256];
     ssize_t k;
-    while ((k = ::read(out_pipe[0], b, sizeof b)) > 0) sbatch_out.append(b, size_t(k));
+    while ((k = ::read(out_r.get(), b, sizeof b)) > 0) sbatch_out.append(b, size_t(k));
   }
-  ::close(out_pipe[0]);
+  out_r.reset();
   take_job_id();
 
   if (job_id.empty()) {

@@ -38,7 +38,9 @@ int g_sock = -1;  // the judge's end; -1 when there is no zygote
   _exit(126);
 }
 
-// Joins every namespace of `holder` and takes its root (the sandbox's read-only tree).
+// Joins every namespace of `holder` and takes its root (the sandbox's read-only tree). Runs in the
+// process the zygote cloned, before the runner's code: descriptors here (and in serve's loop and
+// fork_behind_mirror, which may _exit) are closed by hand, with no owner whose destructor would run.
 // bubblewrap nests two user namespaces: the outer one owns the mounts and the other namespaces,
 // the holder runs in the inner one (unprivileged, and as root with --uid 65534). Root has the
 // capabilities to join the others from where it is; anyone else first joins the outer user

@@ -2,6 +2,7 @@
 // the output format (matched by pattern, line by line), options.
 #include <gtest/gtest.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
@@ -23,6 +24,7 @@
 #include "options.hpp"
 #include "proc.hpp"
 #include "report.hpp"
+#include "sandbox.hpp"
 #include "sha256.hpp"
 #include "slurm_client.hpp"
 #include "spec.hpp"
@@ -803,6 +805,85 @@ TEST(Proc, SpawnPlacesDescriptorsAndClosesTheRest) {
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 127);
   EXPECT_NE(read_file(d + "/out").find("kopt-bench: cannot start " + d + "/missing"), std::string::npos);
   for (int fd : {log, extra, p[0], p[1]}) ::close(fd);
+}
+
+// UniqueFd closes what it owns when dropped or reset, never what it released or handed on by move.
+TEST(Proc, UniqueFdOwnsOneDescriptor) {
+  auto open_fd = [](int fd) { return ::fcntl(fd, F_GETFD) != -1; };
+  int a = -1, b = -1, c = -1;
+  {
+    UniqueFd x(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    a = x.get();
+    ASSERT_GE(a, 0);
+    EXPECT_TRUE(bool(x));
+    EXPECT_TRUE(open_fd(a));
+  }
+  EXPECT_FALSE(open_fd(a));  // dropped: closed
+  UniqueFd x(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  a = x.get();
+  x.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));  // the old one closed, the new one owned
+  b = x.get();
+  ASSERT_GE(b, 0);
+  EXPECT_TRUE(open_fd(b));
+  if (a != b) EXPECT_FALSE(open_fd(a));
+  UniqueFd y(std::move(x));  // moved: one owner
+  EXPECT_EQ(y.get(), b);
+  EXPECT_EQ(x.get(), -1);
+  EXPECT_FALSE(bool(x));
+  UniqueFd z(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  c = z.get();
+  z = std::move(y);  // z's old descriptor closed, b kept
+  EXPECT_EQ(z.get(), b);
+  EXPECT_TRUE(open_fd(b));
+  if (c != b) EXPECT_FALSE(open_fd(c));
+  const int r = z.release();  // released: no longer closed by z
+  EXPECT_EQ(r, b);
+  z.reset();
+  EXPECT_TRUE(open_fd(b));
+  ::close(b);
+  UniqueFd pr, pw;
+  ASSERT_TRUE(open_pipe(&pr, &pw));
+  EXPECT_EQ(::fcntl(pr.get(), F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+  EXPECT_EQ(::fcntl(pw.get(), F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+  EXPECT_EQ(::write(pw.get(), "x", 1), 1);
+  pw.reset();  // EOF after the byte once the only write end is closed
+  char buf[2];
+  EXPECT_EQ(::read(pr.get(), buf, 2), 1);
+  EXPECT_EQ(::read(pr.get(), buf, 2), 0);
+}
+
+// A SandboxChild dropped while it still owns its runner kills and reaps it and closes its output;
+// one whose runner was taken over leaves it running.
+TEST(Proc, DroppedSandboxChildEndsWhatItStillOwns) {
+  const std::string d = tmpdir();
+  SandboxRequest req;
+  req.argv = {"/bin/sleep", "30"};
+  req.scratch = d;
+  pid_t pid = -1;
+  int out = -1;
+  {
+    SandboxChild c = spawn_sandboxed(req, false);  // no bubblewrap: a process in its own session
+    ASSERT_GT(c.pid, 0);
+    pid = c.pid;
+    out = c.out_fd.get();
+    ASSERT_GE(out, 0);
+    SandboxChild moved = std::move(c);  // one owner after a move
+    EXPECT_EQ(c.pid, -1);
+    EXPECT_EQ(moved.pid, pid);
+  }
+  errno = 0;
+  EXPECT_EQ(waitpid(pid, nullptr, WNOHANG), -1);  // reaped already
+  EXPECT_EQ(errno, ECHILD);
+  EXPECT_EQ(::fcntl(out, F_GETFD), -1);
+  pid_t kept = -1;
+  {
+    SandboxChild c = spawn_sandboxed(req, false);
+    ASSERT_GT(c.pid, 0);
+    kept = c.take_pid();
+  }
+  EXPECT_EQ(waitpid(kept, nullptr, WNOHANG), 0);  // still running: it was handed off
+  const int st = kill_and_reap(kept, false, -1);
+  EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 }
 
 // --slurm: the sbatch options are split like a shell, nothing expanded; the client's own options are
