@@ -4,11 +4,13 @@
 // same walk in tests/browser/demo.test.mjs). Stops with what differs when the page and the README part:
 //   node demo/screenshot.mjs <port> <out-dir>      (Node 22; playwright-core from tests/browser/node_modules)
 // Writes demo-tab.png (zh), demo-tab-en.png (en), demo-focus.png (zh, focus mode, the ★ point's popover
-// pinned) and demo-report.png (`build/kopt report` of the same session's recording, zh). Prints each
+// pinned), compare-zh.png (zh, the tab's 对比 with the second demo session, demo/kernel-opt-demo-b),
+// demo-report.png (`build/kopt report` of the same session's recording, zh) and compare-report.png
+// (`build/kopt report` of the two recordings, zh). Prints each
 // dialog met and the sidebar's rows. KOPT_CLI: the kopt to run for the report (default build/kopt).
 // Headless Debian chromium (a fresh temporary profile per language), loopback only, every wait bounded.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -27,6 +29,7 @@ const browser = await chromium.launch({
     '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
 })
 const log = msg => console.log(`[screenshot] ${msg}`)
+const partner = JSON.parse(readFileSync(join(here, 'kernel-opt-demo-b/meta.json'), 'utf8'))
 // The README's steps (demo/walk.mjs), per language; it stops with what differs when the page does not
 // match the README.
 const openDemo = locale => walkDemo(browser, port, locale, { log })
@@ -46,6 +49,18 @@ try {
     await page.waitForTimeout(300)
     await page.screenshot({ path: join(out, 'demo-focus.png') })
     log(`zh: ${walk.points} points; url ${page.url()}`)
+    // 对比 / Compare: the demo beside the second demo session (demo/kernel-opt-demo-b), as docs/mode.md shows it.
+    await page.keyboard.press('Escape')
+    await page.keyboard.press('Escape')
+    await page.locator('[data-kopt=compare]').click()
+    const option = page.locator(`[data-kopt=compare-option][data-id="${partner.sessionId}"]`)
+    await option.waitFor({ timeout: 20_000 })
+    await option.locator('input').check()
+    await page.mouse.click(5, 5)
+    await page.waitForFunction(() => document.querySelectorAll('[data-kopt=compare-series]').length === 2, null, { timeout: 20_000 })
+    await page.locator('[data-kopt=compare-card]').scrollIntoViewIfNeeded()
+    await page.waitForTimeout(300)
+    await page.screenshot({ path: join(out, 'compare-zh.png') })
     await context.close()
   }
   {
@@ -64,10 +79,16 @@ try {
       await page.goto(`file://${html}`)
       await page.waitForTimeout(300)
       await page.screenshot({ path: join(out, 'demo-report.png'), fullPage: true })
+      // `kopt report A B`: the demo and its partner on one page (docs/report.md).
+      const both = join(dir, 'compare.html')
+      execFileSync(process.env.KOPT_CLI || join(here, '../build/kopt'), ['report', join(here, readmeWalk('zh-CN').recording.dir, 'session.jsonl.zstd'), join(here, 'kernel-opt-demo-b/session.jsonl.zstd'), '-o', both, '--lang', 'zh'], { stdio: 'inherit', timeout: 60_000 })
+      await page.goto(`file://${both}`)
+      await page.waitForTimeout(300)
+      await page.screenshot({ path: join(out, 'compare-report.png'), fullPage: true })
       await context.close()
     } finally { rmSync(dir, { recursive: true, force: true }) }
   }
-  console.log(`[screenshot] wrote demo-tab.png demo-focus.png demo-tab-en.png demo-report.png in ${out}`)
+  console.log(`[screenshot] wrote demo-tab.png demo-focus.png compare-zh.png demo-tab-en.png demo-report.png compare-report.png in ${out}`)
 } finally {
   clearTimeout(timer)
   await browser.close().catch(() => {})
