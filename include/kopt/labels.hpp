@@ -51,8 +51,8 @@ struct Word {
 const std::vector<Word>& words();
 // The word for `key` in zh or en; "" where the table has none.
 const char* word(std::string_view key, bool zh);
-// `text` with every "{name}" replaced by `value` (a word's placeholder, e.g. limit.bandwidth's {pct}).
-std::string fill_word(std::string text, std::string_view name, std::string_view value);
+// `text` with every `key` (a word's placeholder, e.g. limit.bandwidth's "{pct}") replaced by `value`.
+std::string fill_word(std::string text, std::string_view key, std::string_view value);
 // The verdicts, in table order, whose tone words_json lists.
 const std::vector<const char*>& verdict_names();
 // The words the tab draws (verdict.*, trust.* and limit.*) as one JSON object, {"zh":{key:word…},"en":{…},

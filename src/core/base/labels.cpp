@@ -230,9 +230,7 @@ const char* word(std::string_view key, bool zh) {
   return "";
 }
 
-std::string fill_word(std::string text, std::string_view name, std::string_view value) {
-  std::string key(1, '{');  // appended: GCC 12 misreports `"{" + std::string` as an overlapping memcpy (-Wrestrict)
-  key.append(name).push_back('}');
+std::string fill_word(std::string text, std::string_view key, std::string_view value) {
   for (std::size_t p = text.find(key); p != std::string::npos; p = text.find(key, p + value.size())) text.replace(p, key.size(), value);
   return text;
 }

@@ -127,11 +127,7 @@ const char* T(ReportLang lang, std::string_view key) {
 const char* word_alone(ReportLang lang, std::string_view key) { return word(key, lang == ReportLang::Zh); }
 
 std::string fill(std::string s, std::initializer_list<std::pair<const char*, std::string>> subs) {
-  for (const auto& [k, v] : subs) {
-    const std::string key = k;
-    for (std::size_t p = s.find(key); p != std::string::npos; p = s.find(key, p + v.size()))
-      s.replace(p, key.size(), v);
-  }
+  for (const auto& [k, v] : subs) s = fill_word(std::move(s), k, v);
   return s;
 }
 

@@ -110,9 +110,9 @@ std::string supervisor_digest(const Series& s, const DigestInputs& in) {
     const auto bw = b.metric("bandwidth_fraction"), cf = b.metric("compute_fraction");
     if (bw || cf) {
       o << "Best row's distance to the limit:";
-      if (bw) o << " " << fill_word(word("limit.bandwidth", false), "pct", fraction_label(*bw));
+      if (bw) o << " " << fill_word(word("limit.bandwidth", false), "{pct}", fraction_label(*bw));
       if (bw && cf) o << ",";
-      if (cf) o << " " << fill_word(word("limit.compute", false), "pct", fraction_label(*cf));
+      if (cf) o << " " << fill_word(word("limit.compute", false), "{pct}", fraction_label(*cf));
       o << ".\n";
     } else {
       o << "Best row's distance to the limit: unknown (no bandwidth or compute fraction measured).\n";
