@@ -67,9 +67,11 @@ struct LazyOracle {
 };
 
 // `cand_devices`: where each candidate output lived in its own process (the copies in `cand` are on
-// the CPU); empty = the tensors' own devices.
+// the CPU); empty = the tensors' own devices. `one_pass`: a finite CPU float output that passes every
+// rule outright is judged in one pass over its values (the same arithmetic; anything else, and any
+// result near a bound, goes through the rules as tensor ops); false only to check that both agree.
 Verdict judge(const Outputs& cand, const Outputs& ref, LazyOracle& oracle, const Tolerance& tol,
-              const std::vector<c10::DeviceType>& cand_devices = {});
+              const std::vector<c10::DeviceType>& cand_devices = {}, bool one_pass = true);
 
 // The bytes one call must move at least (issue 49): every defined input tensor read once plus every
 // defined output written once (an input updated in place counts once, as read). A lower bound: it

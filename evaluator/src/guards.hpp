@@ -1,5 +1,6 @@
 // Process-wide state a candidate must not change: the op dispatcher's tables and torch globals.
 #pragma once
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -7,9 +8,12 @@
 namespace kopt::bench {
 
 struct DispatcherSnapshot {
-  std::map<std::string, size_t> tables;  // operator name -> hash of its computed dispatch table
+  // operator name -> hash of its registered kernels; kBackendFallbacks -> which keys have a fallback
+  std::map<std::string, size_t> tables;
 };
-DispatcherSnapshot snapshot_dispatcher();
+// Not an operator name (those are `ns::name[.overload]`): the dispatcher's backend fallbacks.
+inline constexpr const char* kBackendFallbacks = "(backend fallbacks)";
+DispatcherSnapshot snapshot_dispatcher(size_t max_threads = 8);
 
 // The dispatcher before any job, taken once in a process that never holds one (the warm image,
 // else the zygote as it starts) and inherited by the runners forked from it: a forked runner's

@@ -1,8 +1,10 @@
 // LibTorch-side units: deterministic input generation, byte rewrites that bypass the version
-// counter, checksums, and the compile cache (hit, miss, atomic result, namespace injection).
+// counter, checksums, the compile cache (hit, miss, atomic result, namespace injection) and the
+// dispatcher fingerprint.
 #include <gtest/gtest.h>
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/library.h>
 #include <dlfcn.h>
 #include <dirent.h>
 #include <sys/stat.h>
@@ -17,6 +19,7 @@
 
 #include "compare.hpp"
 #include "compile_cache.hpp"
+#include "guards.hpp"
 #include "inputs.hpp"
 #include "proc.hpp"
 #include "sha256.hpp"
@@ -131,6 +134,58 @@ Verdict compare(const at::Tensor& c, const at::Tensor& r, LazyOracle l = {}) {
   return judge({c}, {r}, l, Tolerance{});
 }
 }  // namespace
+
+// The one-pass judge (compare.hpp: one_pass) says exactly what the rules as tensor ops say, on
+// outputs that pass, fail each rule, sit at a bound, hold non-finite values, are non-contiguous or
+// of each float dtype; sums taken in another order may differ in their last bits only.
+TEST(Compare, OnePassAgreesWithTheRules) {
+  at::manual_seed(7);
+  const at::Tensor base = at::randn({48, 40}, at::kDouble);
+  std::vector<std::pair<std::string, std::pair<at::Tensor, at::Tensor>>> cases;
+  auto add = [&](const std::string& name, at::Tensor c, at::Tensor r) { cases.push_back({name, {c, r}}); };
+  for (auto dt : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}) {
+    const std::string d = c10::toString(dt);
+    const at::Tensor r = base.to(dt);
+    add(d + " equal", r.clone(), r);
+    add(d + " rounding", (base * (1 + 1e-7)).to(dt), r);
+    add(d + " beyond atol", (base + 1e-2).to(dt), r);
+    add(d + " at the bound", (base + (base.abs() * 1e-4 + 1e-4)).to(dt), r);
+    at::Tensor z = r.clone();
+    z.view(-1).narrow(0, 0, 5).zero_();
+    add(d + " zeros", z, r);
+    add(d + " transposed", r.t().contiguous().t(), r);
+    add(d + " low signal", (base * 1e-6).to(dt), (base * 1e-6 * 1.001).to(dt));
+    add(d + " zero reference", at::zeros_like(r), at::zeros_like(r));
+    at::Tensor nan_both = r.clone();
+    nan_both.view(-1)[3] = NAN;
+    add(d + " NaN on both", nan_both.clone(), nan_both);
+    add(d + " NaN on one", nan_both, r);
+  }
+  // Under atol, summed: the relative L2 rule decides (floor 1e-5), and just inside it.
+  const at::Tensor r = base.to(at::kFloat) * 1e-2;
+  add("L2 over the floor", (r + 5e-5 * at::sign(r)).to(at::kFloat), r);
+  add("L2 near the floor", (r.to(at::kDouble) * (1 + 0.999e-5)).to(at::kFloat), r);
+  at::Tensor flips = r.clone();
+  flips.view(-1).narrow(0, 0, 40).mul_(-1e-3);
+  add("sign flips under atol", flips, r);
+  for (const auto& [name, cr] : cases) {
+    SCOPED_TRACE(name);
+    LazyOracle a = oracle_of({cr.second.to(at::kDouble)}), b = oracle_of({cr.second.to(at::kDouble)});
+    const Verdict one = judge({cr.first}, {cr.second}, a, Tolerance{}, {}, true);
+    const Verdict ops = judge({cr.first}, {cr.second}, b, Tolerance{}, {}, false);
+    EXPECT_EQ(one.ok, ops.ok);
+    EXPECT_EQ(one.fatal, ops.fatal);
+    EXPECT_EQ(one.failed_rule, ops.failed_rule);
+    EXPECT_EQ(one.message, ops.message);
+    EXPECT_EQ(one.rule, ops.rule);
+    EXPECT_EQ(one.low_signal, ops.low_signal);
+    EXPECT_EQ(one.max_abs, ops.max_abs);
+    EXPECT_EQ(one.max_rel, ops.max_rel);
+    auto close = [](double x, double y, double rel) { return x == y || std::abs(x - y) <= rel * std::max(std::abs(x), std::abs(y)); };
+    EXPECT_PRED3(close, one.avg_abs, ops.avg_abs, 1e-12);
+    EXPECT_PRED3(close, one.rel_l2, ops.rel_l2, 1e-9);
+  }
+}
 
 // Issue 49: the least bytes a call moves, inputs read once and outputs written once.
 TEST(Compare, BytesMovedCountsInputsAndOutputsOnce) {
@@ -562,4 +617,37 @@ TEST(Namespace, OpHeaderRefusesABuildWithoutInjection) {
   ProcStatus st = run_process(argv, dir + "/log", 120);
   EXPECT_TRUE(st.exited && st.code != 0);
   EXPECT_NE(read_file(dir + "/log").find("KOPT_NS is injected by kopt-bench"), std::string::npos) << read_file(dir + "/log");
+}
+
+void boxed_nothing(const c10::OperatorHandle&, torch::jit::Stack*) {}
+
+// The dispatcher fingerprint (guards.hpp): the same on every thread count, and it sees a kernel
+// registered over an existing one (the computed table changes, the key already had a kernel), a new
+// backend fallback, and both going away again.
+TEST(DispatcherSnapshot, ThreadsChangeNothingAndOverridesShow) {
+  const DispatcherSnapshot one = snapshot_dispatcher(1), many = snapshot_dispatcher(8);
+  EXPECT_GT(one.tables.size(), 1000u);
+  EXPECT_EQ(one.tables, many.tables);
+  EXPECT_TRUE(one.tables.count(kBackendFallbacks));
+  EXPECT_TRUE(dispatcher_changes(one, snapshot_dispatcher(), "").empty());
+  {
+    torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::CPU, __FILE__, __LINE__);
+    lib.impl("relu", torch::CppFunction::makeFromBoxedFunction<&boxed_nothing>());
+    EXPECT_EQ(dispatcher_changes(one, snapshot_dispatcher(), ""), std::vector<std::string>{"aten::relu"});
+    EXPECT_TRUE(dispatcher_changes(one, snapshot_dispatcher(), "aten::").empty());  // its own namespace
+  }
+  EXPECT_TRUE(dispatcher_changes(one, snapshot_dispatcher(), "").empty());
+  std::optional<c10::DispatchKey> free_key;
+  for (auto k : c10::DispatchKeySet(c10::DispatchKeySet::FULL))
+    if (!c10::Dispatcher::singleton().hasBackendFallbackForDispatchKey(k) && k != c10::DispatchKey::Undefined) {
+      free_key = k;
+      break;
+    }
+  ASSERT_TRUE(free_key.has_value());
+  {
+    torch::Library lib(torch::Library::IMPL, "_", *free_key, __FILE__, __LINE__);
+    lib.fallback(torch::CppFunction::makeFallthrough());
+    EXPECT_EQ(dispatcher_changes(one, snapshot_dispatcher(), ""), std::vector<std::string>{kBackendFallbacks});
+  }
+  EXPECT_TRUE(dispatcher_changes(one, snapshot_dispatcher(), "").empty());
 }
