@@ -68,7 +68,11 @@ inline constexpr std::size_t kExactSpan = 64;
 //   overBudget, wrapUp}, final {index, latencyMs, label, remeasured, selfReported? {index, latencyMs,
 //   label}, gapPct?, gapFlag?} | null (the finalized number: the plugin's replay when there is one, else
 //   the finalized point as reported; with a replay of a self-reported finalized point, that point and
-//   the gap (replay / self − 1, in %), flagged beyond kFinalGapFlagPct).
+//   the gap (replay / self − 1, in %), flagged beyond kFinalGapFlagPct), reviews [{round, key, n}: the
+//   last kReviewsShown rounds with Round::reviewed(), newest first: index into the series' rounds, the
+//   word that names it (kopt/labels.hpp) and its round number for "rev.round" (null: none)].
+// How many reviews the tab's card lists (the chart's `reviews`).
+inline constexpr std::size_t kReviewsShown = 40;
 json chart_json(const Series& s, const ChartOptions& opt = {});
 // The same object as compact JSON text, exactly as js_stringify(chart_json(s, opt)) writes it,
 // without building the tree.

@@ -49,7 +49,8 @@ class Projector {
 
   // The series with finalize marks and bestIndex applied.
   Series series() const;
-  // The same without the texts (commands, changes, metrics, plans, envs, seq lists but profileSeqs):
+  // The same without the texts (commands, changes, metrics, plans, envs, seq lists but profileSeqs; a
+  // round keeps whether it was reviewed, as an empty review, not the review's text):
   // what the chart and the loop counters read, at a fraction of series()'s copying.
   Series series_outline() const;
   void series_outline(Series& into) const;  // the same, reusing into's storage

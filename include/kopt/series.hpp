@@ -205,6 +205,16 @@ struct Round {
   std::optional<std::string> review, reviewNote;
   bool reviewFailed = false;  // ours: the message says its review was asked for and failed
   bool wrapUp = false, audit = false, challenge = false;
+  // Listed among the reviews (the tab's card, the report's): a review came back, or it was asked for
+  // and failed (a failed review is shown as such, never left out).
+  bool reviewed() const { return review.has_value() || reviewFailed; }
+  // The word that names this loop message (kopt/labels.hpp; "rev.round" takes {n}, the round or "—").
+  const char* label_key() const {
+    if (audit) return "rev.audit";
+    if (challenge) return "rev.challenge";
+    if (wrapUp) return "rev.wrapup";
+    return "rev.round";
+  }
 };
 
 // The latest finalize call (H-8: the latest call by seq decides the Final, whatever it names and wherever

@@ -28,20 +28,15 @@ import { COLORS, slurmWhere } from './curve.js'
           e.probe ? h(Fragment, null, h('dt', null, t('env.probe')), h('dd', { className: 'kopt-cmd' }, e.probe)) : null,
           e.notes ? h(Fragment, null, h('dt', null, t('env.notes')), h('dd', null, e.notes)) : null))
     }
-    function roundLabel(t, r) {
-      if (r.audit) return t('rev.audit')
-      if (r.challenge) return t('rev.challenge')
-      if (r.wrapUp) return t('rev.wrapup')
-      return t('rev.round', { n: r.round ?? '—' })
-    }
-    export function ReviewCard({ rounds, sup, t }) {
-      const reviewed = rounds.filter(r => r.review !== undefined || r.reviewFailed)
+    // The reviews as the core lists them (chart.reviews: newest first, each with its word; the report
+    // lists them by the same rule).
+    export function ReviewCard({ rounds, reviews, sup, t }) {
       return h('div', { className: 'kopt-card', 'data-kopt': 'reviews' },
         h('h3', null, t('rev.title'), sup?.enabled ? h('span', { className: 'kopt-tag accent' }, t('sup.on')) : null),
-        reviewed.length === 0
+        reviews.length === 0
           ? h('div', { className: 'kopt-note' }, sup?.enabled ? t('rev.waiting') : t('rev.none'))
-          : h('div', { className: 'kopt-revs' }, reviewed.slice(-40).reverse().map(r => h('div', { key: String(r.seq), className: 'kopt-rev' },
-            h('span', null, roundLabel(t, r)),
+          : h('div', { className: 'kopt-revs' }, reviews.map(({ round, key, n }) => [rounds[round], key, n]).filter(([r]) => r).map(([r, key, n]) => h('div', { key: String(r.seq), className: 'kopt-rev' },
+            h('span', null, t(key, { n: n ?? '—' })),
             r.reviewFailed
               ? h('span', { style: { color: 'var(--k-bad)' } }, t('rev.failed'))
               : r.review === 'ok'

@@ -187,7 +187,7 @@ import { CompareCard, ComparePicker, comparePicks, useCompare } from './compare.
           h('div', { className: 'kopt-grid' },
             h(PlanCard, { plans: series.plans ?? [], t }),
             h(EnvCard, { envs: series.envs ?? [], t }),
-            h(ReviewCard, { rounds: series.rounds ?? [], sup: series.control?.supervisor, t })),
+            h(ReviewCard, { rounds: series.rounds ?? [], reviews: series.chart?.reviews ?? [], sup: series.control?.supervisor, t })),
           series.iterations.length > 0 ? h(RecordCard, { series, t, selected: selIndex, onPick: i => onSelect(i, true) }) : null)
       return h('div', { ref: panelRef, className: `kopt kopt-panel${focus ? ' kopt-focus' : ''}`, 'data-kopt': 'panel', 'data-focus': focus ? '1' : '0' },
         h('div', { className: 'kopt-inner' },

@@ -34,6 +34,17 @@ const labelEvents = [
   pendingEvaluation(30),
 ]
 
+// Issue 48: loop messages whose reviews came back (OK, advice), failed, or closed the run (a final
+// review): the review card's words are the core's (chart.reviews), the report's the same.
+const loopMessage = (seq, text) => ({ type: 'user/message', seq, time: 1_800_000_000_000 + seq, data: { message: { role: 'user', content: [{ type: 'text', text }], source: { kind: 'plugin', plugin: 'kernel-opt' } } } })
+const reviewEvents = [
+  ...moreEvents(3, { tag: 'rev', seq0: 10 }),
+  loopMessage(40, '[kernel-loop round 1] Continue optimizing. 3/20 evaluations used.\nSupervisor review: OK. steady'),
+  loopMessage(41, '[kernel-loop round 2] Continue optimizing. 3/20 evaluations used.\nSupervisor review: failed.'),
+  loopMessage(42, '[kernel-loop round 3] Continue optimizing. 3/20 evaluations used.'),
+  loopMessage(43, '[kernel-loop final review] 3/20 evaluations used.\nSupervisor review (advisory, from the second model):\nCheck the tail handling.\nAddress the findings'),
+]
+
 // `kopt report LOG --lang LANG` (build/kopt) into a fresh folder, for a test to open beside the tab.
 async function withReports (prefix, fn) {
   const { execFileSync } = await import('node:child_process')
@@ -71,6 +82,7 @@ before(async () => {
       waiting: { events: [...demoEvents({ n: 6, finalize: false }), pendingEvaluation(50_000)] },
       // Issue 48: a shell line relayed by the agent with a four-digit speedup, then an evaluation under way.
       labels: { events: labelEvents },
+      reviewed: { events: reviewEvents },
     },
   })
   browser = await chromium.launch({
@@ -371,6 +383,30 @@ describe('评测 tab (shell stand-in)', { timeout: 120_000 }, () => {
         assert.ok(big, `${lang}: the speedup of 1234.5 reads ×1230 in both`)
         assert.equal(big.trust, lang === 'zh' ? 'Agent 转述的测量' : 'relayed by the agent')
         assert.ok(tab.some(x => x.verdict === (lang === 'zh' ? '未完成' : 'pending')), `${lang}: the evaluation under way`)
+        assert.deepEqual(errors, [])
+        await page.close()
+      }
+    })
+  })
+
+  test('the review card: the core lists the reviews (a failed one too) and names each, and the report says the same (zh and en)', async () => {
+    await withReports('kopt-reviews-', async ({ tmp, report: reportOf }) => {
+      const log = path.join(tmp, 'reviews.events.json')
+      writeFileSync(log, JSON.stringify(reviewEvents))
+      for (const lang of ['zh', 'en']) {
+        const { page, errors } = await open('reviewed', lang)
+        await page.waitForSelector('[data-kopt=reviews] .kopt-rev')
+        const tab = await page.locator('[data-kopt=reviews] .kopt-rev').evaluateAll(rs => rs.map(r => [...r.children].map(c => c.textContent.trim())))
+        // Newest first: the final review, the failed round 2, round 1's OK; round 3 had no review.
+        assert.deepEqual(tab.map(r => r[0]), lang === 'zh' ? ['终审', '第 2 轮', '第 1 轮'] : ['Final review', 'Round 2', 'Round 1'])
+        assert.equal(tab[1][1], lang === 'zh' ? '监督失败' : 'Review failed')
+        await page.goto(reportOf(log, lang))
+        const report = await page.locator('[data-kopt=review]').evaluateAll(rs => rs.map(r => [...r.children].map(c => c.textContent.trim())))
+        assert.equal(report.length, tab.length, `${lang}: the report lists the same reviews`)
+        for (const [i, row] of [...report].reverse().entries()) {
+          assert.ok(row[0].startsWith(tab[i][0]), `${lang}: the report's «${row[0]}» names the tab's «${tab[i][0]}»`)
+          assert.ok(row[1].startsWith(tab[i][1].split(' — ')[0]), `${lang}: the report's «${row[1]}» says the tab's «${tab[i][1]}»`)
+        }
         assert.deepEqual(errors, [])
         await page.close()
       }

@@ -3,6 +3,7 @@
 
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -147,6 +148,44 @@ TEST(Chart, FailedPointsKeepTheirPlaceOffTheLine) {
   EXPECT_LT(py(c, 1), py(c, 2)) << "a fast wrong answer still sits where its latency says";
   const auto line = c["line"].get<std::string>();
   EXPECT_EQ(std::count(line.begin(), line.end(), 'L'), 1) << line;
+}
+
+// The reviews the tab's card lists: the core's, newest first, a failed review among them, each named
+// by its loop message's word (an audit outranks a wrap-up), at most kReviewsShown; the report lists
+// the same rounds (all of them) with the same words.
+TEST(Chart, ReviewsAreListedOnceWithTheirWords) {
+  kopt::Series s;
+  kopt::Iteration it;
+  it.seq = {kopt::json(1), 1};
+  it.tool = "bash";
+  it.latencyMs = 1;
+  it.correct = true;
+  s.iterations.push_back(it);
+  s.bestIndex = 0;
+  auto round = [&](double seq, std::optional<long long> n) {
+    kopt::Round r;
+    r.seq = {kopt::json(seq), seq};
+    r.round = n;
+    s.rounds.push_back(r);
+    return &s.rounds.back();
+  };
+  round(2, 1)->review = "ok";
+  round(3, 2);  // not reviewed
+  round(4, 3)->reviewFailed = true;
+  {
+    kopt::Round* r = round(5, std::nullopt);
+    r->wrapUp = r->audit = true;
+    r->review = "tighten the tail";
+  }
+  const auto c = kopt::chart_json(s, {});
+  const kopt::json want = kopt::json::parse(R"([{"round":3,"key":"rev.audit","n":null},
+    {"round":2,"key":"rev.round","n":3},{"round":0,"key":"rev.round","n":1}])");
+  EXPECT_EQ(c["reviews"], want);
+  for (long long k = 0; k < 50; ++k) round(10 + k, 10 + k)->review = "ok";
+  const auto many = kopt::chart_json(s, {})["reviews"];
+  ASSERT_EQ(many.size(), kopt::kReviewsShown);
+  EXPECT_EQ(many[0]["n"], 59);
+  EXPECT_EQ(many.back()["n"], 59 - static_cast<long long>(kopt::kReviewsShown) + 1);
 }
 
 TEST(Chart, EmptySeriesAndOptions) {

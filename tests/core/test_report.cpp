@@ -266,9 +266,9 @@ TEST(Report, HtmlCountsMatchTheSeries) {
   EXPECT_EQ(count(html, "data-kopt=\"trust-replay\""), replay);
   EXPECT_GT(tool, 0u);
   EXPECT_GT(self, 0u);
-  // Supervision records: one per reviewed round.
+  // Supervision records: one per reviewed round, a failed review included.
   std::size_t reviewed = 0;
-  for (const auto& rd : s.rounds) reviewed += rd.review.has_value();
+  for (const auto& rd : s.rounds) reviewed += rd.reviewed();
   EXPECT_EQ(count(html, "data-kopt=\"review\""), reviewed);
 }
 

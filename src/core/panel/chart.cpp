@@ -808,6 +808,24 @@ std::string ChartWriter::final_number(SeriesView s, const RowPhases& phases) con
   // The words the tab and the report read (a verdict, who measured, a verdict's tone), once per chart
   // (kopt/labels.hpp).
   z.key("words").raw(words_json());
+  // The reviews the tab's card lists, newest first, at most kReviewsShown (the report lists them all
+  // by the same rule, Round::reviewed), each with the word that names its loop message.
+  z.key("reviews").open('[');
+  std::size_t shown = 0;
+  for (std::size_t i = s.rounds.size(); i-- > 0 && shown < kReviewsShown;) {
+    const Round& rd = s.rounds[i];
+    if (!rd.reviewed()) continue;
+    z.open('{');
+    z.key("round").num(static_cast<double>(i));
+    z.key("key").str(rd.label_key());
+    z.key("n");
+    if (rd.round) z.num(static_cast<double>(*rd.round));
+    else z.null();
+    z.value_done();
+    z.close('}');
+    ++shown;
+  }
+  z.close(']');
   // S: the comparison words, once per chart, where some point carries an interval (verdict.hpp).
   if (!ci_before_.empty() && ci_before_.back() > 0) {
     z.key("versusWords").open('{');

@@ -896,6 +896,11 @@ void copy_outline(Round& r, const Round& src) {
   r.budget = src.budget;  // the phase split reads the budget each run logged (DV-11)
   r.wrapUp = src.wrapUp;
   r.audit = src.audit;
+  r.challenge = src.challenge;
+  // Whether a review came back or failed (Round::reviewed, Round::label_key: the chart's reviews), not
+  // its text: the body carries that.
+  r.reviewFailed = src.reviewFailed;
+  if (src.review) r.review.emplace();
 }
 
 }  // namespace

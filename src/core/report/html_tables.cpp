@@ -254,7 +254,7 @@ void plans_card(std::string& o, const Report& r, ReportLang lang) {
 void reviews_card(std::string& o, const Report& r, ReportLang lang) {
   std::vector<const Round*> reviewed;
   for (const auto& rd : r.in.series.rounds)
-    if (rd.review) reviewed.push_back(&rd);
+    if (rd.reviewed()) reviewed.push_back(&rd);
   o += "<section class=\"card\" data-kopt=\"reviews\"><h2>" + std::string(T(lang, "rev.title")) + " <small>" +
        std::to_string(reviewed.size()) + "</small></h2>\n";
   if (reviewed.empty()) {
@@ -269,7 +269,9 @@ void reviews_card(std::string& o, const Report& r, ReportLang lang) {
            fill(T(lang, "rev.used"), {{"{d}", std::to_string(*rd->evalsUsed)}, {"{b}", std::to_string(*rd->budget)}}) +
            "</span>";
     o += "</span><span class=\"revtext\">";
-    if (*rd->review == "ok")
+    if (rd->reviewFailed)
+      o += "<span class=\"tag bad\" data-kopt=\"review-failed\">" + std::string(T(lang, "rev.failed")) + "</span>";
+    else if (*rd->review == "ok")
       o += "<span class=\"okc\">" + std::string(T(lang, "rev.ok")) + "</span>" +
            (rd->reviewNote ? " — " + html_escape(*rd->reviewNote) : "");
     else

@@ -153,10 +153,7 @@ std::string seq_text(const Seq& s) {
 }
 
 std::string round_label(ReportLang lang, const Round& r) {
-  if (r.audit) return T(lang, "rev.audit");
-  if (r.challenge) return T(lang, "rev.challenge");
-  if (r.wrapUp) return T(lang, "rev.wrapup");
-  return fill(T(lang, "rev.round"), {{"{n}", r.round ? std::to_string(*r.round) : std::string("—")}});
+  return fill(T(lang, r.label_key()), {{"{n}", r.round ? std::to_string(*r.round) : std::string("—")}});
 }
 
 double jnum(const json& j, const char* k, double dflt) {
