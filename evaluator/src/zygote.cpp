@@ -30,7 +30,7 @@ namespace kopt::bench::zygote {
 namespace {
 
 constexpr size_t kMaxRequest = 64 * 1024;
-int g_sock = -1;  // the judge's end; -1 when there is no zygote
+UniqueFd g_sock;  // the judge's end; none when there is no zygote (closed at exit: the zygote then ends)
 
 [[noreturn]] void die(const char* what) {
   // stderr is the runner's output pipe here: the judge shows it with the failure
@@ -213,14 +213,11 @@ int fork_behind_mirror(int held) {
 void start(Entry runner_main, void (*before_serving)()) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return;
+  UniqueFd ours(sv[0]), theirs(sv[1]);
   const pid_t judge = getpid();
   const pid_t pid = fork();
-  if (pid < 0) {
-    ::close(sv[0]);
-    ::close(sv[1]);
-    return;
-  }
-  if (pid == 0) {
+  if (pid < 0) return;
+  if (pid == 0) {  // never returns: the owners above are the parent's business
     if (!die_with_parent(judge)) _exit(0);
     prctl(PR_SET_NAME, "kopt-zygote");
     // stdin /dev/null, not the judge's (its job arrives there); the channel at 3; nothing else.
@@ -228,14 +225,13 @@ void start(Entry runner_main, void (*before_serving)()) {
     wipe_environment();
     serve(runner_main, 3, judge, before_serving);
   }
-  ::close(sv[1]);
-  g_sock = sv[0];
+  g_sock = std::move(ours);
 }
 
-bool available() { return g_sock >= 0; }
+bool available() { return bool(g_sock); }
 
 pid_t spawn(const Launch& l, const std::array<int, 5>& fds, std::string* why) {
-  if (g_sock < 0) {
+  if (!g_sock) {
     *why = "no zygote";
     return -1;
   }
@@ -244,11 +240,10 @@ pid_t spawn(const Launch& l, const std::array<int, 5>& fds, std::string* why) {
     *why = "request too large";
     return -1;
   }
-  const int32_t reply = ask_with_fds(g_sock, req, fds.data(), 5, 5000);
+  const int32_t reply = ask_with_fds(g_sock.get(), req, fds.data(), 5, 5000);
   if (reply == 0) {
     *why = std::string("the zygote did not answer: ") + std::strerror(errno);
-    ::close(g_sock);
-    g_sock = -1;
+    g_sock.reset();
     return -1;
   }
   if (reply <= 0) {
