@@ -37,7 +37,6 @@ size_t usable_cpus() {
 }
 }  // namespace
 
-
 // Each operator's registered kernels as the dispatcher states them (OperatorHandle::dumpState: every
 // kernel of every key, the inactive ones under an override included, with where each was
 // registered), and which runtime keys have a backend fallback. The computed table is a function of
