@@ -341,7 +341,6 @@ void RemoteOp::attach() {
       break;
     }
     // Kept open for input_backing's queries when the kernel answers them (else the text is read).
-    maps_fd_.reset();
     maps_fd_.reset(::open(("/proc/" + std::to_string(runner_) + "/maps").c_str(), O_RDONLY | O_CLOEXEC));
     if (maps_fd_) {
       ProcmapQuery q{};
