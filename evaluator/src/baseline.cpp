@@ -1,15 +1,9 @@
 #include "baseline.hpp"
 
-#include "proc.hpp"  // UniqueFd
+#include "proc.hpp"  // replace_file
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <ctime>
 #include <fstream>
-#include <random>
 #include <stdexcept>
 
 namespace kopt::bench {
@@ -87,30 +81,8 @@ std::vector<std::string> invalidation_reasons(const BaselineRecord& stored,
 }
 
 void write_baseline_atomic(const std::string& path, const BaselineRecord& r) {
-  std::random_device rd;
-  std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(rd());
-  std::string body = r.to_json().dump(1) + "\n";
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
-  if (!fd) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
-  size_t off = 0;
-  while (off < body.size()) {
-    ssize_t n = ::write(fd.get(), body.data() + off, body.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      fd.reset();
-      ::unlink(tmp.c_str());
-      throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(e));
-    }
-    off += size_t(n);
-  }
-  ::fsync(fd.get());
-  fd.reset();
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    ::unlink(tmp.c_str());
-    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + std::strerror(e));
-  }
+  const std::string problem = replace_file(path, r.to_json().dump(1) + "\n", 0644, /*sync=*/true);
+  if (!problem.empty()) throw std::runtime_error(problem);
 }
 
 std::string utc_now_iso() {

@@ -1,9 +1,5 @@
 #include "integrity.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <random>
 
 #include "proc.hpp"
@@ -44,16 +40,7 @@ std::string judge_key(const std::string& cache_dir, std::string* key_path) {
   static const char* hexd = "0123456789abcdef";
   std::string fresh;
   for (int i = 0; i < 64; ++i) fresh.push_back(hexd[rd() & 15]);
-  std::string tmp = p + ".tmp." + std::to_string(getpid());
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600));
-  if (!fd) return "";
-  bool ok = ::write(fd.get(), fresh.data(), fresh.size()) == ssize_t(fresh.size());
-  fd.reset();
-  if (!ok || ::rename(tmp.c_str(), p.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return "";
-  }
-  return fresh;
+  return replace_file(p, fresh, 0600).empty() ? fresh : "";
 }
 
 bool file_mac_ok(const std::string& key, const std::string& path) {
@@ -63,14 +50,7 @@ bool file_mac_ok(const std::string& key, const std::string& path) {
 
 void write_file_mac(const std::string& key, const std::string& path) {
   if (key.empty()) return;
-  std::string tmp = path + ".mac.tmp." + std::to_string(getpid());
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
-  if (!fd) return;
-  std::string mac = hmac_sha256_hex(key, read_file(path));
-  bool ok = ::write(fd.get(), mac.data(), mac.size()) == ssize_t(mac.size());
-  fd.reset();
-  if (ok) ::rename(tmp.c_str(), (path + ".mac").c_str());
-  else ::unlink(tmp.c_str());
+  replace_file(path + ".mac", hmac_sha256_hex(key, read_file(path)), 0644);  // none written: the MAC fails, a rebuild
 }
 
 }  // namespace kopt::bench

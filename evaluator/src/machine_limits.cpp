@@ -155,20 +155,7 @@ bool write_limits(const std::string& path, const std::string& key, const Machine
   if (key.empty()) return false;
   const json record = {{"format", kFormat}, {"identity", id}, {"limits", l.to_json()}};
   const json file = {{"record", record}, {"mac", hmac_sha256_hex(key, record.dump())}};
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream f(tmp);
-    f << file.dump(1) << "\n";
-    if (!f) {
-      ::unlink(tmp.c_str());
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  return true;
+  return replace_file(path, file.dump(1) + "\n", 0644).empty();
 }
 
 MachineLimits machine_limits(const std::string& cache_dir, const std::string& key, const MachineIdentity& id,

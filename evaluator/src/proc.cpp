@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -278,6 +279,29 @@ std::string read_file(const std::string& path) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+std::string replace_file(const std::string& path, std::string_view body, mode_t mode, bool sync) {
+  std::random_device rd;
+  const std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(rd());
+  auto failed = [&](const std::string& what) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    return what + ": " + std::strerror(e);
+  };
+  {
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+    if (!fd) return failed("cannot write " + tmp);
+    for (size_t off = 0; off < body.size();) {
+      const ssize_t n = ::write(fd.get(), body.data() + off, body.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return failed("cannot write " + tmp);
+      off += size_t(n);
+    }
+    if (sync) ::fsync(fd.get());
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return failed("cannot rename " + tmp + " to " + path);
+  return "";
 }
 
 std::string tail_of(const std::string& text, size_t max_chars) {

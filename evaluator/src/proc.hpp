@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kopt::bench {
@@ -158,8 +159,12 @@ bool cancel_requested();
 void reset_cancel();
 
 std::string read_file(const std::string& path);                 // "" when unreadable
+// Replaces `path` with `body` whole: written to a temporary file beside it (named for this process
+// and a draw), synced first when `sync`, then renamed over it, so a reader sees the old file or the
+// new one, never part of either. "" when done, else what failed (the temporary removed).
+std::string replace_file(const std::string& path, std::string_view body, mode_t mode, bool sync = false);
 std::string tail_of(const std::string& text, size_t max_chars);  // the last max_chars characters
-std::string self_exe();
-void remove_tree(const std::string& path);                       // a folder and all below it (no symlink followed)                                           // /proc/self/exe resolved
+std::string self_exe();                                          // /proc/self/exe resolved
+void remove_tree(const std::string& path);                       // a folder and all below it (no symlink followed)
 
 }  // namespace kopt::bench

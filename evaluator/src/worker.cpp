@@ -57,12 +57,7 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kProtocol = "/p2";
 
 void write_json_atomic(const std::string& path, const json& j) {
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream f(tmp);
-    f << j.dump(-1, ' ', false, json::error_handler_t::replace);
-  }
-  std::rename(tmp.c_str(), path.c_str());
+  replace_file(path, j.dump(-1, ' ', false, json::error_handler_t::replace), 0644);
 }
 
 std::string clean_error(const std::exception& e) {

@@ -807,6 +807,32 @@ TEST(Proc, SpawnPlacesDescriptorsAndClosesTheRest) {
   for (int fd : {log, extra, p[0], p[1]}) ::close(fd);
 }
 
+// replace_file: the whole new body under the asked mode, no temporary left beside it; a failure
+// says what failed and leaves the old file as it was.
+TEST(Proc, ReplaceFileIsWholeOrNothing) {
+  const std::string d = tmpdir(), f = d + "/record.json";
+  ASSERT_EQ(replace_file(f, "old\n", 0644), "");
+  ASSERT_EQ(replace_file(f, "new body\n", 0600, /*sync=*/true), "");
+  EXPECT_EQ(read_file(f), "new body\n");
+  struct stat st {};
+  ASSERT_EQ(::stat(f.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  const std::string missing = replace_file(d + "/no/such/dir/x", "x", 0644);
+  EXPECT_NE(missing.find("cannot write " + d + "/no/such/dir/x.tmp."), std::string::npos) << missing;
+  ::mkdir((d + "/taken").c_str(), 0755);  // a folder in the way: the rename fails
+  ::mkdir((d + "/taken/inner").c_str(), 0755);
+  const std::string in_the_way = replace_file(d + "/taken", "x", 0644);
+  EXPECT_NE(in_the_way.find("cannot rename"), std::string::npos) << in_the_way;
+  std::size_t entries = 0;
+  if (DIR* dir = opendir(d.c_str())) {
+    while (dirent* e = readdir(dir)) entries += e->d_name[0] != '.';
+    closedir(dir);
+  }
+  EXPECT_EQ(entries, 2u) << "record.json and taken, no temporary";
+  EXPECT_EQ(read_file(f), "new body\n");
+  remove_tree(d);
+}
+
 // UniqueFd closes what it owns when dropped or reset, never what it released or handed on by move.
 TEST(Proc, UniqueFdOwnsOneDescriptor) {
   auto open_fd = [](int fd) { return ::fcntl(fd, F_GETFD) != -1; };
