@@ -1140,7 +1140,7 @@ color:var(--k-text);font:14px/1.55 system-ui,-apple-system,"Segoe UI","PingFang 
         reviews.length === 0
           ? h('div', { className: 'kopt-note' }, sup?.enabled ? t('rev.waiting') : t('rev.none'))
           : h('div', { className: 'kopt-revs' }, reviews.map(({ round, key, n }) => [rounds[round], key, n]).filter(([r]) => r).map(([r, key, n]) => h('div', { key: String(r.seq), className: 'kopt-rev' },
-            h('span', null, t(key, { n: n ?? '—' })),
+            h('span', null, t(key, { n })),
             r.reviewFailed
               ? h('span', { style: { color: 'var(--k-bad)' } }, t('rev.failed'))
               : r.review === 'ok'

@@ -70,7 +70,7 @@ inline constexpr std::size_t kExactSpan = 64;
 //   the finalized point as reported; with a replay of a self-reported finalized point, that point and
 //   the gap (replay / self − 1, in %), flagged beyond kFinalGapFlagPct), reviews [{round, key, n}: the
 //   last kReviewsShown rounds with Round::reviewed(), newest first: index into the series' rounds, the
-//   word that names it (kopt/labels.hpp) and its round number for "rev.round" (null: none)].
+//   word that names it (kopt/labels.hpp) and the text of its {n} (Round::round_text: the number, or "—")].
 // How many reviews the tab's card lists (the chart's `reviews`).
 inline constexpr std::size_t kReviewsShown = 40;
 json chart_json(const Series& s, const ChartOptions& opt = {});

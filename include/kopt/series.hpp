@@ -208,13 +208,15 @@ struct Round {
   // Listed among the reviews (the tab's card, the report's): a review came back, or it was asked for
   // and failed (a failed review is shown as such, never left out).
   bool reviewed() const { return review.has_value() || reviewFailed; }
-  // The word that names this loop message (kopt/labels.hpp; "rev.round" takes {n}, the round or "—").
+  // The word that names this loop message (kopt/labels.hpp; "rev.round" takes {n}: round_text()).
   const char* label_key() const {
     if (audit) return "rev.audit";
     if (challenge) return "rev.challenge";
     if (wrapUp) return "rev.wrapup";
     return "rev.round";
   }
+  // The round's number as its label shows it, "—" when the message has none.
+  std::string round_text() const { return round ? std::to_string(*round) : std::string("—"); }
 };
 
 // The latest finalize call (H-8: the latest call by seq decides the Final, whatever it names and wherever

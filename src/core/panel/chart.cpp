@@ -818,10 +818,7 @@ std::string ChartWriter::final_number(SeriesView s, const RowPhases& phases) con
     z.open('{');
     z.key("round").num(static_cast<double>(i));
     z.key("key").str(rd.label_key());
-    z.key("n");
-    if (rd.round) z.num(static_cast<double>(*rd.round));
-    else z.null();
-    z.value_done();
+    z.key("n").str(rd.round_text());
     z.close('}');
     ++shown;
   }

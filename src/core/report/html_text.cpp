@@ -153,7 +153,7 @@ std::string seq_text(const Seq& s) {
 }
 
 std::string round_label(ReportLang lang, const Round& r) {
-  return fill(T(lang, r.label_key()), {{"{n}", r.round ? std::to_string(*r.round) : std::string("—")}});
+  return fill(T(lang, r.label_key()), {{"{n}", r.round_text()}});
 }
 
 double jnum(const json& j, const char* k, double dflt) {
